@@ -1,0 +1,438 @@
+#include "cli.h"
+
+#include "output.h"
+
+#include "catalog.h"
+#include "estimate.h"
+#include "fit.h"
+#include "jsonreader.h"
+#include "format.h"
+#include "roofline.h"
+#include "scenario.h"
+
+#include <cctype>
+#include <cmath>
+#include <exception>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace napkin::cli {
+
+namespace {
+
+using core::Errors;
+using nlohmann::json;
+
+constexpr const char* kUsage = R"(usage: napkin-cli COMMAND [options]
+
+Commands
+  plan [SCENARIO.json]   the three budgets of a training plan (default: the built-in scenario)
+  fit [SCENARIO.json]    largest model and micro-batch that fit the cluster
+  op gemm --m M --k K --n N [--dtype bf16] [--exact]
+  op relu|gelu|dot|matvec --n N [--dtype bf16]
+                         FLOPs, bytes, intensity and bound of one operation on the scenario's GPU
+  presets [gpus|models|plans]
+                         the built-in catalogues
+
+Options
+  --set PATH=VALUE       override one dotted scenario path (repeatable); VALUE is JSON when valid,
+                         else a string: --set model.preset=llama-2-7b --set cluster.gpus=8
+  --format FORMAT        text (default), json, md or csv (plan); text or json elsewhere
+  -o FILE                write the output to FILE (atomically) instead of stdout
+  --help, --version
+
+Exit status: 0 success, 2 invalid input (one line per error on stderr), 1 internal or I/O error.
+)";
+
+struct Options {
+    std::string command;
+    std::vector<std::string> positional;
+    std::vector<std::string> sets;
+    std::string format = "text";
+    std::string output;
+    std::optional<std::string> m, k, n, dtype;
+    bool exact = false;
+};
+
+void printErrors(const Errors& errors, std::ostream& err)
+{
+    for (const auto& e : errors)
+        err << "error: " << core::describe(e) << "\n";
+}
+
+bool parseArgs(int argc, char** argv, Options& o, Errors& errors)
+{
+    std::vector<std::string> args(argv + 1, argv + argc);
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        auto value = [&](const char* flag) -> std::optional<std::string> {
+            if (i + 1 >= args.size()) {
+                errors.push_back({flag, "", "needs a value", ""});
+                return std::nullopt;
+            }
+            return args[++i];
+        };
+        if (a == "--set") {
+            if (auto v = value("--set")) o.sets.push_back(*v);
+        } else if (a.rfind("--set=", 0) == 0) {
+            o.sets.push_back(a.substr(6));
+        } else if (a == "--format") {
+            if (auto v = value("--format")) o.format = *v;
+        } else if (a.rfind("--format=", 0) == 0) {
+            o.format = a.substr(9);
+        } else if (a == "-o" || a == "--output") {
+            if (auto v = value("-o")) o.output = *v;
+        } else if (a == "--m") {
+            o.m = value("--m");
+        } else if (a == "--k") {
+            o.k = value("--k");
+        } else if (a == "--n") {
+            o.n = value("--n");
+        } else if (a == "--dtype") {
+            o.dtype = value("--dtype");
+        } else if (a == "--exact") {
+            o.exact = true;
+        } else if (a.size() > 1 && a[0] == '-' && !(a.size() > 1 && (std::isdigit(static_cast<unsigned char>(a[1])) != 0))) {
+            errors.push_back({a, "", "unknown option", "--set, --format, -o, --m, --k, --n, --dtype, --exact, --help"});
+        } else if (o.command.empty()) {
+            o.command = a;
+        } else {
+            o.positional.push_back(a);
+        }
+    }
+    return errors.empty();
+}
+
+// Builds the scenario: defaults, then the file, then each --set, then strict parsing.
+std::optional<core::Scenario> loadScenario(const Options& o, const std::string* file, Errors& errors)
+{
+    json doc = core::defaultScenarioJson();
+    std::string baseDir;
+    if (file) {
+        std::string why;
+        const auto text = core::readTextFile(*file, why);
+        if (!text) {
+            errors.push_back({"SCENARIO", *file, why, "a readable napkin.scenario/1 JSON file"});
+            return std::nullopt;
+        }
+        const auto merged = core::parseScenarioText(*text, *file, errors);
+        if (!merged)
+            return std::nullopt;
+        doc = *merged;
+        const auto slash = file->rfind('/');
+        if (slash != std::string::npos)
+            baseDir = file->substr(0, slash);
+    }
+    for (const auto& s : o.sets)
+        core::applySet(doc, s, errors);
+    if (!errors.empty())
+        return std::nullopt;
+    auto sc = core::parseScenario(doc, core::builtinCatalog(), errors, baseDir);
+    if (!errors.empty())
+        return std::nullopt;
+    return sc;
+}
+
+int emit(const Options& o, const std::string& text, std::ostream& out, std::ostream& err)
+{
+    if (o.output.empty()) {
+        out << text;
+        return Ok;
+    }
+    const auto why = writeFileAtomically(o.output, text);
+    if (!why.empty()) {
+        err << "error: -o " << why << "\n";
+        return InternalError;
+    }
+    return Ok;
+}
+
+bool checkFormat(const Options& o, std::initializer_list<const char*> allowed, std::ostream& err)
+{
+    std::string list;
+    for (const char* a : allowed) {
+        if (o.format == a)
+            return true;
+        list += (list.empty() ? "" : ", ") + std::string(a);
+    }
+    err << "error: --format = " << o.format << ": unknown format (allowed: " << list << ")\n";
+    return false;
+}
+
+int cmdPlan(const Options& o, std::ostream& out, std::ostream& err)
+{
+    if (!checkFormat(o, {"text", "json", "md", "csv"}, err))
+        return InvalidInput;
+    if (o.positional.size() > 1) {
+        err << "error: plan takes at most one scenario file\n";
+        return InvalidInput;
+    }
+    Errors errors;
+    const auto sc = loadScenario(o, o.positional.empty() ? nullptr : &o.positional[0], errors);
+    if (!sc) {
+        printErrors(errors, err);
+        return InvalidInput;
+    }
+    const auto plan = core::estimate(*sc);
+    std::string text;
+    if (o.format == "json")
+        text = core::planToJson(plan).dump(1) + "\n";
+    else if (o.format == "md")
+        text = core::planToMarkdown(plan);
+    else if (o.format == "csv")
+        text = core::planToCsv(plan);
+    else
+        text = core::planToText(plan);
+    return emit(o, text, out, err);
+}
+
+int cmdFit(const Options& o, std::ostream& out, std::ostream& err)
+{
+    if (!checkFormat(o, {"text", "json"}, err))
+        return InvalidInput;
+    Errors errors;
+    const auto sc = loadScenario(o, o.positional.empty() ? nullptr : &o.positional[0], errors);
+    if (!sc) {
+        printErrors(errors, err);
+        return InvalidInput;
+    }
+    const auto r = core::fit(*sc);
+    if (o.format == "json")
+        return emit(o, core::fitToJson(r, *sc).dump(1) + "\n", out, err);
+    std::string t = "Fit on " + std::to_string(sc->cluster.gpus) + " x " + sc->gpu.name + " (" +
+                    core::formatBytes(sc->gpu.memoryBytes) + " each)\n";
+    t += "  model states only, ideal sharding: " + core::formatNumber(r.statesOnlyMaxParams) + " parameters (" +
+         core::formatNumber(r.statesBytesPerParam) + " bytes/param)\n";
+    t += "  with activations and overhead:     " + core::formatNumber(r.withActivationsMaxParams) + " parameters (ZeRO " +
+         std::to_string(sc->parallel.zeroStage) + ", seq " + std::to_string(sc->training.seqLen) + ", micro-batch " +
+         std::to_string(sc->training.microBatch) + ")\n";
+    t += "  largest micro-batch for " + sc->model.name + ": " + std::to_string(r.maxMicroBatch) + "\n";
+    return emit(o, t, out, err);
+}
+
+int cmdOp(const Options& o, std::ostream& out, std::ostream& err)
+{
+    if (!checkFormat(o, {"text", "json"}, err))
+        return InvalidInput;
+    Errors errors;
+    if (o.positional.empty()) {
+        err << "error: op needs a kind (allowed: gemm, relu, gelu, dot, matvec)\n";
+        return InvalidInput;
+    }
+    const std::string kind = o.positional[0];
+    auto num = [&](const std::optional<std::string>& v, const char* flag) -> double {
+        if (!v) {
+            errors.push_back({flag, "", "missing", "a positive integer up to 1e12"});
+            return 0;
+        }
+        const auto d = core::parseQuantity(*v);
+        if (!d || *d < 1 || *d > 1e12 || *d != std::floor(*d)) {
+            errors.push_back({flag, *v, "must be a positive integer", "1 to 1e12"});
+            return 0;
+        }
+        return *d;
+    };
+    const auto dt = core::parseDType(o.dtype.value_or("bf16"));
+    if (!dt || !core::info(*dt).storable)
+        errors.push_back({"--dtype", o.dtype.value_or(""), "unknown storage dtype",
+                          "fp32, fp16, bf16, fp8_e4m3, fp8_e5m2, mxfp8, nvfp4, mxfp4"});
+    core::OpCost cost;
+    core::OpUnit unit = core::OpUnit::Vector;
+    const double e = dt ? core::bytesPerValue(*dt) : 2.0;
+    if (kind == "gemm") {
+        const double m = num(o.m, "--m"), k = num(o.k, "--k"), n = num(o.n, "--n");
+        cost = core::gemmCost(m, k, n, e, o.exact);
+        unit = core::OpUnit::Tensor;
+    } else if (kind == "relu" || kind == "gelu" || kind == "dot" || kind == "matvec") {
+        const double n = num(o.n, "--n");
+        cost = kind == "relu" ? core::reluCost(n, e)
+             : kind == "gelu" ? core::geluCost(n, e)
+             : kind == "dot"  ? core::dotCost(n, e)
+                              : core::matvecCost(n, e);
+    } else {
+        errors.push_back({"op", kind, "unknown operation", "gemm, relu, gelu, dot, matvec"});
+    }
+    Options so = o;
+    if (dt && kind == "gemm" && core::info(*dt).storable)
+        so.sets.push_back(std::string("precision.compute=") + std::string(core::info(*dt).id));
+    std::optional<core::Scenario> sc;
+    if (errors.empty())
+        sc = loadScenario(so, o.positional.size() > 1 ? &o.positional[1] : nullptr, errors);
+    if (!errors.empty() || !sc) {
+        printErrors(errors, err);
+        return InvalidInput;
+    }
+    const auto plan = core::estimate(*sc);
+    const auto op = core::makeOp(kind.c_str(), core::Pass::Forward, unit, cost, plan.hardware);
+    json j = {{"op", kind},
+              {"dtype", core::info(*dt).id},
+              {"flops", op.flops},
+              {"bytes", op.bytes},
+              {"intensity", op.intensity},
+              {"bound", core::toString(op.bound)},
+              {"unit", unit == core::OpUnit::Tensor ? "tensor" : "vector"},
+              {"ceiling_flops", op.ceiling},
+              {"attainable_flops", op.attainable},
+              {"time_s", op.timeSeconds},
+              {"ridge", op.ceiling / plan.hardware.bandwidth},
+              {"bandwidth", plan.hardware.bandwidth},
+              {"gpu", plan.hardware.name},
+              {"source", "CS336 lecture 2 op table; roofline t >= max(F/C, Q/beta)"}};
+    if (o.format == "json")
+        return emit(o, j.dump(1) + "\n", out, err);
+    std::string t = kind + " (" + std::string(core::info(*dt).id) + ") on " + plan.hardware.name + "\n";
+    t += "  FLOPs       " + core::formatNumber(op.flops) + "\n  bytes       " + core::formatNumber(op.bytes) +
+         "\n  intensity   " + core::formatNumber(op.intensity) + " FLOP/byte (ridge " +
+         core::formatNumber(op.ceiling / plan.hardware.bandwidth) + ")\n  bound       " + core::toString(op.bound) +
+         "\n  attainable  " + core::formatNumber(op.attainable / 1e12) + " TFLOP/s\n  ideal time  " +
+         core::formatNumber(op.timeSeconds) + " s\n";
+    return emit(o, t, out, err);
+}
+
+json gpusJson()
+{
+    json arr = json::array();
+    for (const auto& g : core::builtinCatalog().gpus) {
+        json peaks = json::object();
+        const char* names[] = {"fp32", "tf32", "fp16", "bf16", "fp8", "fp4"};
+        for (std::size_t i = 0; i < 6; ++i)
+            peaks[names[i]] = g.denseFlopsPerSecond[i] > 0 ? json(g.denseFlopsPerSecond[i]) : json(nullptr);
+        arr.push_back({{"id", g.id},
+                       {"name", g.name},
+                       {"vendor", g.vendor},
+                       {"memory_bytes", g.memoryBytes},
+                       {"bandwidth_bytes_per_second", g.bandwidthBytesPerSecond},
+                       {"dense_flops_per_second", peaks},
+                       {"sparse_listed", g.sparseListed},
+                       {"tdp_watts", g.tdpWatts > 0 ? json(g.tdpWatts) : json(nullptr)},
+                       {"interconnect", g.interconnectName},
+                       {"source", g.sourceFlops}});
+    }
+    return arr;
+}
+
+json modelsJson()
+{
+    json arr = json::array();
+    for (const auto& m : core::builtinCatalog().models) {
+        const auto c = core::countParams(m);
+        arr.push_back({{"id", m.id},
+                       {"name", m.name},
+                       {"params", c.total},
+                       {"layers", m.shape.layers},
+                       {"d_model", m.shape.dModel},
+                       {"heads", m.shape.heads},
+                       {"kv_heads", m.shape.kvHeads},
+                       {"ffn", m.shape.ffn},
+                       {"ffn_kind", core::toString(m.shape.ffnKind)},
+                       {"vocab", m.shape.vocab},
+                       {"source", m.source}});
+    }
+    return arr;
+}
+
+json plansJson()
+{
+    json arr = json::array();
+    for (const auto& p : core::builtinCatalog().plans) {
+        const double states = core::bytesPerValue(p.weights) + core::bytesPerValue(p.gradients) +
+                              (p.master ? core::bytesPerValue(*p.master) : 0.0) + 2 * core::bytesPerValue(p.optimizer);
+        arr.push_back({{"id", p.id},
+                       {"name", p.name},
+                       {"weights", core::info(p.weights).id},
+                       {"gradients", core::info(p.gradients).id},
+                       {"master", p.master ? json(core::info(*p.master).id) : json("none")},
+                       {"optimizer", core::info(p.optimizer).id},
+                       {"activations", core::info(p.activations).id},
+                       {"compute", core::info(p.compute).id},
+                       {"bytes_per_param_with_adam", states},
+                       {"description", p.description}});
+    }
+    return arr;
+}
+
+int cmdPresets(const Options& o, std::ostream& out, std::ostream& err)
+{
+    if (!checkFormat(o, {"text", "json"}, err))
+        return InvalidInput;
+    const std::string which = o.positional.empty() ? "all" : o.positional[0];
+    if (which != "all" && which != "gpus" && which != "models" && which != "plans") {
+        err << "error: presets " << which << ": unknown catalogue (allowed: gpus, models, plans)\n";
+        return InvalidInput;
+    }
+    json j = json::object();
+    if (which == "all" || which == "gpus") j["gpus"] = gpusJson();
+    if (which == "all" || which == "models") j["models"] = modelsJson();
+    if (which == "all" || which == "plans") j["plans"] = plansJson();
+    if (o.format == "json")
+        return emit(o, j.dump(1) + "\n", out, err);
+    std::string t;
+    if (j.contains("gpus")) {
+        t += "GPUs (dense peaks; vendor sheets that print 2:4-sparse figures are halved)\n";
+        for (const auto& g : j["gpus"]) {
+            const auto& bf = g["dense_flops_per_second"]["bf16"];
+            const auto& f16 = g["dense_flops_per_second"]["fp16"];
+            const double tensor = bf.is_number() ? bf.get<double>() : f16.is_number() ? f16.get<double>() : 0.0;
+            char buf[200];
+            std::snprintf(buf, sizeof buf, "  %-16s %-40s %6.0f GB %6.3f TB/s %8.1f TFLOP/s bf16/fp16\n",
+                          g["id"].get<std::string>().c_str(), g["name"].get<std::string>().c_str(),
+                          g["memory_bytes"].get<double>() / 1e9, g["bandwidth_bytes_per_second"].get<double>() / 1e12,
+                          tensor / 1e12);
+            t += buf;
+        }
+    }
+    if (j.contains("models")) {
+        t += "Models\n";
+        for (const auto& m : j["models"]) {
+            char buf[200];
+            std::snprintf(buf, sizeof buf, "  %-16s %-24s %16.0f parameters\n", m["id"].get<std::string>().c_str(),
+                          m["name"].get<std::string>().c_str(), m["params"].get<double>());
+            t += buf;
+        }
+    }
+    if (j.contains("plans")) {
+        t += "Precision plans (bytes/param with Adam: weights + gradients + master + 2 states)\n";
+        for (const auto& p : j["plans"]) {
+            char buf[200];
+            std::snprintf(buf, sizeof buf, "  %-18s %5.2f  %s\n", p["id"].get<std::string>().c_str(),
+                          p["bytes_per_param_with_adam"].get<double>(), p["name"].get<std::string>().c_str());
+            t += buf;
+        }
+    }
+    return emit(o, t, out, err);
+}
+
+} // namespace
+
+int run(int argc, char** argv, std::ostream& out, std::ostream& err)
+{
+    try {
+        Options o;
+        Errors errors;
+        if (!parseArgs(argc, argv, o, errors)) {
+            printErrors(errors, err);
+            return InvalidInput;
+        }
+        if (o.command.empty() || o.command == "--help" || o.command == "help") {
+            (o.command.empty() ? err : out) << kUsage;
+            return o.command.empty() ? InvalidInput : Ok;
+        }
+        if (o.command == "--version") {
+            out << "napkin-cli " << NAPKIN_VERSION << "\n";
+            return Ok;
+        }
+        if (o.command == "plan") return cmdPlan(o, out, err);
+        if (o.command == "fit") return cmdFit(o, out, err);
+        if (o.command == "op") return cmdOp(o, out, err);
+        if (o.command == "presets") return cmdPresets(o, out, err);
+        err << "error: unknown command '" << o.command << "' (allowed: plan, fit, op, presets)\n" << kUsage;
+        return InvalidInput;
+    } catch (const std::exception& e) {
+        err << "internal error: " << e.what() << "\n";
+        return InternalError;
+    }
+}
+
+} // namespace napkin::cli

@@ -1,0 +1,13 @@
+#pragma once
+// napkin-cli's commands: plan, fit, op, presets. Exit codes: 0 success, 2 invalid input (one
+// line per error on stderr, naming the field), 1 internal or I/O error.
+
+#include <iosfwd>
+
+namespace napkin::cli {
+
+enum ExitCode { Ok = 0, InternalError = 1, InvalidInput = 2 };
+
+int run(int argc, char** argv, std::ostream& out, std::ostream& err);
+
+} // namespace napkin::cli

@@ -1,0 +1,273 @@
+#include "catalog.h"
+
+#include "jsonreader.h"
+
+#include <nlohmann/json.hpp>
+
+#include <istream>
+#include <iterator>
+#include <stdexcept>
+
+namespace napkin::core {
+
+namespace {
+
+std::string join(const std::vector<std::string>& ids)
+{
+    std::string s;
+    for (const auto& id : ids)
+        s += (s.empty() ? "" : ", ") + id;
+    return s;
+}
+
+template <typename T>
+const T* findById(const std::vector<T>& v, std::string_view id)
+{
+    for (const auto& x : v)
+        if (x.id == id)
+            return &x;
+    return nullptr;
+}
+
+// Parses text and returns the array under `key` of a {"schema": schema, key: [...]} document.
+const nlohmann::json* openDocument(const nlohmann::json& doc, const char* file, const char* schema, const char* key,
+                                   Errors& errors)
+{
+    ObjectReader r(doc, file, errors);
+    if (!r.isObject())
+        return nullptr;
+    if (auto s = r.string("schema", true); s && *s != schema)
+        r.error("schema", shortDump(*s), "unsupported schema", schema);
+    const auto* arr = r.child(key);
+    r.finish();
+    if (!arr || !arr->is_array()) {
+        errors.push_back({std::string(file) + "." + key, arr ? shortDump(*arr) : "", "must be an array", "[...]"});
+        return nullptr;
+    }
+    return arr;
+}
+
+nlohmann::json parseText(std::string_view text, const char* file, Errors& errors)
+{
+    try {
+        return nlohmann::json::parse(text.begin(), text.end());
+    } catch (const nlohmann::json::parse_error& e) {
+        errors.push_back({file, "", std::string("invalid JSON: ") + e.what(), "a JSON document"});
+        return nullptr;
+    }
+}
+
+std::string readAll(std::istream& in) { return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()}; }
+
+double readRate(ObjectReader& r, const char* key)
+{
+    // null: the device has no such mode; a number: dense FLOP/s.
+    const auto* v = r.child(key);
+    if (!v || v->is_null())
+        return 0;
+    if (!v->is_number() || v->get<double>() <= 0 || v->get<double>() > 1e18) {
+        r.error(key, shortDump(*v), "must be a positive FLOP/s figure or null", "greater than 0 up to 1e18, or null");
+        return 0;
+    }
+    return v->get<double>();
+}
+
+void readLink(ObjectReader& parent, const char* key, std::string& name, double& bw, Errors& errors)
+{
+    const auto* v = parent.child(key);
+    if (!v)
+        return;
+    ObjectReader r(*v, parent.fieldPath(key), errors);
+    if (auto s = r.string("name", true))
+        name = *s;
+    const auto* b = r.child("bandwidth_bytes_per_second");
+    if (b && !b->is_null()) {
+        if (b->is_number() && b->get<double>() > 0)
+            bw = b->get<double>();
+        else
+            r.error("bandwidth_bytes_per_second", shortDump(*b), "must be positive or null", "bytes per second");
+    }
+    r.finish();
+}
+
+} // namespace
+
+const GpuSpec* Catalog::gpu(std::string_view id) const { return findById(gpus, id); }
+const ModelSpec* Catalog::model(std::string_view id) const { return findById(models, id); }
+const PrecisionPlan* Catalog::plan(std::string_view id) const { return findById(plans, id); }
+std::string Catalog::gpuIds() const
+{
+    std::vector<std::string> v;
+    for (const auto& g : gpus) v.push_back(g.id);
+    return join(v);
+}
+std::string Catalog::modelIds() const
+{
+    std::vector<std::string> v;
+    for (const auto& m : models) v.push_back(m.id);
+    return join(v);
+}
+std::string Catalog::planIds() const
+{
+    std::vector<std::string> v;
+    for (const auto& p : plans) v.push_back(p.id);
+    return join(v);
+}
+
+std::vector<GpuSpec> loadGpus(std::string_view text, Errors& errors)
+{
+    std::vector<GpuSpec> out;
+    const auto doc = parseText(text, "gpus.json", errors);
+    const auto* arr = openDocument(doc, "gpus.json", "napkin.gpus/1", "gpus", errors);
+    if (!arr)
+        return out;
+    for (std::size_t i = 0; i < arr->size(); ++i) {
+        ObjectReader r((*arr)[i], "gpus[" + std::to_string(i) + "]", errors);
+        if (!r.isObject())
+            continue;
+        GpuSpec g;
+        g.id = r.string("id", true).value_or("");
+        g.name = r.string("name", true).value_or("");
+        g.vendor = r.string("vendor", true).value_or("");
+        g.memoryBytes = r.number("memory_bytes", 0, 1e15, true, true).value_or(0);
+        g.bandwidthBytesPerSecond = r.number("bandwidth_bytes_per_second", 0, 1e15, true, true).value_or(0);
+        if (const auto* d = r.child("dense_flops_per_second")) {
+            ObjectReader f(*d, r.fieldPath("dense_flops_per_second"), errors);
+            g.denseFlopsPerSecond[std::size_t(PeakColumn::Fp32)] = readRate(f, "fp32");
+            g.denseFlopsPerSecond[std::size_t(PeakColumn::Tf32)] = readRate(f, "tf32");
+            g.denseFlopsPerSecond[std::size_t(PeakColumn::Fp16)] = readRate(f, "fp16");
+            g.denseFlopsPerSecond[std::size_t(PeakColumn::Bf16)] = readRate(f, "bf16");
+            g.denseFlopsPerSecond[std::size_t(PeakColumn::Fp8)] = readRate(f, "fp8");
+            g.denseFlopsPerSecond[std::size_t(PeakColumn::Fp4)] = readRate(f, "fp4");
+            g.fp64FlopsPerSecond = readRate(f, "fp64");
+            f.finish();
+        } else {
+            r.error("dense_flops_per_second", "", "missing required object", "{fp32, tf32, fp16, bf16, fp8, fp4, fp64}");
+        }
+        if (const auto* v = r.child("fp64_tensor_flops_per_second"); v && !v->is_number())
+            r.error("fp64_tensor_flops_per_second", shortDump(*v), "must be a number");
+        g.sparseListed = r.boolean("sparse_listed", true).value_or(false);
+        if (const auto* t = r.child("tdp_watts"); t && !t->is_null()) {
+            if (t->is_number() && t->get<double>() > 0)
+                g.tdpWatts = t->get<double>();
+            else
+                r.error("tdp_watts", shortDump(*t), "must be positive or null", "watts");
+        }
+        readLink(r, "interconnect", g.interconnectName, g.interconnectBytesPerSecond, errors);
+        readLink(r, "host_link", g.hostLinkName, g.hostLinkBytesPerSecond, errors);
+        if (const auto* s = r.child("sources")) {
+            ObjectReader sr(*s, r.fieldPath("sources"), errors);
+            g.sourceMemory = sr.string("memory", true).value_or("");
+            g.sourceBandwidth = sr.string("bandwidth", true).value_or("");
+            g.sourceFlops = sr.string("dense_flops", true).value_or("");
+            g.sourceTdp = sr.string("tdp", true).value_or("");
+            g.sourceInterconnect = sr.string("interconnect", true).value_or("");
+            sr.finish();
+        } else {
+            r.error("sources", "", "every number needs a source", "{memory, bandwidth, dense_flops, tdp, interconnect}");
+        }
+        if (const auto* u = r.child("unsourced"); u && u->is_array())
+            for (const auto& x : *u)
+                if (x.is_string())
+                    g.unsourced.push_back(x.get<std::string>());
+        g.notes = r.string("notes").value_or("");
+        r.finish();
+        if (!g.id.empty() && findById(out, g.id))
+            errors.push_back({r.fieldPath("id"), g.id, "duplicate id", "unique ids"});
+        out.push_back(std::move(g));
+    }
+    return out;
+}
+
+std::vector<ModelSpec> loadModels(std::string_view text, Errors& errors)
+{
+    std::vector<ModelSpec> out;
+    const auto doc = parseText(text, "models.json", errors);
+    const auto* arr = openDocument(doc, "models.json", "napkin.models/1", "models", errors);
+    if (!arr)
+        return out;
+    for (std::size_t i = 0; i < arr->size(); ++i) {
+        const std::string path = "models[" + std::to_string(i) + "]";
+        ObjectReader r((*arr)[i], path, errors);
+        if (!r.isObject())
+            continue;
+        ModelSpec m;
+        m.kind = ModelKind::Transformer;
+        m.id = r.string("id", true).value_or("");
+        m.name = r.string("name", true).value_or("");
+        m.source = r.string("source", true).value_or("");
+        readTransformerFields(r, m.shape);
+        r.finish();
+        validateShape(m.shape, path, errors);
+        if (!m.id.empty() && findById(out, m.id))
+            errors.push_back({r.fieldPath("id"), m.id, "duplicate id", "unique ids"});
+        out.push_back(std::move(m));
+    }
+    return out;
+}
+
+std::vector<PrecisionPlan> loadPlans(std::string_view text, Errors& errors)
+{
+    std::vector<PrecisionPlan> out;
+    const auto doc = parseText(text, "plans.json", errors);
+    const auto* arr = openDocument(doc, "plans.json", "napkin.plans/1", "plans", errors);
+    if (!arr)
+        return out;
+    for (std::size_t i = 0; i < arr->size(); ++i) {
+        ObjectReader r((*arr)[i], "plans[" + std::to_string(i) + "]", errors);
+        if (!r.isObject())
+            continue;
+        PrecisionPlan p;
+        p.id = r.string("id", true).value_or("");
+        p.name = r.string("name", true).value_or("");
+        p.description = r.string("description", true).value_or("");
+        p.source = r.string("source", true).value_or("");
+        auto dtype = [&](const char* key, bool storage) -> std::optional<DType> {
+            const auto s = r.string(key, true);
+            if (!s)
+                return std::nullopt;
+            const auto t = parseDType(*s);
+            if (!t || (storage && !info(*t).storable)) {
+                r.error(key, shortDump(*s), t ? "is a compute mode, not a storage format" : "unknown dtype",
+                        std::string(dtypeList()));
+                return std::nullopt;
+            }
+            return t;
+        };
+        p.weights = dtype("weights", true).value_or(DType::Bf16);
+        p.gradients = dtype("gradients", true).value_or(DType::Bf16);
+        if (r.has("master") && r.child("master")->is_string() && r.child("master")->get<std::string>() == "none")
+            p.master = std::nullopt;
+        else
+            p.master = dtype("master", true);
+        p.optimizer = dtype("optimizer", true).value_or(DType::Fp32);
+        p.activations = dtype("activations", true).value_or(DType::Bf16);
+        p.compute = dtype("compute", false).value_or(DType::Bf16);
+        r.finish();
+        if (!p.id.empty() && findById(out, p.id))
+            errors.push_back({r.fieldPath("id"), p.id, "duplicate id", "unique ids"});
+        out.push_back(std::move(p));
+    }
+    return out;
+}
+
+std::vector<GpuSpec> loadGpus(std::istream& in, Errors& errors) { return loadGpus(readAll(in), errors); }
+std::vector<ModelSpec> loadModels(std::istream& in, Errors& errors) { return loadModels(readAll(in), errors); }
+std::vector<PrecisionPlan> loadPlans(std::istream& in, Errors& errors) { return loadPlans(readAll(in), errors); }
+
+const Catalog& builtinCatalog()
+{
+    static const Catalog catalog = [] {
+        Catalog c;
+        Errors errors;
+        c.gpus = loadGpus(embeddedResource("gpus.json"), errors);
+        c.models = loadModels(embeddedResource("models.json"), errors);
+        c.plans = loadPlans(embeddedResource("plans.json"), errors);
+        if (!errors.empty())
+            throw std::logic_error("embedded catalogue is invalid: " + describe(errors.front()));
+        return c;
+    }();
+    return catalog;
+}
+
+} // namespace napkin::core

@@ -1,0 +1,82 @@
+#pragma once
+// Catalogues compiled into every binary: GPUs (dense peaks with sources), model presets, precision
+// plans. Each loads strictly from a string or stream: an unknown key is an error naming it.
+
+#include "dtype.h"
+#include "errors.h"
+#include "model.h"
+
+#include <array>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace napkin::core {
+
+struct GpuSpec {
+    std::string id;
+    std::string name;
+    std::string vendor;
+    double memoryBytes = 0;
+    double bandwidthBytesPerSecond = 0;
+    // Dense (no 2:4 sparsity) peak FLOP/s per PeakColumn; 0 where the device has no such mode.
+    std::array<double, 6> denseFlopsPerSecond{};
+    double fp64FlopsPerSecond = 0;
+    bool sparseListed = false; // the vendor sheet prints sparse figures (halved here)
+    double tdpWatts = 0;       // 0: not published
+    std::string interconnectName;
+    double interconnectBytesPerSecond = 0;
+    std::string hostLinkName;
+    double hostLinkBytesPerSecond = 0;
+    std::string sourceMemory, sourceBandwidth, sourceFlops, sourceTdp, sourceInterconnect;
+    std::vector<std::string> unsourced;
+    std::string notes;
+    std::string origin = "spec sheet";
+
+    double peak(PeakColumn c) const { return denseFlopsPerSecond[static_cast<std::size_t>(c)]; }
+};
+
+struct PrecisionPlan {
+    std::string id;
+    std::string name;
+    std::string description;
+    std::string source;
+    DType weights = DType::Bf16;
+    DType gradients = DType::Bf16;
+    std::optional<DType> master; // nullopt: no separate master copy
+    DType optimizer = DType::Fp32;
+    DType activations = DType::Bf16;
+    DType compute = DType::Bf16;
+};
+
+struct Catalog {
+    std::vector<GpuSpec> gpus;
+    std::vector<ModelSpec> models;
+    std::vector<PrecisionPlan> plans;
+
+    const GpuSpec* gpu(std::string_view id) const;
+    const ModelSpec* model(std::string_view id) const;
+    const PrecisionPlan* plan(std::string_view id) const;
+    std::string gpuIds() const;
+    std::string modelIds() const;
+    std::string planIds() const;
+};
+
+std::vector<GpuSpec> loadGpus(std::string_view json, Errors& errors);
+std::vector<ModelSpec> loadModels(std::string_view json, Errors& errors);
+std::vector<PrecisionPlan> loadPlans(std::string_view json, Errors& errors);
+std::vector<GpuSpec> loadGpus(std::istream& in, Errors& errors);
+std::vector<ModelSpec> loadModels(std::istream& in, Errors& errors);
+std::vector<PrecisionPlan> loadPlans(std::istream& in, Errors& errors);
+
+// The catalogues compiled into the binary (resources/*.json). Loading them is checked by tests;
+// a failure here is a build defect and throws std::logic_error.
+const Catalog& builtinCatalog();
+
+// Raw embedded resource text by file name ("gpus.json", "models.json", "plans.json",
+// "default-scenario.json"); empty when unknown.
+std::string_view embeddedResource(std::string_view name);
+
+} // namespace napkin::core

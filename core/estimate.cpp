@@ -1,0 +1,349 @@
+#include "estimate.h"
+
+#include "activations.h"
+#include "roofline.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace napkin::core {
+
+const char* const kSourceGpu = "@gpu";
+const char* const kSourceGpuMemory = "@gpu-memory";
+const char* const kSourceGpuTdp = "@gpu-tdp";
+
+namespace {
+
+constexpr const char* kSrcCs336 = "CS336 lecture 2 (Stanford, Spring 2026)";
+constexpr const char* kSrcZero = "Rajbhandari et al. 2019 (ZeRO), §3: stage 1 shards optimizer states, 2 also "
+                                 "gradients, 3 also parameters";
+constexpr const char* kSrcKorthikanti = "Korthikanti et al. 2022 (arXiv 2205.05198), §4.1 Eq. 1 and Table 2";
+
+Derivation& derive(Plan& p, const char* quantity, const char* formula, double value, const char* unit,
+                   const char* source, std::initializer_list<Term> terms)
+{
+    Derivation d;
+    d.quantity = quantity;
+    d.formula = formula;
+    d.value = value;
+    d.unit = unit;
+    d.source = source;
+    for (const auto& t : terms)
+        if (d.termCount < int(d.terms.size()))
+            d.terms[std::size_t(d.termCount++)] = t;
+    p.derivations.push_back(d);
+    return p.derivations.back();
+}
+
+std::string gb(double bytes)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f GB", bytes / 1e9);
+    return buf;
+}
+
+} // namespace
+
+FlopsConvention effectiveConvention(const Scenario& sc)
+{
+    if (sc.flops != FlopsConvention::Auto)
+        return sc.flops;
+    return sc.model.kind == ModelKind::Transformer ? FlopsConvention::Palm : FlopsConvention::SixPT;
+}
+
+Plan estimate(const Scenario& sc)
+{
+    Plan p;
+    p.derivations.reserve(32);
+    p.ops.reserve(40);
+    p.scenarioName = sc.name;
+    p.modelName = sc.model.name;
+    const auto& tr = sc.training;
+    const auto& pr = sc.precision;
+    const bool isMlp = sc.model.kind == ModelKind::Mlp;
+    const TransformerShape& shape = sc.model.shape;
+
+    // ---- Hardware --------------------------------------------------------------------------
+    auto& hw = p.hardware;
+    hw.id = sc.gpu.id;
+    hw.name = sc.gpu.name;
+    hw.computeDtype = info(pr.compute).id.data();
+    hw.peakFlops = sc.gpu.peak(info(pr.compute).peak);
+    hw.vectorFlops = sc.gpu.peak(PeakColumn::Fp32);
+    hw.bandwidth = sc.gpu.bandwidthBytesPerSecond;
+    hw.ridge = hw.bandwidth > 0 ? hw.peakFlops / hw.bandwidth : 0;
+    hw.memoryBytes = sc.gpu.memoryBytes;
+    hw.tdpWatts = sc.gpu.tdpWatts;
+    hw.source = sc.gpu.origin + ": " + sc.gpu.sourceFlops;
+    hw.memorySource = sc.gpu.origin + ": " + sc.gpu.sourceMemory;
+    hw.tdpSource = sc.gpu.origin + ": " + sc.gpu.sourceTdp;
+    derive(p, "hardware.peak_flops", "{C}", hw.peakFlops, "FLOP/s", kSourceGpu, {{"C", hw.peakFlops}});
+    derive(p, "hardware.ridge", "{C} / {beta}", hw.ridge, "FLOP/byte",
+           "CS336 lecture 2: accelerator intensity = peak FLOP/s / memory bandwidth",
+           {{"C", hw.peakFlops}, {"beta", hw.bandwidth}});
+
+    // ---- Parameters ------------------------------------------------------------------------
+    p.params = countParams(sc.model);
+    const double P = p.params.total;
+    if (isMlp)
+        derive(p, "params.total", "{D} · {D} · {L} + {head}", P, "parameters",
+               "CS336 lecture 2: D^2 L + D for the toy deep linear model",
+               {{"D", double(sc.model.mlp.width)}, {"L", double(sc.model.mlp.layers)}, {"head", p.params.head}});
+    else if (p.params.derivedShape)
+        derive(p, "params.total", "{P}", P, "parameters", "as given in the scenario (model.params)", {{"P", P}});
+    else
+        derive(p, "params.total", "{L} · {per_layer} + {embedding} + {positions} + {head} + {final_norm}", P,
+               "parameters",
+               "exact count from the architecture (Touvron et al. 2023 layout; nanoGPT for GPT-2/3 biases and positions)",
+               {{"L", double(shape.layers)}, {"per_layer", p.params.perLayer}, {"embedding", p.params.embedding},
+                {"positions", p.params.positional}, {"head", p.params.head}, {"final_norm", p.params.finalNorm}});
+
+    // ---- Batch -----------------------------------------------------------------------------
+    auto& c = p.compute;
+    const std::int64_t dp = std::max<std::int64_t>(1, sc.cluster.gpus); // TP = PP = CP = 1 for now
+    c.dataParallel = dp;
+    const std::int64_t perStep = tr.microBatch * dp;
+    c.accumulationSteps = perStep > 0 ? std::max<std::int64_t>(1, (tr.globalBatch + perStep - 1) / perStep) : 1;
+    c.effectiveGlobalBatch = c.accumulationSteps * perStep;
+    const double seq = isMlp ? 1.0 : double(tr.seqLen);
+    c.tokensPerStep = double(c.effectiveGlobalBatch) * seq;
+    c.steps = tr.tokens / c.tokensPerStep;
+    derive(p, "compute.accumulation_steps", "ceil({global_batch} / ({micro_batch} · {dp}))",
+           double(c.accumulationSteps), "steps", "global batch = micro-batch × accumulation × data parallel",
+           {{"global_batch", double(tr.globalBatch)}, {"micro_batch", double(tr.microBatch)}, {"dp", double(dp)}});
+    if (c.effectiveGlobalBatch != tr.globalBatch) {
+        p.warnings.push_back({"batch_not_divisible",
+                              "training.global_batch " + std::to_string(tr.globalBatch) +
+                                  " is not a multiple of micro_batch × GPUs = " + std::to_string(perStep) +
+                                  "; the plan uses " + std::to_string(c.effectiveGlobalBatch) + " (" +
+                                  std::to_string(c.accumulationSteps) + " accumulation steps)"});
+    }
+
+    // ---- Memory: model states (ZeRO §3) -----------------------------------------------------
+    auto& m = p.memory;
+    const int zero = sc.parallel.zeroStage;
+    const double N = double(dp);
+    const double shardW = zero >= 3 ? N : 1, shardG = zero >= 2 ? N : 1, shardO = zero >= 1 ? N : 1;
+    const double bw = bytesPerValue(pr.weights);
+    const double perTensorScales = info(pr.weights).perTensorScaleBytes * p.params.matrices;
+    m.weights = (P * bw + perTensorScales) / shardW;
+    derive(p, "memory.per_gpu.weights", "({P} · {bytes} + {scales}) / {shard}", m.weights, "bytes", kSrcZero,
+           {{"P", P}, {"bytes", bw}, {"scales", perTensorScales}, {"shard", shardW}});
+    const double bg = bytesPerValue(pr.gradients);
+    m.gradients = P * bg / shardG;
+    derive(p, "memory.per_gpu.gradients", "{P} · {bytes} / {shard}", m.gradients, "bytes", kSrcZero,
+           {{"P", P}, {"bytes", bg}, {"shard", shardG}});
+    const double bm = pr.master ? bytesPerValue(*pr.master) : 0.0;
+    m.masterWeights = P * bm / shardO;
+    derive(p, "memory.per_gpu.master_weights", "{P} · {bytes} / {shard}", m.masterWeights, "bytes",
+           "ZeRO §3.1: fp32 master copy of the parameters (0 bytes when the plan keeps none)",
+           {{"P", P}, {"bytes", bm}, {"shard", shardO}});
+    const double bo = bytesPerValue(pr.optimizer);
+    if (sc.optimizer == OptimizerKind::Adafactor) {
+        m.optimizerStates = p.params.adafactorStateElems * bo / shardO;
+        derive(p, "memory.per_gpu.optimizer_states", "{factored_elements} · {bytes} / {shard}", m.optimizerStates,
+               "bytes", "Shazeer & Stern 2018 (Adafactor): row + column second-moment factors per matrix, no momentum",
+               {{"factored_elements", p.params.adafactorStateElems}, {"bytes", bo}, {"shard", shardO}});
+    } else {
+        const double states = optimizerStates(sc.optimizer);
+        m.optimizerStates = P * states * bo / shardO;
+        derive(p, "memory.per_gpu.optimizer_states", "{P} · {states} · {bytes} / {shard}", m.optimizerStates, "bytes",
+               "CS336 lecture 2 optimizer lattice: SGD 0, momentum/AdaGrad/RMSProp/Lion/Muon 1, Adam(W) 2 states",
+               {{"P", P}, {"states", states}, {"bytes", bo}, {"shard", shardO}});
+    }
+    m.statesBytesPerParam = bw + bg + bm +
+                            (sc.optimizer == OptimizerKind::Adafactor ? p.params.adafactorStateElems / P
+                                                                       : double(optimizerStates(sc.optimizer))) * bo;
+
+    // ---- Memory: activations and temporaries --------------------------------------------------
+    const double e = bytesPerValue(pr.activations);
+    const double s = double(tr.seqLen), b = double(tr.microBatch);
+    if (isMlp) {
+        // CS336 lecture 2: one activation per layer per example per feature, B·D·L values.
+        const double D = double(sc.model.mlp.width), L = double(sc.model.mlp.layers);
+        m.activationsPerLayer = b * D * e;
+        m.activations = b * D * L * e;
+        derive(p, "memory.per_gpu.activations", "{B} · {D} · {L} · {bytes}", m.activations, "bytes",
+               "CS336 lecture 2: activations B·D·L for the deep linear model",
+               {{"B", b}, {"D", D}, {"L", L}, {"bytes", e}});
+        m.temporaries = 0;
+        derive(p, "memory.per_gpu.temporaries", "{zero}", 0, "bytes", "the toy model has no logits",
+               {{"zero", 0}});
+    } else {
+        const double L = double(shape.layers), h = double(shape.dModel), V = double(shape.vocab);
+        // Outside the layers: embedding dropout mask (sbh), final norm input and output-layer input
+        // (2 · e · sbh) (Korthikanti §4.3).
+        const double outside = s * b * h * ((shape.dropout ? 1.0 : 0.0) + 2 * e);
+        if (tr.recompute == Recompute::Full) {
+            const std::int64_t k = tr.checkpointEvery > 0
+                                       ? tr.checkpointEvery
+                                       : std::max<std::int64_t>(1, std::llround(std::sqrt(L)));
+            m.checkpointEvery = k;
+            const auto kept = layerActivations(shape, s, b, e, Recompute::Full, tr.flashAttention);
+            const auto work = layerActivations(shape, s, b, e, Recompute::None, tr.flashAttention);
+            const double boundaries = std::ceil(L / double(k));
+            m.activationsPerLayer = kept.total;
+            // Chain model (Chen et al. 2016; CS336 lecture 2): L/k saved boundaries + one segment of
+            // k layers re-materialised during its backward: O(L/k + k).
+            m.activations = boundaries * kept.total + double(k) * work.total + outside;
+            derive(p, "memory.per_gpu.activations", "ceil({L} / {k}) · {boundary} + {k} · {layer} + {outside}",
+                   m.activations, "bytes",
+                   "CS336 lecture 2 / Chen et al. 2016: checkpoint every k layers, O(L/k + k); boundary = 2sbh "
+                   "(Korthikanti Table 2, full recompute)",
+                   {{"L", L}, {"k", double(k)}, {"boundary", kept.total}, {"layer", work.total}, {"outside", outside}});
+        } else {
+            const auto a = layerActivations(shape, s, b, e, tr.recompute, tr.flashAttention);
+            m.activationsPerLayer = a.total;
+            m.activations = L * a.total + outside;
+            derive(p, "memory.per_gpu.activations", "{L} · {s} · {b} · ({per_token} + {per_score} · {a} · {s}) + {stats} · {L} + {outside}",
+                   m.activations, "bytes", kSrcKorthikanti,
+                   {{"L", L}, {"s", s}, {"b", b}, {"per_token", a.perTokenBytes}, {"per_score", a.perScoreBytes},
+                    {"a", double(shape.heads)}, {"stats", a.flashStatsBytes}, {"outside", outside}});
+        }
+        // Logits in the activation dtype plus the fp32 cross-entropy path (Korthikanti §4.3: 4sbv).
+        m.temporaries = s * b * V * (e + 4);
+        derive(p, "memory.per_gpu.temporaries", "{s} · {b} · {V} · ({bytes} + 4)", m.temporaries, "bytes",
+               "logits s·b·V in the activation dtype + fp32 softmax/cross-entropy (Korthikanti et al. 2022 §4.3)",
+               {{"s", s}, {"b", b}, {"V", V}, {"bytes", e}});
+    }
+
+    // ---- Memory: overhead and total ----------------------------------------------------------
+    const double tensors = m.weights + m.gradients + m.masterWeights + m.optimizerStates + m.activations + m.temporaries;
+    m.overheadContext = sc.overhead.cudaContextBytes;
+    m.overheadWorkspace = sc.overhead.workspaceBytes;
+    m.overheadComm = sc.overhead.commBufferBytes ? *sc.overhead.commBufferBytes
+                                                 : (dp > 1 ? kDefaultCommBufferBytes : 0.0);
+    m.overheadAllocator = sc.overhead.allocatorFraction * tensors;
+    m.overhead = m.overheadContext + m.overheadWorkspace + m.overheadComm + m.overheadAllocator;
+    derive(p, "memory.per_gpu.overhead", "{context} + {workspace} + {comm} + {fraction} · {tensors}", m.overhead,
+           "bytes",
+           "explicit runtime overhead: CUDA context, cuBLAS/attention workspaces, NCCL buffers, caching-allocator "
+           "reserve (overhead.* in the scenario)",
+           {{"context", m.overheadContext}, {"workspace", m.overheadWorkspace}, {"comm", m.overheadComm},
+            {"fraction", sc.overhead.allocatorFraction}, {"tensors", tensors}});
+    m.total = tensors + m.overhead;
+    derive(p, "memory.per_gpu.total", "{weights} + {gradients} + {master} + {optimizer} + {activations} + {temporaries} + {overhead}",
+           m.total, "bytes", "sum of the buckets",
+           {{"weights", m.weights}, {"gradients", m.gradients}, {"master", m.masterWeights},
+            {"optimizer", m.optimizerStates}, {"activations", m.activations}, {"temporaries", m.temporaries},
+            {"overhead", m.overhead}});
+    m.capacity = sc.gpu.memoryBytes;
+    m.headroom = m.capacity - m.total;
+    m.fits = m.total <= m.capacity;
+    derive(p, "memory.headroom", "{capacity} - {total}", m.headroom, "bytes", kSourceGpuMemory,
+           {{"capacity", m.capacity}, {"total", m.total}});
+    if (!m.fits)
+        p.warnings.push_back({"does_not_fit", "needs " + gb(m.total) + " per GPU but the " + sc.gpu.name + " has " +
+                                                  gb(m.capacity) + ": short by " + gb(-m.headroom)});
+
+    // ---- Compute -----------------------------------------------------------------------------
+    const auto conv = effectiveConvention(sc);
+    c.convention = toString(conv);
+    double forwardRecompute = 0; // extra forward FLOPs per token from recomputation
+    if (conv == FlopsConvention::SixPT || isMlp) {
+        c.flopsPerToken = 6 * P;
+        derive(p, "compute.flops_per_token", "6 · {P}", c.flopsPerToken, "FLOP",
+               "Kaplan et al. 2020; CS336 lecture 2: forward 2P + backward 4P per token", {{"P", P}});
+        forwardRecompute = 2 * P;
+    } else if (conv == FlopsConvention::Palm) {
+        // PaLM (Chowdhery et al. 2022) App. B: 6N + 12 L H Q T; N excludes learned position tables
+        // (nanoGPT estimate_mfu).
+        const double Nn = P - p.params.positional;
+        const double L = double(shape.layers), H = double(shape.heads), Q = double(shape.headDim);
+        c.flopsPerToken = 6 * Nn + 12 * L * H * Q * s;
+        derive(p, "compute.flops_per_token", "6 · {N} + 12 · {L} · {H} · {Q} · {T}", c.flopsPerToken, "FLOP",
+               "Chowdhery et al. 2022 (PaLM), Appendix B; no causal-mask halving",
+               {{"N", Nn}, {"L", L}, {"H", H}, {"Q", Q}, {"T", s}});
+        forwardRecompute = 2 * Nn + 4 * L * H * Q * s;
+    } else {
+        // Narayanan et al. 2021 eq. 3 without recompute, per token: 72 l h² (1 + s/6h + V/12hl).
+        const double l = double(shape.layers), h = double(shape.dModel), V = double(shape.vocab);
+        c.flopsPerToken = 72 * l * h * h * (1 + s / (6 * h) + V / (12 * h * l));
+        derive(p, "compute.flops_per_token", "72 · {l} · {h} · {h} · (1 + {s} / (6 · {h}) + {V} / (12 · {h} · {l}))",
+               c.flopsPerToken, "FLOP", "Narayanan et al. 2021 (Megatron-LM), eq. 3 without recomputation",
+               {{"l", l}, {"h", h}, {"s", s}, {"V", V}});
+        forwardRecompute = 24 * l * h * h * (1 + s / (6 * h)); // eq. 3 with recompute adds one forward (no logits)
+    }
+    c.trainingFlops = c.flopsPerToken * tr.tokens;
+    derive(p, "compute.training_flops", "{flops_per_token} · {T}", c.trainingFlops, "FLOP", kSrcCs336,
+           {{"flops_per_token", c.flopsPerToken}, {"T", tr.tokens}});
+    c.flopsPerStep = c.flopsPerToken * c.tokensPerStep;
+    derive(p, "compute.flops_per_step", "{flops_per_token} · {tokens_per_step}", c.flopsPerStep, "FLOP", kSrcCs336,
+           {{"flops_per_token", c.flopsPerToken}, {"tokens_per_step", c.tokensPerStep}});
+    double recomputePerToken = 0;
+    if (tr.recompute == Recompute::Full)
+        recomputePerToken = forwardRecompute;
+    else if (tr.recompute == Recompute::Selective && !isMlp)
+        // Selective recompute re-runs QK^T and PV: 4 L H Q T per token (Korthikanti §5).
+        recomputePerToken = 4 * double(shape.layers) * double(shape.heads) * double(shape.headDim) * s;
+    c.hardwareFlops = (c.flopsPerToken + recomputePerToken) * tr.tokens;
+    derive(p, "compute.hardware_flops", "({flops_per_token} + {recompute_per_token}) · {T}", c.hardwareFlops, "FLOP",
+           "Korthikanti et al. 2022: hardware FLOPs add the recomputed forward work",
+           {{"flops_per_token", c.flopsPerToken}, {"recompute_per_token", recomputePerToken}, {"T", tr.tokens}});
+
+    // ---- Time and cost -------------------------------------------------------------------------
+    auto& t = p.time;
+    const double G = double(sc.cluster.gpus);
+    t.mfu = sc.cluster.mfu;
+    t.seconds = c.trainingFlops / (G * hw.peakFlops * t.mfu);
+    derive(p, "time.seconds", "{F} / ({G} · {C} · {MFU})", t.seconds, "s",
+           "CS336 lecture 2: time = FLOPs / (GPUs × dense peak × MFU)",
+           {{"F", c.trainingFlops}, {"G", G}, {"C", hw.peakFlops}, {"MFU", t.mfu}});
+    t.days = t.seconds / 86400.0;
+    derive(p, "time.days", "{seconds} / 86400", t.days, "days", kSrcCs336, {{"seconds", t.seconds}});
+    t.gpuHours = t.seconds * G / 3600.0;
+    derive(p, "time.gpu_hours", "{seconds} · {G} / 3600", t.gpuHours, "GPU-hours", "definition",
+           {{"seconds", t.seconds}, {"G", G}});
+    t.hfu = t.mfu * c.hardwareFlops / c.trainingFlops;
+    derive(p, "time.hfu", "{MFU} · {hardware_flops} / {model_flops}", t.hfu, "", 
+           "Chowdhery et al. 2022 App. B; Korthikanti et al. 2022: HFU counts recomputation",
+           {{"MFU", t.mfu}, {"hardware_flops", c.hardwareFlops}, {"model_flops", c.trainingFlops}});
+    t.stepSeconds = c.flopsPerStep / (G * hw.peakFlops * t.mfu);
+    t.tokensPerSecond = c.tokensPerStep / t.stepSeconds;
+    derive(p, "time.step_seconds", "{flops_per_step} / ({G} · {C} · {MFU})", t.stepSeconds, "s", kSrcCs336,
+           {{"flops_per_step", c.flopsPerStep}, {"G", G}, {"C", hw.peakFlops}, {"MFU", t.mfu}});
+    p.cost.usd = t.gpuHours * sc.cluster.pricePerGpuHour;
+    derive(p, "cost.usd", "{gpu_hours} · {price}", p.cost.usd, "USD", "cluster.price_per_gpu_hour",
+           {{"gpu_hours", t.gpuHours}, {"price", sc.cluster.pricePerGpuHour}});
+    p.cost.energyKwh = t.gpuHours * hw.tdpWatts / 1000.0;
+    derive(p, "cost.energy_kwh", "{gpu_hours} · {tdp} / 1000", p.cost.energyKwh, "kWh", kSourceGpuTdp,
+           {{"gpu_hours", t.gpuHours}, {"tdp", hw.tdpWatts}});
+    if (hw.tdpWatts <= 0)
+        p.warnings.push_back({"no_tdp", sc.gpu.name + " has no published TDP: energy is not estimated"});
+    if (c.steps < 1)
+        p.warnings.push_back({"fewer_tokens_than_a_step",
+                              "training.tokens is less than one global batch of tokens: the plan has under one step"});
+
+    // ---- Roofline of one layer ------------------------------------------------------------------
+    const double ew = bytesPerValue(pr.weights), eg = bytesPerValue(pr.gradients);
+    if (isMlp) {
+        const double D = double(sc.model.mlp.width), L = double(sc.model.mlp.layers);
+        p.ops.push_back(makeOp("linear", Pass::Forward, OpUnit::Tensor, gemmCost(b, D, D, e), hw, L));
+        p.ops.push_back(makeOp("linear.dgrad", Pass::Backward, OpUnit::Tensor, gemmCost(b, D, D, e), hw, L));
+        p.ops.push_back(makeOp("linear.wgrad", Pass::Backward, OpUnit::Tensor, gemmCost(b, D, D, e), hw, L));
+    } else {
+        appendLayerOps(p.ops, shape, s, b, e, ew, eg, tr.flashAttention, hw);
+        // Roofline bound on MFU: model FLOPs of one micro-batch over the ideal time of its ops.
+        double ideal = 0;
+        for (const auto& op : p.ops)
+            ideal += op.timeSeconds * op.count;
+        const double microFlops = c.flopsPerToken * s * b;
+        const double rooflineMfu = ideal > 0 ? microFlops / (ideal * hw.peakFlops) : 0;
+        derive(p, "roofline.max_mfu", "{model_flops} / ({ideal_time} · {C})", rooflineMfu, "",
+               "roofline: each op at max(F / C, Q / beta), no overlap between ops",
+               {{"model_flops", microFlops}, {"ideal_time", ideal}, {"C", hw.peakFlops}});
+        if (t.mfu > rooflineMfu) {
+            char buf[160];
+            std::snprintf(buf, sizeof buf,
+                          "cluster.mfu %.2f is above the %.2f that the roofline allows for this layer at micro-batch %lld",
+                          t.mfu, rooflineMfu, static_cast<long long>(tr.microBatch));
+            p.warnings.push_back({"mfu_above_roofline", buf});
+        }
+    }
+    if (p.params.derivedShape)
+        p.warnings.push_back({"derived_shape", "activations and the roofline use a derived shape: " + sc.model.shapeNote});
+    return p;
+}
+
+} // namespace napkin::core

@@ -1,0 +1,20 @@
+#pragma once
+// estimate(Scenario) -> Plan: the one place every number Napkin shows is computed.
+
+#include "plan.h"
+#include "scenario.h"
+
+namespace napkin::core {
+
+// Marker for Derivation::source: "the GPU's spec-sheet (or calibration) source", rendered from
+// Plan::hardware.source.
+extern const char* const kSourceGpu;
+extern const char* const kSourceGpuMemory;
+extern const char* const kSourceGpuTdp;
+
+Plan estimate(const Scenario& scenario);
+
+// The FLOPs convention that applies (Auto: PaLM for transformers, 6PT otherwise).
+FlopsConvention effectiveConvention(const Scenario& scenario);
+
+} // namespace napkin::core

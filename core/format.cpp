@@ -1,0 +1,318 @@
+#include "format.h"
+
+#include "estimate.h"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace napkin::core {
+
+const char* toString(Pass p) { return p == Pass::Forward ? "forward" : "backward"; }
+const char* toString(Bound b) { return b == Bound::Memory ? "memory" : "compute"; }
+
+std::string formatNumber(double v)
+{
+    char buf[48];
+    if (!std::isfinite(v))
+        return "n/a";
+    if (v == std::floor(v) && std::fabs(v) < 1e12)
+        std::snprintf(buf, sizeof buf, "%.0f", v);
+    else if (std::fabs(v) >= 1e6 || (std::fabs(v) < 1e-3 && v != 0))
+        std::snprintf(buf, sizeof buf, "%.4g", v);
+    else
+        std::snprintf(buf, sizeof buf, "%.6g", v);
+    return buf;
+}
+
+std::string formatBytes(double bytes)
+{
+    char buf[48];
+    const double a = std::fabs(bytes);
+    if (a >= 1e9)
+        std::snprintf(buf, sizeof buf, "%.2f GB", bytes / 1e9);
+    else if (a >= 1e6)
+        std::snprintf(buf, sizeof buf, "%.2f MB", bytes / 1e6);
+    else if (a >= 1e3)
+        std::snprintf(buf, sizeof buf, "%.2f kB", bytes / 1e3);
+    else
+        std::snprintf(buf, sizeof buf, "%.0f B", bytes);
+    return buf;
+}
+
+namespace {
+
+std::string render(const Derivation& d, bool values)
+{
+    std::string out;
+    const std::string f = d.formula;
+    for (std::size_t i = 0; i < f.size();) {
+        if (f[i] == '{') {
+            const auto close = f.find('}', i);
+            const std::string sym = f.substr(i + 1, close - i - 1);
+            std::string text = sym;
+            if (values)
+                for (int k = 0; k < d.termCount; ++k)
+                    if (sym == d.terms[std::size_t(k)].symbol)
+                        text = formatNumber(d.terms[std::size_t(k)].value);
+            out += text;
+            i = close + 1;
+        } else {
+            out += f[i++];
+        }
+    }
+    return out;
+}
+
+std::string csvEscape(const std::string& s)
+{
+    if (s.find_first_of(",\"\n") == std::string::npos)
+        return s;
+    std::string o = "\"";
+    for (char c : s)
+        o += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return o + "\"";
+}
+
+} // namespace
+
+std::string formulaText(const Derivation& d) { return render(d, false); }
+std::string substitutedText(const Derivation& d) { return render(d, true); }
+std::string sourceText(const Derivation& d, const Plan& plan)
+{
+    if (d.source == kSourceGpu)
+        return plan.hardware.source;
+    if (d.source == kSourceGpuMemory)
+        return plan.hardware.memorySource;
+    if (d.source == kSourceGpuTdp)
+        return plan.hardware.tdpSource;
+    return d.source;
+}
+
+nlohmann::json planToJson(const Plan& p)
+{
+    using nlohmann::json;
+    json j;
+    j["schema"] = "napkin.plan/1";
+    j["scenario"] = p.scenarioName;
+    j["model"] = p.modelName;
+    j["params"] = {{"total", p.params.total},
+                   {"embedding", p.params.embedding},
+                   {"positional", p.params.positional},
+                   {"head", p.params.head},
+                   {"per_layer", p.params.perLayer},
+                   {"layers", p.params.layers},
+                   {"non_embedding", p.params.nonEmbedding},
+                   {"derived_shape", p.params.derivedShape}};
+    const auto& m = p.memory;
+    j["memory"] = {{"per_gpu",
+                    {{"weights", m.weights},
+                     {"gradients", m.gradients},
+                     {"master_weights", m.masterWeights},
+                     {"optimizer_states", m.optimizerStates},
+                     {"activations", m.activations},
+                     {"temporaries", m.temporaries},
+                     {"overhead", m.overhead},
+                     {"total", m.total}}},
+                   {"overhead_detail",
+                    {{"cuda_context", m.overheadContext},
+                     {"workspace", m.overheadWorkspace},
+                     {"comm_buffers", m.overheadComm},
+                     {"allocator_reserve", m.overheadAllocator}}},
+                   {"activations_per_layer", m.activationsPerLayer},
+                   {"checkpoint_every", m.checkpointEvery},
+                   {"states_bytes_per_param", m.statesBytesPerParam},
+                   {"capacity", m.capacity},
+                   {"headroom", m.headroom},
+                   {"fits", m.fits}};
+    const auto& c = p.compute;
+    j["compute"] = {{"convention", c.convention},
+                    {"flops_per_token", c.flopsPerToken},
+                    {"training_flops", c.trainingFlops},
+                    {"hardware_flops", c.hardwareFlops},
+                    {"flops_per_step", c.flopsPerStep},
+                    {"tokens_per_step", c.tokensPerStep},
+                    {"steps", c.steps},
+                    {"accumulation_steps", c.accumulationSteps},
+                    {"effective_global_batch", c.effectiveGlobalBatch},
+                    {"data_parallel", c.dataParallel}};
+    const auto& t = p.time;
+    j["time"] = {{"seconds", t.seconds}, {"days", t.days},        {"gpu_hours", t.gpuHours},
+                 {"mfu", t.mfu},         {"hfu", t.hfu},          {"step_seconds", t.stepSeconds},
+                 {"tokens_per_second", t.tokensPerSecond}};
+    j["cost"] = {{"usd", p.cost.usd}, {"energy_kwh", p.cost.energyKwh}};
+    const auto& h = p.hardware;
+    j["hardware"] = {{"id", h.id},
+                     {"name", h.name},
+                     {"compute_dtype", h.computeDtype},
+                     {"peak_flops", h.peakFlops},
+                     {"vector_flops", h.vectorFlops},
+                     {"bandwidth", h.bandwidth},
+                     {"ridge", h.ridge},
+                     {"memory_bytes", h.memoryBytes},
+                     {"tdp_watts", h.tdpWatts},
+                     {"source", h.source},
+                     {"memory_source", h.memorySource}};
+    json ops = json::array();
+    for (const auto& op : p.ops)
+        ops.push_back({{"name", op.name},
+                       {"pass", toString(op.pass)},
+                       {"unit", op.unit == OpUnit::Tensor ? "tensor" : "vector"},
+                       {"flops", op.flops},
+                       {"bytes", op.bytes},
+                       {"intensity", op.intensity},
+                       {"ceiling", op.ceiling},
+                       {"attainable_flops", op.attainable},
+                       {"bound", toString(op.bound)},
+                       {"time_s", op.timeSeconds},
+                       {"count", op.count}});
+    j["roofline"] = {{"ridge", h.ridge}, {"ops", ops}};
+    json ders = json::array();
+    for (const auto& d : p.derivations)
+        ders.push_back({{"quantity", d.quantity},
+                        {"formula", formulaText(d)},
+                        {"substituted", substitutedText(d)},
+                        {"value", d.value},
+                        {"unit", d.unit},
+                        {"source", sourceText(d, p)}});
+    j["derivations"] = ders;
+    json warns = json::array();
+    for (const auto& w : p.warnings)
+        warns.push_back({{"code", w.code}, {"message", w.message}});
+    j["warnings"] = warns;
+    return j;
+}
+
+std::string planToText(const Plan& p)
+{
+    std::ostringstream o;
+    const auto& m = p.memory;
+    o << "Napkin plan: " << (p.scenarioName.empty() ? p.modelName : p.scenarioName) << "\n";
+    o << "  model        " << p.modelName << ", " << formatNumber(p.params.total) << " parameters\n";
+    o << "  hardware     " << p.hardware.name << ": " << formatNumber(p.hardware.peakFlops / 1e12) << " TFLOP/s dense "
+      << p.hardware.computeDtype << ", " << formatNumber(p.hardware.bandwidth / 1e12) << " TB/s, ridge "
+      << formatNumber(std::round(p.hardware.ridge * 100) / 100) << " FLOP/byte\n\n";
+    o << "Memory per GPU\n";
+    auto row = [&](const char* name, double v) {
+        char buf[128];
+        std::snprintf(buf, sizeof buf, "  %-18s %12s  %5.1f%%\n", name, formatBytes(v).c_str(),
+                      m.total > 0 ? 100 * v / m.total : 0);
+        o << buf;
+    };
+    row("weights", m.weights);
+    row("gradients", m.gradients);
+    row("master weights", m.masterWeights);
+    row("optimizer states", m.optimizerStates);
+    row("activations", m.activations);
+    row("temporaries", m.temporaries);
+    row("overhead", m.overhead);
+    o << "  total              " << formatBytes(m.total) << " of " << formatBytes(m.capacity) << ": "
+      << (m.fits ? "fits, headroom " + formatBytes(m.headroom) : "DOES NOT FIT, short by " + formatBytes(-m.headroom))
+      << "\n\n";
+    o << "Compute and time (" << p.compute.convention << ")\n";
+    o << "  FLOPs per token    " << formatNumber(p.compute.flopsPerToken) << "\n";
+    o << "  training FLOPs     " << formatNumber(p.compute.trainingFlops) << "\n";
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "  time               %.1f days (%.4g s) at MFU %.2f, HFU %.2f\n", p.time.days,
+                  p.time.seconds, p.time.mfu, p.time.hfu);
+    o << buf;
+    std::snprintf(buf, sizeof buf, "  GPU-hours          %.4g\n  cost               $%.4g\n  energy             %.4g kWh (at TDP)\n",
+                  p.time.gpuHours, p.cost.usd, p.cost.energyKwh);
+    o << buf;
+    o << "\nDerivations\n";
+    for (const auto& d : p.derivations)
+        o << "  " << d.quantity << " = " << formulaText(d) << " = " << substitutedText(d) << " = "
+          << formatNumber(d.value) << " " << d.unit << "\n      [" << sourceText(d, p) << "]\n";
+    if (!p.warnings.empty()) {
+        o << "\nWarnings\n";
+        for (const auto& w : p.warnings)
+            o << "  " << w.code << ": " << w.message << "\n";
+    }
+    return o.str();
+}
+
+std::string planToMarkdown(const Plan& p)
+{
+    std::ostringstream o;
+    const auto& m = p.memory;
+    o << "# Napkin plan: " << (p.scenarioName.empty() ? p.modelName : p.scenarioName) << "\n\n";
+    o << "Model: " << p.modelName << ", " << formatNumber(p.params.total) << " parameters. Hardware: " << p.hardware.name
+      << " (" << formatNumber(p.hardware.peakFlops / 1e12) << " TFLOP/s dense " << p.hardware.computeDtype << ", "
+      << formatNumber(p.hardware.bandwidth / 1e12) << " TB/s).\n\n";
+    o << "## Memory per GPU\n\n| bucket | bytes | GB |\n|---|---:|---:|\n";
+    auto row = [&](const char* name, double v) { o << "| " << name << " | " << formatNumber(v) << " | " << formatBytes(v) << " |\n"; };
+    row("weights", m.weights);
+    row("gradients", m.gradients);
+    row("master weights", m.masterWeights);
+    row("optimizer states", m.optimizerStates);
+    row("activations", m.activations);
+    row("temporaries", m.temporaries);
+    row("overhead", m.overhead);
+    row("**total**", m.total);
+    row("capacity", m.capacity);
+    o << "\n" << (m.fits ? "Fits, headroom " + formatBytes(m.headroom) : "**Does not fit**: short by " + formatBytes(-m.headroom))
+      << ".\n\n## Compute and time\n\n| quantity | value |\n|---|---:|\n";
+    o << "| FLOPs per token (" << p.compute.convention << ") | " << formatNumber(p.compute.flopsPerToken) << " |\n";
+    o << "| training FLOPs | " << formatNumber(p.compute.trainingFlops) << " |\n";
+    o << "| days | " << formatNumber(p.time.days) << " |\n";
+    o << "| GPU-hours | " << formatNumber(p.time.gpuHours) << " |\n";
+    o << "| cost (USD) | " << formatNumber(p.cost.usd) << " |\n";
+    o << "| energy (kWh, at TDP) | " << formatNumber(p.cost.energyKwh) << " |\n";
+    o << "| MFU / HFU | " << formatNumber(p.time.mfu) << " / " << formatNumber(p.time.hfu) << " |\n";
+    o << "\n## Roofline (one layer)\n\n| op | pass | FLOPs | bytes | intensity | bound | time (s) |\n|---|---|---:|---:|---:|---|---:|\n";
+    for (const auto& op : p.ops)
+        o << "| " << op.name << " | " << toString(op.pass) << " | " << formatNumber(op.flops) << " | "
+          << formatNumber(op.bytes) << " | " << formatNumber(op.intensity) << " | " << toString(op.bound) << " | "
+          << formatNumber(op.timeSeconds) << " |\n";
+    o << "\n## Derivations\n\n| quantity | formula | substituted | value | source |\n|---|---|---|---:|---|\n";
+    for (const auto& d : p.derivations)
+        o << "| " << d.quantity << " | " << formulaText(d) << " | " << substitutedText(d) << " | "
+          << formatNumber(d.value) << " " << d.unit << " | " << sourceText(d, p) << " |\n";
+    if (!p.warnings.empty()) {
+        o << "\n## Warnings\n\n";
+        for (const auto& w : p.warnings)
+            o << "- **" << w.code << "**: " << w.message << "\n";
+    }
+    return o.str();
+}
+
+std::string planToCsv(const Plan& p)
+{
+    std::ostringstream o;
+    o << "section,name,value,unit\n";
+    const auto& m = p.memory;
+    auto row = [&](const char* sec, const std::string& name, double v, const char* unit) {
+        char buf[40];
+        std::snprintf(buf, sizeof buf, "%.17g", v);
+        o << sec << "," << csvEscape(name) << "," << buf << "," << unit << "\n";
+    };
+    row("params", "total", p.params.total, "parameters");
+    row("memory", "weights", m.weights, "bytes");
+    row("memory", "gradients", m.gradients, "bytes");
+    row("memory", "master_weights", m.masterWeights, "bytes");
+    row("memory", "optimizer_states", m.optimizerStates, "bytes");
+    row("memory", "activations", m.activations, "bytes");
+    row("memory", "temporaries", m.temporaries, "bytes");
+    row("memory", "overhead", m.overhead, "bytes");
+    row("memory", "total", m.total, "bytes");
+    row("memory", "capacity", m.capacity, "bytes");
+    row("compute", "flops_per_token", p.compute.flopsPerToken, "FLOP");
+    row("compute", "training_flops", p.compute.trainingFlops, "FLOP");
+    row("time", "seconds", p.time.seconds, "s");
+    row("time", "days", p.time.days, "days");
+    row("time", "gpu_hours", p.time.gpuHours, "GPU-hours");
+    row("cost", "usd", p.cost.usd, "USD");
+    row("cost", "energy_kwh", p.cost.energyKwh, "kWh");
+    row("hardware", "peak_flops", p.hardware.peakFlops, "FLOP/s");
+    row("hardware", "bandwidth", p.hardware.bandwidth, "B/s");
+    row("hardware", "ridge", p.hardware.ridge, "FLOP/byte");
+    for (const auto& op : p.ops) {
+        const std::string n = std::string(op.name) + " (" + toString(op.pass) + ")";
+        row("roofline.flops", n, op.flops, "FLOP");
+        row("roofline.bytes", n, op.bytes, "bytes");
+        row("roofline.time", n, op.timeSeconds, "s");
+    }
+    return o.str();
+}
+
+} // namespace napkin::core

@@ -1,0 +1,26 @@
+#pragma once
+// Plan -> JSON (napkin.plan/1), text, Markdown and CSV; derivation rendering.
+
+#include "plan.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace napkin::core {
+
+// "6 · P · T" and "6 · 7e+10 · 1.5e+13".
+std::string formulaText(const Derivation& d);
+std::string substitutedText(const Derivation& d);
+std::string sourceText(const Derivation& d, const Plan& plan);
+
+// Compact number for people: 6.3e+24, 143.9, 84 GB uses formatBytes.
+std::string formatNumber(double v);
+std::string formatBytes(double bytes); // decimal GB (10^9), as the seeds and vendors use
+
+nlohmann::json planToJson(const Plan& plan);
+std::string planToText(const Plan& plan);
+std::string planToMarkdown(const Plan& plan);
+std::string planToCsv(const Plan& plan);
+
+} // namespace napkin::core

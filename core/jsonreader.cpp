@@ -1,0 +1,207 @@
+#include "jsonreader.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+
+namespace napkin::core {
+
+namespace {
+std::string formatRange(double v)
+{
+    char buf[32];
+    if (std::fabs(v) >= 1e6 && std::fabs(v) < 1e18 && v == std::floor(v))
+        std::snprintf(buf, sizeof buf, "%.6g", v);
+    else
+        std::snprintf(buf, sizeof buf, "%.10g", v);
+    return buf;
+}
+} // namespace
+
+std::optional<double> parseQuantity(std::string_view text)
+{
+    std::string s;
+    for (char c : text)
+        if (c != ',' && c != '_' && c != ' ')
+            s.push_back(c);
+    if (s.empty())
+        return std::nullopt;
+    struct Suffix {
+        std::string_view text;
+        double factor;
+    };
+    static constexpr Suffix suffixes[] = {{"Ki", 1024.0}, {"Mi", 1048576.0}, {"Gi", 1073741824.0},
+                                          {"Ti", 1099511627776.0}, {"k", 1e3}, {"K", 1e3}, {"M", 1e6},
+                                          {"B", 1e9}, {"G", 1e9}, {"T", 1e12}, {"P", 1e15}};
+    double factor = 1.0;
+    for (const auto& suf : suffixes) {
+        if (s.size() > suf.text.size() && std::string_view(s).substr(s.size() - suf.text.size()) == suf.text) {
+            factor = suf.factor;
+            s.resize(s.size() - suf.text.size());
+            break;
+        }
+    }
+    char* end = nullptr;
+    const double v = std::strtod(s.c_str(), &end);
+    if (end == s.c_str() || *end != '\0' || !std::isfinite(v))
+        return std::nullopt;
+    // strtod accepts "inf", "nan" and hex: refuse them, quantities are plain decimals.
+    if (std::any_of(s.begin(), s.end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)) && c != 'e' && c != 'E'; }))
+        return std::nullopt;
+    const double r = v * factor;
+    if (!std::isfinite(r))
+        return std::nullopt;
+    return r;
+}
+
+std::string shortDump(const nlohmann::json& v)
+{
+    std::string s = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    if (s.size() > 60)
+        s = s.substr(0, 57) + "...";
+    return s;
+}
+
+ObjectReader::ObjectReader(const nlohmann::json& object, std::string path, Errors& errors)
+    : m_path(std::move(path)), m_errors(errors)
+{
+    if (object.is_object())
+        m_object = &object;
+    else
+        m_errors.push_back({m_path, shortDump(object), "must be a JSON object", "{...}"});
+}
+
+bool ObjectReader::has(std::string_view key) const
+{
+    return m_object && m_object->find(std::string(key)) != m_object->end();
+}
+
+std::string ObjectReader::fieldPath(std::string_view key) const
+{
+    return m_path.empty() ? std::string(key) : m_path + "." + std::string(key);
+}
+
+const nlohmann::json* ObjectReader::find(std::string_view key)
+{
+    m_known.emplace_back(key);
+    if (!m_object)
+        return nullptr;
+    const auto it = m_object->find(std::string(key));
+    return it == m_object->end() ? nullptr : &*it;
+}
+
+void ObjectReader::error(std::string_view key, std::string value, std::string why, std::string allowed)
+{
+    m_errors.push_back({fieldPath(key), std::move(value), std::move(why), std::move(allowed)});
+}
+
+std::optional<double> ObjectReader::number(std::string_view key, double min, double max, bool required,
+                                           bool minExclusive)
+{
+    const auto* v = find(key);
+    const std::string allowed = (minExclusive ? "greater than " + formatRange(min) + " up to "
+                                              : formatRange(min) + " to ") + formatRange(max);
+    if (!v || v->is_null()) {
+        if (required)
+            error(key, "", "missing required number", allowed);
+        return std::nullopt;
+    }
+    std::optional<double> d;
+    if (v->is_number())
+        d = v->get<double>();
+    else if (v->is_string())
+        d = parseQuantity(v->get<std::string>());
+    if (!d || !std::isfinite(*d)) {
+        error(key, shortDump(*v), "must be a number", allowed);
+        return std::nullopt;
+    }
+    if (*d < min || *d > max || (minExclusive && *d <= min)) {
+        error(key, shortDump(*v), "out of range", allowed);
+        return std::nullopt;
+    }
+    return d;
+}
+
+std::optional<std::int64_t> ObjectReader::integer(std::string_view key, std::int64_t min, std::int64_t max,
+                                                  bool required)
+{
+    const auto* v = find(key);
+    const std::string allowed = "an integer from " + formatRange(double(min)) + " to " + formatRange(double(max));
+    if (!v || v->is_null()) {
+        if (required)
+            error(key, "", "missing required integer", allowed);
+        return std::nullopt;
+    }
+    std::optional<double> d;
+    if (v->is_number())
+        d = v->get<double>();
+    else if (v->is_string())
+        d = parseQuantity(v->get<std::string>());
+    if (!d || !std::isfinite(*d) || *d != std::floor(*d)) {
+        error(key, shortDump(*v), "must be an integer", allowed);
+        return std::nullopt;
+    }
+    if (*d < double(min) || *d > double(max)) {
+        error(key, shortDump(*v), "out of range", allowed);
+        return std::nullopt;
+    }
+    return static_cast<std::int64_t>(*d);
+}
+
+std::optional<bool> ObjectReader::boolean(std::string_view key, bool required)
+{
+    const auto* v = find(key);
+    if (!v || v->is_null()) {
+        if (required)
+            error(key, "", "missing required boolean", "true or false");
+        return std::nullopt;
+    }
+    if (!v->is_boolean()) {
+        error(key, shortDump(*v), "must be a boolean", "true or false");
+        return std::nullopt;
+    }
+    return v->get<bool>();
+}
+
+std::optional<std::string> ObjectReader::string(std::string_view key, bool required)
+{
+    const auto* v = find(key);
+    if (!v || v->is_null()) {
+        if (required)
+            error(key, "", "missing required string");
+        return std::nullopt;
+    }
+    if (!v->is_string()) {
+        error(key, shortDump(*v), "must be a string");
+        return std::nullopt;
+    }
+    return v->get<std::string>();
+}
+
+const nlohmann::json* ObjectReader::child(std::string_view key) { return find(key); }
+
+void ObjectReader::accept(std::initializer_list<std::string_view> keys)
+{
+    for (auto k : keys)
+        m_known.emplace_back(k);
+}
+
+void ObjectReader::finish()
+{
+    if (!m_object)
+        return;
+    std::vector<std::string> known = m_known;
+    std::sort(known.begin(), known.end());
+    known.erase(std::unique(known.begin(), known.end()), known.end());
+    for (const auto& [key, value] : m_object->items()) {
+        if (std::binary_search(known.begin(), known.end(), key))
+            continue;
+        std::string allowed;
+        for (const auto& k : known)
+            allowed += (allowed.empty() ? "" : ", ") + k;
+        m_errors.push_back({fieldPath(key), shortDump(value), "unknown key", allowed});
+    }
+}
+
+} // namespace napkin::core

@@ -1,0 +1,79 @@
+#pragma once
+// Strict, error-collecting reads of JSON objects: every key read is remembered, and finish()
+// reports any key nobody asked for, by name, with the allowed keys. Numbers may be written as
+// JSON numbers or as quantity strings ("7B", "15T", "2e12", "1,024").
+
+#include "errors.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace napkin::core {
+
+// "7B" -> 7e9, "15T" -> 1.5e13, "4k" -> 4000, "2Ki" -> 2048, "1,024" -> 1024, "2e12" -> 2e12.
+// Decimal suffixes k M B/G T P; binary Ki Mi Gi Ti. Returns nullopt for anything else.
+std::optional<double> parseQuantity(std::string_view text);
+
+// Short JSON rendering of a value for error messages.
+std::string shortDump(const nlohmann::json& v);
+
+class ObjectReader {
+public:
+    ObjectReader(const nlohmann::json& object, std::string path, Errors& errors);
+
+    bool isObject() const { return m_object != nullptr; }
+    bool has(std::string_view key) const;
+    std::string fieldPath(std::string_view key) const;
+
+    // Range checks are inclusive unless minExclusive is set. A missing key yields nullopt,
+    // with an error when required.
+    std::optional<double> number(std::string_view key, double min, double max, bool required = false,
+                                 bool minExclusive = false);
+    std::optional<std::int64_t> integer(std::string_view key, std::int64_t min, std::int64_t max,
+                                        bool required = false);
+    std::optional<bool> boolean(std::string_view key, bool required = false);
+    std::optional<std::string> string(std::string_view key, bool required = false);
+
+    template <typename E>
+    std::optional<E> choice(std::string_view key, const std::vector<std::pair<std::string_view, E>>& options,
+                            bool required = false)
+    {
+        const auto s = string(key, required);
+        if (!s)
+            return std::nullopt;
+        for (const auto& [name, value] : options)
+            if (name == *s)
+                return value;
+        std::string allowed;
+        for (const auto& [name, value] : options)
+            allowed += (allowed.empty() ? "" : ", ") + std::string(name);
+        error(key, shortDump(*s), "unknown value", allowed);
+        return std::nullopt;
+    }
+
+    // The raw child (marks the key as known); nullptr when missing.
+    const nlohmann::json* child(std::string_view key);
+    // Marks keys as known without reading them (handled elsewhere).
+    void accept(std::initializer_list<std::string_view> keys);
+
+    void error(std::string_view key, std::string value, std::string why, std::string allowed = {});
+
+    // Reports every key that was not read. Call once after all reads.
+    void finish();
+
+private:
+    const nlohmann::json* find(std::string_view key);
+
+    const nlohmann::json* m_object = nullptr;
+    std::string m_path;
+    Errors& m_errors;
+    std::vector<std::string> m_known;
+};
+
+} // namespace napkin::core

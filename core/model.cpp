@@ -1,0 +1,356 @@
+#include "model.h"
+
+#include "jsonreader.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+namespace napkin::core {
+
+const char* toString(FfnKind k) { return k == FfnKind::Gelu ? "gelu" : "swiglu"; }
+const char* toString(NormKind k)
+{
+    switch (k) {
+    case NormKind::LayerNorm: return "layernorm";
+    case NormKind::RmsNorm: return "rmsnorm";
+    case NormKind::NonParametric: return "nonparametric";
+    }
+    return "";
+}
+const char* toString(BiasKind k)
+{
+    switch (k) {
+    case BiasKind::None: return "none";
+    case BiasKind::All: return "all";
+    case BiasKind::Qkv: return "qkv";
+    }
+    return "";
+}
+const char* toString(PositionKind k)
+{
+    switch (k) {
+    case PositionKind::Learned: return "learned";
+    case PositionKind::Rotary: return "rotary";
+    case PositionKind::Relative: return "relative";
+    case PositionKind::None: return "none";
+    }
+    return "";
+}
+
+namespace {
+
+double normParams(NormKind k, double d)
+{
+    switch (k) {
+    case NormKind::LayerNorm: return 2 * d; // weight + bias
+    case NormKind::RmsNorm: return d;       // weight only
+    case NormKind::NonParametric: return 0; // OLMo 1: no affine parameters
+    }
+    return 0;
+}
+
+ParamCounts countTransformer(const TransformerShape& s)
+{
+    ParamCounts c;
+    const double d = double(s.dModel), V = double(s.vocab), f = double(s.ffn);
+    const double qd = double(s.heads) * double(s.headDim), kvd = double(s.kvHeads) * double(s.headDim);
+    // Attention: q (d x qd), k and v (d x kvd), o (qd x d).
+    double layer = d * qd + 2 * d * kvd + qd * d;
+    double matrices = 4, factored = (d + qd) + 2 * (d + kvd) + (qd + d);
+    double vectors = 0;
+    if (s.biases == BiasKind::All)
+        vectors += qd + 2 * kvd + d;
+    else if (s.biases == BiasKind::Qkv)
+        vectors += qd + 2 * kvd; // Qwen2: q/k/v biases only
+    if (s.qkNorm)
+        vectors += qd + kvd; // OLMo 2: RMSNorm weights over the q and k projections
+    // MLP: GELU fc (d x f) + proj (f x d); SwiGLU gate, up (d x f) + down (f x d).
+    const double mlpMatrices = s.ffnKind == FfnKind::Swiglu ? 3 : 2;
+    layer += mlpMatrices * d * f;
+    matrices += mlpMatrices;
+    factored += mlpMatrices * (d + f);
+    if (s.biases == BiasKind::All)
+        vectors += (mlpMatrices - 1) * f + d;
+    // Transformer-XL relative positions (Chinchilla/Gopher): W_R (d x d) + two d-vectors per layer
+    // (nanoGPT scaling_laws.ipynb chinchilla_params).
+    if (s.positions == PositionKind::Relative) {
+        layer += d * d;
+        matrices += 1;
+        factored += 2 * d;
+        vectors += 2 * d;
+    }
+    vectors += 2 * normParams(s.norm, d);
+    layer += vectors;
+    factored += vectors;
+
+    c.perLayer = layer;
+    c.layers = double(s.layers) * layer;
+    c.embedding = V * d;
+    c.positional = s.positions == PositionKind::Learned ? double(s.maxPositions) * d : 0;
+    c.head = s.tiedEmbeddings ? 0 : V * d;
+    c.finalNorm = normParams(s.norm, d);
+    c.total = c.layers + c.embedding + c.positional + c.head + c.finalNorm;
+    c.nonEmbedding = c.total - c.embedding - c.positional - c.head;
+    c.matrices = double(s.layers) * matrices + 1 + (s.tiedEmbeddings ? 0 : 1) + (c.positional > 0 ? 1 : 0);
+    c.adafactorStateElems = double(s.layers) * factored + (V + d) + (s.tiedEmbeddings ? 0 : V + d) +
+                            (c.positional > 0 ? double(s.maxPositions) + d : 0) + c.finalNorm;
+    return c;
+}
+
+} // namespace
+
+ParamCounts countParams(const ModelSpec& m)
+{
+    switch (m.kind) {
+    case ModelKind::Transformer: return countTransformer(m.shape);
+    case ModelKind::Mlp: {
+        // CS336 lecture 2: D^2 L + D (the D -> 1 head).
+        ParamCounts c;
+        const double D = double(m.mlp.width), L = double(m.mlp.layers);
+        c.perLayer = D * D;
+        c.layers = L * D * D;
+        c.head = m.mlp.head ? D : 0;
+        c.total = c.layers + c.head;
+        c.nonEmbedding = c.total;
+        c.matrices = L + (m.mlp.head ? 1 : 0);
+        c.adafactorStateElems = L * 2 * D + (m.mlp.head ? D + 1 : 0);
+        return c;
+    }
+    case ModelKind::ParamsOnly: {
+        ParamCounts c = countTransformer(m.shape);
+        // The count as given is the truth; the derived shape only sizes activations and ops.
+        const double scale = c.total > 0 ? m.givenParams / c.total : 1.0;
+        c.total = m.givenParams;
+        c.nonEmbedding *= scale;
+        c.layers *= scale;
+        c.perLayer *= scale;
+        c.embedding *= scale;
+        c.head *= scale;
+        c.adafactorStateElems *= scale;
+        c.derivedShape = true;
+        return c;
+    }
+    }
+    return {};
+}
+
+TransformerShape deriveShape(double params, std::string* note)
+{
+    TransformerShape s;
+    s.vocab = 32000;
+    s.ffnKind = FfnKind::Swiglu;
+    s.norm = NormKind::RmsNorm;
+    s.positions = PositionKind::Rotary;
+    s.tiedEmbeddings = params < 1e9; // small models usually tie (GPT-2); large ones do not (Llama)
+    s.maxPositions = 4096;
+    const double embedFactor = s.tiedEmbeddings ? 1.0 : 2.0;
+    // Non-embedding N' = 12 L d^2 with L = d / 128  =>  d^3 = 128 N' / 12. Iterate because the
+    // embedding share depends on d; keep the embedding below half of the parameters.
+    double d = 256;
+    for (int i = 0; i < 4; ++i) {
+        double dMaxEmbed = params / (2 * embedFactor * double(s.vocab));
+        double nonEmb = std::max(params - embedFactor * double(s.vocab) * std::min(d, dMaxEmbed), params * 0.5);
+        d = std::cbrt(nonEmb * 128.0 / 12.0);
+        d = std::min(d, std::max(64.0, dMaxEmbed));
+    }
+    s.headDim = d >= 1024 ? 128 : 64;
+    s.dModel = std::max<std::int64_t>(s.headDim, std::int64_t(std::llround(d / double(s.headDim))) * s.headDim);
+    s.heads = s.dModel / s.headDim;
+    s.kvHeads = s.heads;
+    // SwiGLU with ffn = 8d/3 rounded up to a multiple of 256 (Llama's multiple_of) keeps 12 d^2 per layer.
+    s.ffn = std::max<std::int64_t>(256, ((8 * s.dModel / 3 + 255) / 256) * 256);
+    const double dd = double(s.dModel);
+    const double perLayer = 4 * dd * dd + 3 * dd * double(s.ffn) + 2 * dd;
+    const double nonEmb = std::max(params - embedFactor * double(s.vocab) * dd, perLayer);
+    s.layers = std::max<std::int64_t>(1, std::llround(nonEmb / perLayer));
+    if (note) {
+        *note = "derived from the parameter count: L = " + std::to_string(s.layers) + " layers of d = " +
+                std::to_string(s.dModel) + " (" + std::to_string(s.heads) + " heads of " + std::to_string(s.headDim) +
+                "), SwiGLU ffn " + std::to_string(s.ffn) + ", vocab 32000, " +
+                (s.tiedEmbeddings ? "tied" : "untied") +
+                " embeddings; 12 d^2 per layer with d/L = 128 (Llama-2-7B 4096/32, GPT-3 12288/96). "
+                "Used for activations and the roofline only; the parameter count is taken as given.";
+    }
+    return s;
+}
+
+void readTransformerFields(ObjectReader& r, TransformerShape& s)
+{
+    constexpr std::int64_t big = 1LL << 24;
+    if (auto v = r.integer("layers", 1, 100000)) s.layers = *v;
+    if (auto v = r.integer("d_model", 1, big)) s.dModel = *v;
+    if (auto v = r.integer("heads", 1, 65536)) s.heads = *v;
+    const bool kvGiven = r.has("kv_heads");
+    if (auto v = r.integer("kv_heads", 1, 65536)) s.kvHeads = *v;
+    const bool hdGiven = r.has("head_dim");
+    if (auto v = r.integer("head_dim", 1, 65536)) s.headDim = *v;
+    if (auto v = r.integer("ffn", 1, big)) s.ffn = *v;
+    if (auto v = r.choice<FfnKind>("ffn_kind", {{"gelu", FfnKind::Gelu}, {"swiglu", FfnKind::Swiglu}})) s.ffnKind = *v;
+    if (auto v = r.integer("vocab", 1, 1LL << 30)) s.vocab = *v;
+    if (auto v = r.boolean("tied_embeddings")) s.tiedEmbeddings = *v;
+    if (auto v = r.choice<NormKind>("norm", {{"layernorm", NormKind::LayerNorm}, {"rmsnorm", NormKind::RmsNorm},
+                                             {"nonparametric", NormKind::NonParametric}}))
+        s.norm = *v;
+    if (auto v = r.choice<BiasKind>("biases", {{"none", BiasKind::None}, {"all", BiasKind::All}, {"qkv", BiasKind::Qkv}}))
+        s.biases = *v;
+    if (auto v = r.choice<PositionKind>("positions", {{"learned", PositionKind::Learned}, {"rotary", PositionKind::Rotary},
+                                                      {"relative", PositionKind::Relative}, {"none", PositionKind::None}}))
+        s.positions = *v;
+    if (auto v = r.integer("max_positions", 1, 1LL << 26)) s.maxPositions = *v;
+    if (auto v = r.boolean("dropout")) s.dropout = *v;
+    if (auto v = r.boolean("qk_norm")) s.qkNorm = *v;
+    // Defaults that follow from other fields when not given: MHA, d / heads.
+    if (!kvGiven && s.kvHeads == 0)
+        s.kvHeads = s.heads;
+    if (!hdGiven && s.heads > 0 && s.dModel % s.heads == 0 && (s.headDim == 0 || r.has("d_model") || r.has("heads")))
+        s.headDim = s.dModel / s.heads;
+}
+
+void validateShape(const TransformerShape& s, const std::string& path, Errors& errors)
+{
+    auto f = [&](const char* key) { return path + "." + key; };
+    auto need = [&](std::int64_t v, const char* key) {
+        if (v <= 0)
+            errors.push_back({f(key), v == 0 ? "" : std::to_string(v), "missing or not positive", "a positive integer"});
+        return v > 0;
+    };
+    bool ok = need(s.layers, "layers") & need(s.dModel, "d_model") & need(s.heads, "heads") &
+              need(s.kvHeads, "kv_heads") & need(s.ffn, "ffn") & need(s.vocab, "vocab");
+    if (!ok)
+        return;
+    if (s.headDim <= 0) {
+        errors.push_back({f("heads"), std::to_string(s.heads),
+                          "does not divide d_model " + std::to_string(s.dModel) + " and no head_dim is given",
+                          "a divisor of d_model, or set head_dim"});
+        return;
+    }
+    if (s.kvHeads > s.heads || s.heads % s.kvHeads != 0)
+        errors.push_back({f("kv_heads"), std::to_string(s.kvHeads),
+                          "must divide heads " + std::to_string(s.heads) + " (GQA groups)",
+                          "a divisor of heads (1 = MQA, heads = MHA)"});
+    if (s.positions == PositionKind::Learned && s.maxPositions <= 0)
+        errors.push_back({f("max_positions"), "", "learned positions need a table size", "a positive integer"});
+}
+
+namespace {
+
+// Reads an integer field of an HF config; missing -> error naming the file and the field.
+std::int64_t hfInt(const nlohmann::json& c, std::initializer_list<const char*> names, const std::string& origin,
+                   Errors& errors, bool required = true, std::int64_t fallback = 0)
+{
+    for (const char* n : names) {
+        const auto it = c.find(n);
+        if (it == c.end() || it->is_null())
+            continue;
+        if (!it->is_number_integer() && !(it->is_number() && it->get<double>() == std::floor(it->get<double>()))) {
+            errors.push_back({origin + "." + n, shortDump(*it), "must be an integer", "a positive integer"});
+            return 0;
+        }
+        const auto v = it->get<std::int64_t>();
+        if (v <= 0) {
+            errors.push_back({origin + "." + n, shortDump(*it), "must be positive", "a positive integer"});
+            return 0;
+        }
+        return v;
+    }
+    if (required)
+        errors.push_back({origin + "." + *names.begin(), "", "missing required field", "a positive integer"});
+    return fallback;
+}
+
+bool hfBool(const nlohmann::json& c, const char* name, bool fallback)
+{
+    const auto it = c.find(name);
+    return (it != c.end() && it->is_boolean()) ? it->get<bool>() : fallback;
+}
+
+} // namespace
+
+ModelSpec modelFromHfConfig(const nlohmann::json& c, const std::string& origin, Errors& errors)
+{
+    ModelSpec m;
+    m.kind = ModelKind::Transformer;
+    m.id = "hf";
+    m.source = "Hugging Face config.json: " + origin;
+    if (!c.is_object()) {
+        errors.push_back({origin, shortDump(c), "a Hugging Face config.json must be a JSON object", "{...}"});
+        return m;
+    }
+    std::string type;
+    if (auto it = c.find("model_type"); it != c.end() && it->is_string())
+        type = it->get<std::string>();
+    m.name = type.empty() ? "HF model" : type;
+    auto& s = m.shape;
+    const std::size_t before = errors.size();
+    if (type == "gpt2") {
+        // transformers GPT2Config: n_embd, n_layer, n_head, n_inner (None = 4 n_embd), n_positions.
+        s.dModel = hfInt(c, {"n_embd", "hidden_size"}, origin, errors);
+        s.layers = hfInt(c, {"n_layer", "num_hidden_layers"}, origin, errors);
+        s.heads = hfInt(c, {"n_head", "num_attention_heads"}, origin, errors);
+        s.kvHeads = s.heads;
+        s.ffn = hfInt(c, {"n_inner"}, origin, errors, false, 4 * s.dModel);
+        s.vocab = hfInt(c, {"vocab_size"}, origin, errors);
+        s.maxPositions = hfInt(c, {"n_positions", "n_ctx"}, origin, errors);
+        s.ffnKind = FfnKind::Gelu;
+        s.tiedEmbeddings = hfBool(c, "tie_word_embeddings", true);
+        s.norm = NormKind::LayerNorm;
+        s.biases = BiasKind::All;
+        s.positions = PositionKind::Learned;
+        s.dropout = true;
+    } else if (type == "gpt_neox") {
+        // GPTNeoXConfig: LayerNorm with bias, biased projections, rotary, untied embed_out.
+        s.dModel = hfInt(c, {"hidden_size"}, origin, errors);
+        s.layers = hfInt(c, {"num_hidden_layers"}, origin, errors);
+        s.heads = hfInt(c, {"num_attention_heads"}, origin, errors);
+        s.kvHeads = s.heads;
+        s.ffn = hfInt(c, {"intermediate_size"}, origin, errors);
+        s.vocab = hfInt(c, {"vocab_size"}, origin, errors);
+        s.maxPositions = hfInt(c, {"max_position_embeddings"}, origin, errors, false, 2048);
+        s.ffnKind = FfnKind::Gelu;
+        s.tiedEmbeddings = hfBool(c, "tie_word_embeddings", false);
+        s.norm = NormKind::LayerNorm;
+        s.biases = hfBool(c, "attention_bias", true) ? BiasKind::All : BiasKind::None;
+        s.positions = PositionKind::Rotary;
+    } else if (type == "llama" || type == "mistral" || type == "mixtral" || type == "qwen2" || type == "olmo" ||
+               type == "olmo2") {
+        if (type == "mixtral")
+            errors.push_back({origin + ".model_type", "\"mixtral\"", "mixture-of-experts models are not supported yet",
+                              "llama, mistral, qwen2, olmo, olmo2, gpt2, gpt_neox"});
+        s.dModel = hfInt(c, {"hidden_size"}, origin, errors);
+        s.layers = hfInt(c, {"num_hidden_layers"}, origin, errors);
+        s.heads = hfInt(c, {"num_attention_heads"}, origin, errors);
+        s.kvHeads = hfInt(c, {"num_key_value_heads"}, origin, errors, false, s.heads);
+        s.ffn = hfInt(c, {"intermediate_size"}, origin, errors);
+        s.vocab = hfInt(c, {"vocab_size"}, origin, errors);
+        s.maxPositions = hfInt(c, {"max_position_embeddings"}, origin, errors, false, 4096);
+        s.ffnKind = FfnKind::Swiglu;
+        s.tiedEmbeddings = hfBool(c, "tie_word_embeddings", false);
+        s.norm = type == "olmo" ? NormKind::NonParametric : NormKind::RmsNorm;
+        if (type == "qwen2")
+            s.biases = BiasKind::Qkv; // Qwen2Attention: q/k/v Linear(bias=True), o_proj bias=False
+        else
+            s.biases = hfBool(c, "attention_bias", false) ? BiasKind::Qkv : BiasKind::None;
+        s.positions = PositionKind::Rotary;
+        s.qkNorm = type == "olmo2"; // Olmo2Attention: q_norm, k_norm over the full projections
+    } else {
+        errors.push_back({origin + ".model_type", type.empty() ? "" : "\"" + type + "\"",
+                          type.empty() ? "missing required field" : "unsupported model family",
+                          "llama, mistral, qwen2, olmo, olmo2, gpt2, gpt_neox"});
+        return m;
+    }
+    if (errors.size() != before)
+        return m;
+    s.headDim = hfInt(c, {"head_dim"}, origin, errors, false, s.heads > 0 && s.dModel % s.heads == 0 ? s.dModel / s.heads : 0);
+    if (s.headDim == 0)
+        errors.push_back({origin + ".num_attention_heads", std::to_string(s.heads),
+                          "does not divide hidden_size " + std::to_string(s.dModel) + " and no head_dim is given",
+                          "a divisor of hidden_size"});
+    else if (s.kvHeads > s.heads || s.heads % s.kvHeads != 0)
+        errors.push_back({origin + ".num_key_value_heads", std::to_string(s.kvHeads),
+                          "must divide num_attention_heads " + std::to_string(s.heads), "a divisor of num_attention_heads"});
+    return m;
+}
+
+} // namespace napkin::core

@@ -1,0 +1,134 @@
+#pragma once
+// What Napkin computes from a Scenario: the three budgets, each number with its derivation.
+
+#include "model.h"
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace napkin::core {
+
+// One substituted symbol of a derivation: {P} in the formula becomes "P" in the formula text and
+// the value in the substituted text.
+struct Term {
+    const char* symbol = "";
+    double value = 0;
+};
+
+// formula: "6 · {P} · {T}"; terms give P and T. Rendered lazily (see format.h) so that estimate()
+// stays allocation-light.
+struct Derivation {
+    const char* quantity = "";  // plan JSON path, e.g. "compute.training_flops"
+    const char* formula = "";
+    std::array<Term, 8> terms{};
+    int termCount = 0;
+    double value = 0;
+    const char* unit = "";
+    const char* source = "";
+};
+
+struct MemoryLedger {
+    double weights = 0;
+    double gradients = 0;
+    double masterWeights = 0;
+    double optimizerStates = 0;
+    double activations = 0;
+    double temporaries = 0;
+    double overhead = 0;
+    double total = 0;
+    double capacity = 0;
+    double headroom = 0; // capacity - total (negative: short by)
+    bool fits = false;
+    // Detail
+    double activationsPerLayer = 0; // stored per layer at the current micro-batch (Korthikanti row)
+    std::int64_t checkpointEvery = 0; // layers per checkpointed segment (full recompute)
+    double overheadContext = 0, overheadWorkspace = 0, overheadComm = 0, overheadAllocator = 0;
+    double statesBytesPerParam = 0; // unsharded weights+grads+master+optimizer per parameter
+};
+
+struct ComputeBudget {
+    double flopsPerToken = 0;    // model FLOPs per token (the chosen convention)
+    double trainingFlops = 0;    // model FLOPs for all tokens
+    double hardwareFlops = 0;    // including recomputation
+    double flopsPerStep = 0;
+    double tokensPerStep = 0;
+    double steps = 0;
+    std::int64_t accumulationSteps = 0;
+    std::int64_t effectiveGlobalBatch = 0;
+    std::int64_t dataParallel = 0;
+    const char* convention = "";
+};
+
+struct TimeBudget {
+    double seconds = 0;
+    double days = 0;
+    double gpuHours = 0;
+    double mfu = 0;
+    double hfu = 0;
+    double stepSeconds = 0;
+    double tokensPerSecond = 0;
+};
+
+struct CostBudget {
+    double usd = 0;
+    double energyKwh = 0; // at TDP: an upper bound for the GPUs alone
+};
+
+struct HardwareSummary {
+    std::string id;
+    std::string name;
+    const char* computeDtype = "";
+    double peakFlops = 0;    // dense, compute dtype (tensor cores)
+    double vectorFlops = 0;  // dense fp32 non-tensor rate (elementwise ops)
+    double bandwidth = 0;
+    double ridge = 0;        // peakFlops / bandwidth
+    double memoryBytes = 0;
+    double tdpWatts = 0;
+    std::string source;      // "spec sheet: ..." or a calibration profile (peak FLOP/s)
+    std::string memorySource;
+    std::string tdpSource;
+};
+
+enum class Pass { Forward, Backward };
+enum class Bound { Memory, Compute };
+enum class OpUnit { Tensor, Vector }; // which ceiling the op runs against
+
+struct RooflineOp {
+    const char* name = "";
+    Pass pass = Pass::Forward;
+    OpUnit unit = OpUnit::Tensor;
+    double flops = 0;
+    double bytes = 0;
+    double intensity = 0;
+    double ceiling = 0;  // FLOP/s of the unit it runs on
+    double attainable = 0; // min(ceiling, bandwidth * intensity)
+    double timeSeconds = 0; // max(F / C, Q / beta)
+    Bound bound = Bound::Memory;
+    double count = 1;   // times per step on this GPU's micro-batch (layers)
+};
+
+struct Warning {
+    std::string code;
+    std::string message;
+};
+
+struct Plan {
+    std::string scenarioName;
+    std::string modelName;
+    ParamCounts params;
+    MemoryLedger memory;
+    ComputeBudget compute;
+    TimeBudget time;
+    CostBudget cost;
+    HardwareSummary hardware;
+    std::vector<RooflineOp> ops; // one layer forward and backward, then the logits
+    std::vector<Derivation> derivations;
+    std::vector<Warning> warnings;
+};
+
+const char* toString(Pass p);
+const char* toString(Bound b);
+
+} // namespace napkin::core

@@ -1,0 +1,125 @@
+#include "roofline.h"
+
+#include <algorithm>
+
+namespace napkin::core {
+
+OpCost gemmCost(double m, double k, double n, double e, bool exactAdds)
+{
+    // CS336 lecture 2: each output needs k multiplies and k - 1 adds; bytes read X, W once and write Y.
+    return {exactAdds ? m * n * (2 * k - 1) : 2 * m * k * n, e * (m * k + k * n + m * n)};
+}
+OpCost reluCost(double n, double e) { return {n, 2 * e * n}; }
+OpCost geluCost(double n, double e) { return {20 * n, 2 * e * n}; }
+OpCost dotCost(double n, double e) { return {2 * n - 1, e * (2 * n + 1)}; }
+OpCost matvecCost(double n, double e) { return {n * (2 * n - 1), e * (n * n + 2 * n)}; }
+
+RooflineOp makeOp(const char* name, Pass pass, OpUnit unit, OpCost cost, const HardwareSummary& hw, double count)
+{
+    RooflineOp op;
+    op.name = name;
+    op.pass = pass;
+    op.unit = unit;
+    op.flops = cost.flops;
+    op.bytes = cost.bytes;
+    op.count = count;
+    op.intensity = cost.bytes > 0 ? cost.flops / cost.bytes : 0;
+    op.ceiling = unit == OpUnit::Tensor ? hw.peakFlops : hw.vectorFlops;
+    if (op.ceiling <= 0)
+        op.ceiling = hw.peakFlops;
+    op.attainable = std::min(op.ceiling, hw.bandwidth * op.intensity);
+    op.timeSeconds = std::max(cost.flops / op.ceiling, hw.bandwidth > 0 ? cost.bytes / hw.bandwidth : 0.0);
+    op.bound = op.intensity * hw.bandwidth >= op.ceiling ? Bound::Compute : Bound::Memory;
+    return op;
+}
+
+void appendLayerOps(std::vector<RooflineOp>& ops, const TransformerShape& m, double s, double b, double e, double w,
+                    double g, bool flash, const HardwareSummary& hw)
+{
+    const double n = s * b, h = double(m.dModel), a = double(m.heads), hd = double(m.headDim);
+    const double qd = a * hd, kvd = double(m.kvHeads) * hd, f = double(m.ffn), V = double(m.vocab);
+    const double L = double(m.layers);
+    const double scores = b * a * s * s;
+    const bool swiglu = m.ffnKind == FfnKind::Swiglu;
+    const double upWidth = swiglu ? 2 * f : f;
+    // Norm FLOPs per element: LayerNorm 9 forward / 14 backward (Calculon, layers.py LayerNorm);
+    // RMSNorm skips the mean: 5 / 8 here.
+    const bool ln = m.norm == NormKind::LayerNorm;
+    const double normF = ln ? 9 : 5, normB = ln ? 14 : 8;
+
+    auto fwd = [&](const char* name, OpUnit u, OpCost c, double count) { ops.push_back(makeOp(name, Pass::Forward, u, c, hw, count)); };
+    auto bwd = [&](const char* name, OpUnit u, OpCost c, double count) { ops.push_back(makeOp(name, Pass::Backward, u, c, hw, count)); };
+    // A GEMM Y[M x N] = X[M x K] W[K x N] in the forward pass; dX = dY W^T and dW = X^T dY backward,
+    // each 2MKN (CS336 lecture 2: forward + two backward matmuls = 6 M P).
+    struct Gemm {
+        const char* fwd;
+        const char* dgrad;
+        const char* wgrad;
+        double M, K, N, count;
+    };
+    auto gemmFwd = [&](const Gemm& x) {
+        fwd(x.fwd, OpUnit::Tensor, {2 * x.M * x.K * x.N, e * x.M * x.K + w * x.K * x.N + e * x.M * x.N}, x.count);
+    };
+    auto gemmBwd = [&](const Gemm& x) {
+        bwd(x.dgrad, OpUnit::Tensor, {2 * x.M * x.K * x.N, e * x.M * x.N + w * x.K * x.N + e * x.M * x.K}, x.count);
+        bwd(x.wgrad, OpUnit::Tensor, {2 * x.M * x.K * x.N, e * x.M * x.K + e * x.M * x.N + g * x.K * x.N}, x.count);
+    };
+    const Gemm qkv{"qkv_proj", "qkv_proj.dgrad", "qkv_proj.wgrad", n, h, qd + 2 * kvd, L};
+    const Gemm out{"out_proj", "out_proj.dgrad", "out_proj.wgrad", n, qd, h, L};
+    const Gemm up{swiglu ? "mlp_gate_up" : "mlp_up", swiglu ? "mlp_gate_up.dgrad" : "mlp_up.dgrad",
+                  swiglu ? "mlp_gate_up.wgrad" : "mlp_up.wgrad", n, h, upWidth, L};
+    const Gemm down{"mlp_down", "mlp_down.dgrad", "mlp_down.wgrad", n, f, h, L};
+    const Gemm logits{"logits", "logits.dgrad", "logits.wgrad", n, h, V, 1};
+
+    // Forward, in execution order.
+    fwd("norm_attn", OpUnit::Vector, {normF * n * h, 2 * e * n * h + w * h}, L);
+    gemmFwd(qkv);
+    if (flash) {
+        // FlashAttention: QK^T and PV (2 x 2 b a s² hd) plus ~5 softmax ops per score, scores kept
+        // on chip: reads Q, K, V and writes O once (Dao et al. 2022). No causal halving.
+        fwd("attention_flash", OpUnit::Tensor, {4 * scores * hd + 5 * scores, e * n * (2 * qd + 2 * kvd)}, L);
+    } else {
+        fwd("scores_qk", OpUnit::Tensor, {2 * scores * hd, e * n * (qd + kvd) + e * scores}, L);
+        fwd("softmax", OpUnit::Vector, {5 * scores, 2 * e * scores}, L);
+        fwd("scores_v", OpUnit::Tensor, {2 * scores * hd, e * scores + e * n * kvd + e * n * qd}, L);
+    }
+    gemmFwd(out);
+    fwd("residual_attn", OpUnit::Vector, {n * h, 3 * e * n * h}, L);
+    fwd("norm_mlp", OpUnit::Vector, {normF * n * h, 2 * e * n * h + w * h}, L);
+    gemmFwd(up);
+    if (swiglu)
+        fwd("silu_mul", OpUnit::Vector, {5 * n * f, 3 * e * n * f}, L);
+    else
+        fwd("gelu", OpUnit::Vector, {20 * n * f, 2 * e * n * f}, L); // CS336: ~20 ops per value (illustrative)
+    gemmFwd(down);
+    fwd("residual_mlp", OpUnit::Vector, {n * h, 3 * e * n * h}, L);
+    gemmFwd(logits);
+    fwd("cross_entropy", OpUnit::Vector, {5 * n * V, e * n * V + 4 * n}, 1);
+
+    // Backward, in execution order.
+    bwd("cross_entropy.bwd", OpUnit::Vector, {3 * n * V, 2 * e * n * V}, 1);
+    gemmBwd(logits);
+    bwd("residual_mlp.bwd", OpUnit::Vector, {n * h, 3 * e * n * h}, L);
+    gemmBwd(down);
+    if (swiglu)
+        bwd("silu_mul.bwd", OpUnit::Vector, {8 * n * f, 5 * e * n * f}, L);
+    else
+        bwd("gelu.bwd", OpUnit::Vector, {20 * n * f, 3 * e * n * f}, L);
+    gemmBwd(up);
+    bwd("norm_mlp.bwd", OpUnit::Vector, {normB * n * h, 3 * e * n * h + g * h}, L);
+    bwd("residual_attn.bwd", OpUnit::Vector, {n * h, 3 * e * n * h}, L);
+    gemmBwd(out);
+    if (flash) {
+        // FlashAttention-2 backward: 5 matmuls against the forward's 2 (2.5x), recomputing P on chip;
+        // reads Q, K, V, O, dO and writes dQ, dK, dV.
+        bwd("attention_flash.bwd", OpUnit::Tensor, {10 * scores * hd + 8 * scores, e * n * (5 * qd + 4 * kvd)}, L);
+    } else {
+        bwd("scores_v.bwd", OpUnit::Tensor, {4 * scores * hd, e * n * qd + e * n * kvd + 2 * e * scores + e * n * kvd}, L);
+        bwd("softmax.bwd", OpUnit::Vector, {3 * scores, 3 * e * scores}, L);
+        bwd("scores_qk.bwd", OpUnit::Tensor, {4 * scores * hd, e * scores + 2 * e * n * (qd + kvd)}, L);
+    }
+    gemmBwd(qkv);
+    bwd("norm_attn.bwd", OpUnit::Vector, {normB * n * h, 3 * e * n * h + g * h}, L);
+}
+
+} // namespace napkin::core

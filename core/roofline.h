@@ -1,0 +1,28 @@
+#pragma once
+// Arithmetic intensity and the roofline: t >= max(F / C, Q / beta), I = F / Q, ridge I* = C / beta
+// (Williams, Waterman & Patterson 2009; CS336 lecture 2).
+
+#include "plan.h"
+
+namespace napkin::core {
+
+struct OpCost {
+    double flops = 0;
+    double bytes = 0;
+};
+
+// Seeds' op table (CS336 lecture 2), e = bytes per element:
+OpCost gemmCost(double m, double k, double n, double e, bool exactAdds = false); // 2MKN (or MN(2K-1)); e(MK + KN + MN)
+OpCost reluCost(double n, double e);   // n ops; 2en bytes (read + write)
+OpCost geluCost(double n, double e);   // 20n ops (illustrative); 2en bytes
+OpCost dotCost(double n, double e);    // 2n - 1 FLOPs; e(2n + 1) bytes
+OpCost matvecCost(double n, double e); // n(2n - 1) FLOPs; e(n² + 2n) bytes
+
+RooflineOp makeOp(const char* name, Pass pass, OpUnit unit, OpCost cost, const HardwareSummary& hw, double count = 1);
+
+// One transformer layer at micro-batch b and sequence s, forward then backward, then the logits
+// and loss (count 1). eAct: activation bytes; eW: weight bytes; eG: gradient bytes.
+void appendLayerOps(std::vector<RooflineOp>& ops, const TransformerShape& m, double s, double b, double eAct,
+                    double eW, double eG, bool flash, const HardwareSummary& hw);
+
+} // namespace napkin::core

@@ -1,0 +1,449 @@
+#include "scenario.h"
+
+#include "jsonreader.h"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+namespace napkin::core {
+
+const char* toString(Recompute r)
+{
+    switch (r) {
+    case Recompute::None: return "none";
+    case Recompute::Selective: return "selective";
+    case Recompute::Full: return "full";
+    }
+    return "";
+}
+
+const char* toString(OptimizerKind o)
+{
+    switch (o) {
+    case OptimizerKind::Sgd: return "sgd";
+    case OptimizerKind::Momentum: return "momentum";
+    case OptimizerKind::AdaGrad: return "adagrad";
+    case OptimizerKind::RmsProp: return "rmsprop";
+    case OptimizerKind::Adam: return "adam";
+    case OptimizerKind::AdamW: return "adamw";
+    case OptimizerKind::Lion: return "lion";
+    case OptimizerKind::Adafactor: return "adafactor";
+    case OptimizerKind::Muon: return "muon";
+    }
+    return "";
+}
+
+const char* toString(FlopsConvention f)
+{
+    switch (f) {
+    case FlopsConvention::Auto: return "auto";
+    case FlopsConvention::SixPT: return "6PT";
+    case FlopsConvention::Palm: return "palm";
+    case FlopsConvention::Megatron: return "megatron";
+    }
+    return "";
+}
+
+int optimizerStates(OptimizerKind o)
+{
+    // CS336 lecture 2's lattice: SGD keeps nothing; momentum, AdaGrad (sum of g^2), RMSProp (EMA of
+    // g^2) one array; Adam/AdamW two (m, v). Lion (Chen et al. 2023) and Muon (Jordan et al. 2024)
+    // keep one momentum. Adafactor (Shazeer & Stern 2018) is factored and counted separately.
+    switch (o) {
+    case OptimizerKind::Sgd: return 0;
+    case OptimizerKind::Momentum:
+    case OptimizerKind::AdaGrad:
+    case OptimizerKind::RmsProp:
+    case OptimizerKind::Lion:
+    case OptimizerKind::Muon: return 1;
+    case OptimizerKind::Adam:
+    case OptimizerKind::AdamW: return 2;
+    case OptimizerKind::Adafactor: return 1;
+    }
+    return 0;
+}
+
+const nlohmann::json& defaultScenarioJson()
+{
+    static const nlohmann::json doc = nlohmann::json::parse(embeddedResource("default-scenario.json"));
+    return doc;
+}
+
+nlohmann::json mergeScenario(const nlohmann::json& base, const nlohmann::json& user)
+{
+    if (!user.is_object() || !base.is_object())
+        return user;
+    nlohmann::json out = base;
+    for (const auto& [key, value] : user.items()) {
+        if (key != "model" && value.is_object() && out.contains(key) && out[key].is_object())
+            out[key] = mergeScenario(out[key], value);
+        else
+            out[key] = value;
+    }
+    return out;
+}
+
+void applySet(nlohmann::json& doc, std::string_view assignment, Errors& errors)
+{
+    const auto eq = assignment.find('=');
+    if (eq == std::string_view::npos || eq == 0) {
+        errors.push_back({"--set", std::string(assignment), "expected PATH=VALUE", "e.g. cluster.gpus=8"});
+        return;
+    }
+    const std::string path(assignment.substr(0, eq));
+    const std::string text(assignment.substr(eq + 1));
+    nlohmann::json value = nlohmann::json::parse(text, nullptr, false);
+    if (value.is_discarded())
+        value = text;
+    std::vector<std::string> parts;
+    std::stringstream ss(path);
+    for (std::string p; std::getline(ss, p, '.');) {
+        if (p.empty()) {
+            errors.push_back({path, text, "empty path component", "dotted keys, e.g. training.seq_len"});
+            return;
+        }
+        parts.push_back(p);
+    }
+    if (!doc.is_object())
+        doc = nlohmann::json::object();
+    if (parts.size() == 2 && parts[0] == "model" &&
+        (parts[1] == "preset" || parts[1] == "hf_config" || parts[1] == "params" || parts[1] == "kind")) {
+        doc["model"] = nlohmann::json{{parts[1], value}};
+        return;
+    }
+    nlohmann::json* node = &doc;
+    for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+        nlohmann::json& next = (*node)[parts[i]];
+        if (next.is_null())
+            next = nlohmann::json::object();
+        if (!next.is_object()) {
+            errors.push_back({path, text, "'" + parts[i] + "' is not an object", "a path into the scenario's sections"});
+            return;
+        }
+        node = &next;
+    }
+    (*node)[parts.back()] = value;
+}
+
+std::optional<std::string> readTextFile(const std::string& path, std::string& error)
+{
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        error = "cannot open file";
+        return std::nullopt;
+    }
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    if (in.bad()) {
+        error = "read error";
+        return std::nullopt;
+    }
+    return ss.str();
+}
+
+namespace {
+
+constexpr std::int64_t kMaxSeqLen = 1LL << 24;
+constexpr std::int64_t kMaxBatch = 1LL << 30;
+constexpr std::int64_t kMaxGpus = 10000000;
+
+void readModel(const nlohmann::json& node, const Catalog& catalog, Scenario& sc, Errors& errors,
+               const std::string& baseDir, const FileReader& reader)
+{
+    ObjectReader r(node, "model", errors);
+    if (!r.isObject())
+        return;
+    const int selectors = int(r.has("preset")) + int(r.has("hf_config")) + int(r.has("params")) + int(r.has("kind"));
+    if (selectors != 1) {
+        errors.push_back({"model", shortDump(node),
+                          selectors == 0 ? "says what model to use with one of preset, hf_config, params or kind"
+                                         : "has more than one of preset, hf_config, params and kind",
+                          "{\"preset\": ID} | {\"hf_config\": PATH} | {\"params\": N} | {\"kind\": \"transformer\"|\"mlp\", ...}"});
+        r.accept({"preset", "hf_config", "params", "kind"});
+        r.accept({"layers", "d_model", "heads", "kv_heads", "head_dim", "ffn", "ffn_kind", "vocab", "tied_embeddings",
+                  "norm", "biases", "positions", "max_positions", "dropout", "qk_norm", "width", "head"});
+        r.finish();
+        return;
+    }
+    ModelSpec& m = sc.model;
+    if (r.has("params")) {
+        if (auto p = r.number("params", 1e3, 1e15, true)) {
+            m.kind = ModelKind::ParamsOnly;
+            m.id = "params";
+            m.givenParams = std::round(*p);
+            char buf[64];
+            std::snprintf(buf, sizeof buf, "%.4g-parameter model", m.givenParams);
+            m.name = buf;
+            m.shape = deriveShape(m.givenParams, &m.shapeNote);
+            m.source = "parameter count as given; shape derived";
+        }
+        r.finish();
+        return;
+    }
+    if (r.has("kind")) {
+        const auto kind = r.choice<ModelKind>("kind", {{"transformer", ModelKind::Transformer}, {"mlp", ModelKind::Mlp}}, true);
+        if (kind == ModelKind::Mlp) {
+            m.kind = ModelKind::Mlp;
+            m.id = "mlp";
+            m.name = "deep linear model (CS336 lecture 2)";
+            m.source = "CS336 lecture 2 toy model: L layers of D x D, optional D -> 1 head";
+            m.mlp.width = r.integer("width", 1, 1LL << 20, true).value_or(0);
+            m.mlp.layers = r.integer("layers", 1, 100000, true).value_or(0);
+            m.mlp.head = r.boolean("head").value_or(false);
+            r.finish();
+            return;
+        }
+        if (kind == ModelKind::Transformer) {
+            m.kind = ModelKind::Transformer;
+            m.id = "custom";
+            m.name = "custom transformer";
+            m.source = "architecture given in the scenario";
+            readTransformerFields(r, m.shape);
+            r.finish();
+            validateShape(m.shape, "model", errors);
+            return;
+        }
+        r.finish();
+        return;
+    }
+    if (r.has("preset")) {
+        const auto id = r.string("preset", true);
+        if (id) {
+            if (const auto* p = catalog.model(*id)) {
+                m = *p;
+            } else {
+                r.error("preset", shortDump(*id), "unknown model preset", catalog.modelIds());
+                r.accept({"layers", "d_model", "heads", "kv_heads", "head_dim", "ffn", "ffn_kind", "vocab",
+                          "tied_embeddings", "norm", "biases", "positions", "max_positions", "dropout", "qk_norm"});
+                r.finish();
+                return;
+            }
+        }
+    } else {
+        const auto path = r.string("hf_config", true);
+        if (path) {
+            std::string full = *path;
+            if (!baseDir.empty() && !full.empty() && full.front() != '/')
+                full = baseDir + "/" + full;
+            std::string why;
+            const auto text = reader(full, why);
+            if (!text) {
+                r.error("hf_config", shortDump(*path), why, "a readable Hugging Face config.json");
+            } else {
+                const auto cfg = nlohmann::json::parse(*text, nullptr, false);
+                if (cfg.is_discarded())
+                    r.error("hf_config", shortDump(*path), "is not valid JSON", "a Hugging Face config.json");
+                else
+                    m = modelFromHfConfig(cfg, "model.hf_config(" + *path + ")", errors);
+                m.id = "hf:" + *path;
+            }
+        }
+    }
+    // Architecture overrides on top of a preset or an HF config.
+    const bool overridden = r.has("layers") || r.has("d_model") || r.has("heads") || r.has("kv_heads") ||
+                            r.has("head_dim") || r.has("ffn") || r.has("vocab");
+    readTransformerFields(r, m.shape);
+    r.finish();
+    if (overridden) {
+        m.name += " (modified)";
+        if (r.has("d_model") && !r.has("head_dim") && m.shape.heads > 0 && m.shape.dModel % m.shape.heads == 0)
+            m.shape.headDim = m.shape.dModel / m.shape.heads;
+    }
+    validateShape(m.shape, "model", errors);
+}
+
+void readTraining(const nlohmann::json& node, Scenario& sc, Errors& errors)
+{
+    ObjectReader r(node, "training", errors);
+    auto& t = sc.training;
+    t.tokens = r.number("tokens", 0, 1e18, true, true).value_or(0);
+    t.seqLen = r.integer("seq_len", 1, kMaxSeqLen, true).value_or(0);
+    t.microBatch = r.integer("micro_batch", 1, kMaxBatch, true).value_or(0);
+    t.globalBatch = r.integer("global_batch", 1, kMaxBatch, true).value_or(0);
+    t.recompute = r.choice<Recompute>("recompute", {{"none", Recompute::None}, {"selective", Recompute::Selective},
+                                                    {"full", Recompute::Full}}, true)
+                      .value_or(Recompute::None);
+    if (const auto* k = r.child("checkpoint_every"); k && !(k->is_string() && k->get<std::string>() == "auto") &&
+                                                     !k->is_null()) {
+        t.checkpointEvery = r.integer("checkpoint_every", 1, 100000).value_or(0);
+    }
+    t.flashAttention = r.boolean("flash_attention", true).value_or(true);
+    r.finish();
+    if (t.microBatch > 0 && t.globalBatch > 0 && t.globalBatch < t.microBatch)
+        errors.push_back({"training.global_batch", std::to_string(t.globalBatch),
+                          "is smaller than training.micro_batch " + std::to_string(t.microBatch),
+                          "at least micro_batch x data-parallel GPUs"});
+}
+
+void readPrecision(const nlohmann::json& node, const Catalog& catalog, Scenario& sc, Errors& errors)
+{
+    ObjectReader r(node, "precision", errors);
+    auto& p = sc.precision;
+    const auto planId = r.string("plan", true);
+    const PrecisionPlan* plan = planId ? catalog.plan(*planId) : nullptr;
+    if (planId && !plan)
+        r.error("plan", shortDump(*planId), "unknown precision plan", catalog.planIds());
+    if (plan) {
+        p.plan = plan->id;
+        p.weights = plan->weights;
+        p.gradients = plan->gradients;
+        p.master = plan->master;
+        p.optimizer = plan->optimizer;
+        p.activations = plan->activations;
+        p.compute = plan->compute;
+    }
+    auto dtype = [&](const char* key, bool storage, bool allowNone) -> std::optional<std::optional<DType>> {
+        const auto s = r.string(key);
+        if (!s)
+            return std::nullopt;
+        if (allowNone && *s == "none")
+            return std::optional<DType>{};
+        const auto t = parseDType(*s);
+        if (!t || (storage && !info(*t).storable)) {
+            r.error(key, shortDump(*s), t ? "tf32 is a compute mode only, not a storage format" : "unknown dtype",
+                    std::string(storage ? "fp32, fp16, bf16, fp8_e4m3, fp8_e5m2, mxfp8, nvfp4, mxfp4" : dtypeList()) +
+                        (allowNone ? ", none" : ""));
+            return std::nullopt;
+        }
+        return std::optional<DType>{*t};
+    };
+    if (auto v = dtype("weights", true, false)) p.weights = **v;
+    if (auto v = dtype("gradients", true, false)) p.gradients = **v;
+    if (auto v = dtype("master", true, true)) p.master = *v;
+    if (auto v = dtype("optimizer", true, false)) p.optimizer = **v;
+    if (auto v = dtype("activations", true, false)) p.activations = **v;
+    if (auto v = dtype("compute", false, false)) p.compute = **v;
+    r.finish();
+}
+
+void readCluster(const nlohmann::json& node, const Catalog& catalog, Scenario& sc, Errors& errors)
+{
+    ObjectReader r(node, "cluster", errors);
+    auto& c = sc.cluster;
+    if (auto id = r.string("gpu", true)) {
+        if (const auto* g = catalog.gpu(*id)) {
+            c.gpuId = *id;
+            sc.gpu = *g;
+        } else {
+            r.error("gpu", shortDump(*id), "unknown GPU", catalog.gpuIds());
+        }
+    }
+    c.gpus = r.integer("gpus", 1, kMaxGpus, true).value_or(0);
+    c.mfu = r.number("mfu", 0, 1, true, true).value_or(0);
+    c.pricePerGpuHour = r.number("price_per_gpu_hour", 0, 10000, true).value_or(0);
+    r.finish();
+}
+
+} // namespace
+
+Scenario parseScenario(const nlohmann::json& doc, const Catalog& catalog, Errors& errors, const std::string& baseDir,
+                       const FileReader& reader)
+{
+    Scenario sc;
+    ObjectReader top(doc, "", errors);
+    if (!top.isObject())
+        return sc;
+    if (auto s = top.string("schema"); s && *s != "napkin.scenario/1")
+        top.error("schema", shortDump(*s), "unsupported schema", "napkin.scenario/1");
+    sc.name = top.string("name").value_or("");
+    top.string("description");
+    auto section = [&](const char* key) -> const nlohmann::json& {
+        static const nlohmann::json empty = nlohmann::json::object();
+        const auto* v = top.child(key);
+        return v ? *v : empty;
+    };
+    if (const auto* m = top.child("model"))
+        readModel(*m, catalog, sc, errors, baseDir, reader);
+    else
+        errors.push_back({"model", "", "missing required section", "{\"preset\": ID} | {\"hf_config\": PATH} | ..."});
+    readTraining(section("training"), sc, errors);
+    readPrecision(section("precision"), catalog, sc, errors);
+    {
+        ObjectReader r(section("optimizer"), "optimizer", errors);
+        sc.optimizer = r.choice<OptimizerKind>("name",
+                                               {{"sgd", OptimizerKind::Sgd}, {"momentum", OptimizerKind::Momentum},
+                                                {"adagrad", OptimizerKind::AdaGrad}, {"rmsprop", OptimizerKind::RmsProp},
+                                                {"adam", OptimizerKind::Adam}, {"adamw", OptimizerKind::AdamW},
+                                                {"lion", OptimizerKind::Lion}, {"adafactor", OptimizerKind::Adafactor},
+                                                {"muon", OptimizerKind::Muon}},
+                                               true)
+                           .value_or(OptimizerKind::AdamW);
+        r.finish();
+    }
+    readCluster(section("cluster"), catalog, sc, errors);
+    {
+        ObjectReader r(section("parallel"), "parallel", errors);
+        sc.parallel.zeroStage = int(r.integer("zero", 0, 3, true).value_or(0));
+        r.finish();
+    }
+    {
+        ObjectReader r(section("flops"), "flops", errors);
+        sc.flops = r.choice<FlopsConvention>("convention",
+                                             {{"auto", FlopsConvention::Auto}, {"6PT", FlopsConvention::SixPT},
+                                              {"palm", FlopsConvention::Palm}, {"megatron", FlopsConvention::Megatron}},
+                                             true)
+                       .value_or(FlopsConvention::Auto);
+        r.finish();
+    }
+    {
+        ObjectReader r(section("overhead"), "overhead", errors);
+        auto& o = sc.overhead;
+        o.cudaContextBytes = r.number("cuda_context_bytes", 0, 1e12, true).value_or(0);
+        o.workspaceBytes = r.number("workspace_bytes", 0, 1e12, true).value_or(0);
+        if (const auto* c = r.child("comm_buffer_bytes"); c && !(c->is_string() && c->get<std::string>() == "auto"))
+            o.commBufferBytes = r.number("comm_buffer_bytes", 0, 1e12);
+        o.allocatorFraction = r.number("allocator_fraction", 0, 1, true).value_or(0);
+        r.finish();
+    }
+    top.finish();
+
+    // Cross-field checks, once each field is known to be valid on its own.
+    if (sc.model.kind != ModelKind::Mlp) {
+        const auto& s = sc.model.shape;
+        if (sc.training.checkpointEvery > s.layers && s.layers > 0)
+            errors.push_back({"training.checkpoint_every", std::to_string(sc.training.checkpointEvery),
+                              "exceeds the model's " + std::to_string(s.layers) + " layers",
+                              "1 to " + std::to_string(s.layers) + ", or \"auto\""});
+        if (s.positions == PositionKind::Learned && s.maxPositions > 0 && sc.training.seqLen > s.maxPositions)
+            errors.push_back({"training.seq_len", std::to_string(sc.training.seqLen),
+                              "exceeds the learned position table of " + std::to_string(s.maxPositions),
+                              "1 to " + std::to_string(s.maxPositions)});
+    }
+    if (!sc.cluster.gpuId.empty() && sc.gpu.peak(info(sc.precision.compute).peak) <= 0) {
+        std::string supported;
+        for (const auto& i : {DType::Fp32, DType::Tf32, DType::Fp16, DType::Bf16, DType::Fp8E4m3, DType::Nvfp4})
+            if (sc.gpu.peak(info(i).peak) > 0)
+                supported += (supported.empty() ? "" : ", ") + std::string(info(i).id);
+        errors.push_back({"precision.compute", std::string(info(sc.precision.compute).id),
+                          sc.gpu.name + " has no dense " + std::string(info(sc.precision.compute).id) + " rate",
+                          supported});
+    }
+    return sc;
+}
+
+std::optional<nlohmann::json> parseScenarioText(std::string_view text, const std::string& origin, Errors& errors)
+{
+    try {
+        auto user = nlohmann::json::parse(text.begin(), text.end());
+        if (!user.is_object()) {
+            errors.push_back({"", shortDump(user), origin + " must hold a JSON object", "{...}"});
+            return std::nullopt;
+        }
+        return mergeScenario(defaultScenarioJson(), user);
+    } catch (const nlohmann::json::parse_error& e) {
+        errors.push_back({"", "", origin + ": invalid JSON: " + e.what(), "a JSON document"});
+        return std::nullopt;
+    }
+}
+
+Scenario defaultScenario()
+{
+    Errors errors;
+    auto sc = parseScenario(defaultScenarioJson(), builtinCatalog(), errors);
+    if (!errors.empty())
+        throw std::logic_error("built-in default scenario is invalid: " + describe(errors.front()));
+    return sc;
+}
+
+} // namespace napkin::core

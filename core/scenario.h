@@ -1,0 +1,108 @@
+#pragma once
+// A training plan as the user states it (napkin.scenario/1), resolved against the catalogues.
+
+#include "catalog.h"
+#include "errors.h"
+#include "model.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace napkin::core {
+
+enum class Recompute { None, Selective, Full };
+enum class OptimizerKind { Sgd, Momentum, AdaGrad, RmsProp, Adam, AdamW, Lion, Adafactor, Muon };
+enum class FlopsConvention { Auto, SixPT, Palm, Megatron };
+
+struct TrainingConfig {
+    double tokens = 0;
+    std::int64_t seqLen = 0;
+    std::int64_t microBatch = 0;
+    std::int64_t globalBatch = 0;
+    Recompute recompute = Recompute::None;
+    std::int64_t checkpointEvery = 0; // 0: auto (round(sqrt(L)))
+    bool flashAttention = true;
+};
+
+struct PrecisionConfig {
+    std::string plan;
+    DType weights = DType::Bf16;
+    DType gradients = DType::Bf16;
+    std::optional<DType> master;
+    DType optimizer = DType::Fp32;
+    DType activations = DType::Bf16;
+    DType compute = DType::Bf16;
+};
+
+struct ClusterConfig {
+    std::string gpuId;
+    std::int64_t gpus = 1;
+    double mfu = 0.5;
+    double pricePerGpuHour = 0;
+};
+
+struct ParallelConfig {
+    int zeroStage = 0;
+    // TP, PP, CP come with the parallelism issue; the data-parallel size is the GPU count today.
+};
+
+struct OverheadConfig {
+    double cudaContextBytes = 0;
+    double workspaceBytes = 0;
+    std::optional<double> commBufferBytes; // nullopt: auto (0 on one GPU)
+    double allocatorFraction = 0;
+};
+
+struct Scenario {
+    std::string name;
+    ModelSpec model;
+    TrainingConfig training;
+    PrecisionConfig precision;
+    OptimizerKind optimizer = OptimizerKind::AdamW;
+    ClusterConfig cluster;
+    GpuSpec gpu; // resolved cluster.gpu
+    ParallelConfig parallel;
+    FlopsConvention flops = FlopsConvention::Auto;
+    OverheadConfig overhead;
+};
+
+// Default comm buffers when gpus > 1: NCCL allocates NCCL_BUFFSIZE (4 MiB) per channel per peer
+// type; 256 MiB covers the usual 32 channels x 2 protocols (NCCL environment variable docs).
+constexpr double kDefaultCommBufferBytes = 268435456.0;
+
+const char* toString(Recompute r);
+const char* toString(OptimizerKind o);
+const char* toString(FlopsConvention f);
+int optimizerStates(OptimizerKind o); // per parameter; Adafactor is factored (see ledger)
+
+// The built-in default scenario document (resources/default-scenario.json).
+const nlohmann::json& defaultScenarioJson();
+
+// base with user's keys laid over it; "model" is replaced whole, other sections key by key.
+nlohmann::json mergeScenario(const nlohmann::json& base, const nlohmann::json& user);
+
+// Applies PATH=VALUE. VALUE is parsed as JSON when valid, else taken as a string. Setting
+// model.preset, model.hf_config, model.params or model.kind replaces the model.
+void applySet(nlohmann::json& doc, std::string_view assignment, Errors& errors);
+
+// Reads a file's text (HF configs); returns nullopt with an error message when unreadable.
+using FileReader = std::function<std::optional<std::string>(const std::string& path, std::string& error)>;
+std::optional<std::string> readTextFile(const std::string& path, std::string& error);
+
+// Parses a complete scenario document (defaults already merged) strictly. baseDir resolves
+// relative hf_config paths.
+Scenario parseScenario(const nlohmann::json& doc, const Catalog& catalog, Errors& errors,
+                       const std::string& baseDir = {}, const FileReader& reader = readTextFile);
+
+// Text of a scenario file -> merged over the defaults -> parsed. JSON syntax errors are user errors.
+std::optional<nlohmann::json> parseScenarioText(std::string_view text, const std::string& origin, Errors& errors);
+
+// The default scenario, parsed.
+Scenario defaultScenario();
+
+} // namespace napkin::core
