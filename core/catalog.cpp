@@ -33,6 +33,8 @@ const T* findById(const std::vector<T>& v, std::string_view id)
 const nlohmann::json* openDocument(const nlohmann::json& doc, const char* file, const char* schema, const char* key,
                                    Errors& errors)
 {
+    if (doc.is_discarded())
+        return nullptr; // the parse error is already reported
     ObjectReader r(doc, file, errors);
     if (!r.isObject())
         return nullptr;
@@ -53,7 +55,7 @@ nlohmann::json parseText(std::string_view text, const char* file, Errors& errors
         return nlohmann::json::parse(text.begin(), text.end());
     } catch (const nlohmann::json::parse_error& e) {
         errors.push_back({file, "", std::string("invalid JSON: ") + e.what(), "a JSON document"});
-        return nullptr;
+        return nlohmann::json(nlohmann::json::value_t::discarded);
     }
 }
 

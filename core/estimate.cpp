@@ -163,10 +163,21 @@ Plan estimate(const Scenario& sc)
         // CS336 lecture 2: one activation per layer per example per feature, B·D·L values.
         const double D = double(sc.model.mlp.width), L = double(sc.model.mlp.layers);
         m.activationsPerLayer = b * D * e;
-        m.activations = b * D * L * e;
-        derive(p, "memory.per_gpu.activations", "{B} · {D} · {L} · {bytes}", m.activations, "bytes",
-               "CS336 lecture 2: activations B·D·L for the deep linear model",
-               {{"B", b}, {"D", D}, {"L", L}, {"bytes", e}});
+        if (tr.recompute == Recompute::Full) {
+            // The lecture's chain: L/k saved boundaries + k live while a segment is recomputed.
+            const std::int64_t k = tr.checkpointEvery > 0 ? tr.checkpointEvery
+                                                          : std::max<std::int64_t>(1, std::llround(std::sqrt(L)));
+            m.checkpointEvery = k;
+            m.activations = (std::ceil(L / double(k)) + double(k)) * b * D * e;
+            derive(p, "memory.per_gpu.activations", "(ceil({L} / {k}) + {k}) · {B} · {D} · {bytes}", m.activations,
+                   "bytes", "CS336 lecture 2: checkpoint every k layers of a chain, O(L/k + k), best near k = sqrt(L)",
+                   {{"L", L}, {"k", double(k)}, {"B", b}, {"D", D}, {"bytes", e}});
+        } else {
+            m.activations = b * D * L * e;
+            derive(p, "memory.per_gpu.activations", "{B} · {D} · {L} · {bytes}", m.activations, "bytes",
+                   "CS336 lecture 2: activations B·D·L for the deep linear model",
+                   {{"B", b}, {"D", D}, {"L", L}, {"bytes", e}});
+        }
         m.temporaries = 0;
         derive(p, "memory.per_gpu.temporaries", "{zero}", 0, "bytes", "the toy model has no logits",
                {{"zero", 0}});
@@ -192,6 +203,11 @@ Plan estimate(const Scenario& sc)
                    "CS336 lecture 2 / Chen et al. 2016: checkpoint every k layers, O(L/k + k); boundary = 2sbh "
                    "(Korthikanti Table 2, full recompute)",
                    {{"L", L}, {"k", double(k)}, {"boundary", kept.total}, {"layer", work.total}, {"outside", outside}});
+            // With unequal boundary and layer sizes the chain optimum moves to k* = sqrt(L · boundary / layer).
+            const double bestK = std::sqrt(L * kept.total / work.total);
+            derive(p, "memory.checkpoint_best_k", "sqrt({L} · {boundary} / {layer})", bestK, "layers",
+                   "minimum of ceil(L/k) · boundary + k · layer (Chen et al. 2016 chain model)",
+                   {{"L", L}, {"boundary", kept.total}, {"layer", work.total}});
         } else {
             const auto a = layerActivations(shape, s, b, e, tr.recompute, tr.flashAttention);
             m.activationsPerLayer = a.total;

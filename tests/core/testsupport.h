@@ -1,0 +1,60 @@
+#pragma once
+// Shared helpers for the core tests: golden facts from tests/data and scenarios from --set lists.
+
+#include "estimate.h"
+#include "scenario.h"
+
+#include <nlohmann/json.hpp>
+
+#include <QtTest>
+
+#include <fstream>
+#include <initializer_list>
+#include <string>
+
+namespace napkin::test {
+
+inline const nlohmann::json& golden()
+{
+    static const nlohmann::json g = [] {
+        std::ifstream in(std::string(NAPKIN_TEST_DATA) + "/golden.json");
+        return nlohmann::json::parse(in);
+    }();
+    return g;
+}
+
+// The default scenario with PATH=VALUE overrides, parsed strictly. Fails the test on errors.
+inline core::Scenario scenario(std::initializer_list<std::string> sets)
+{
+    nlohmann::json doc = core::defaultScenarioJson();
+    core::Errors errors;
+    for (const auto& s : sets)
+        core::applySet(doc, s, errors);
+    auto sc = core::parseScenario(doc, core::builtinCatalog(), errors, NAPKIN_TEST_DATA);
+    if (!errors.empty())
+        qWarning("%s", core::describe(errors.front()).c_str());
+    [&] { QVERIFY2(errors.empty(), errors.empty() ? "" : core::describe(errors.front()).c_str()); }();
+    return sc;
+}
+
+// Errors of a scenario built like scenario() (empty when valid).
+inline core::Errors scenarioErrors(std::initializer_list<std::string> sets)
+{
+    nlohmann::json doc = core::defaultScenarioJson();
+    core::Errors errors;
+    for (const auto& s : sets)
+        core::applySet(doc, s, errors);
+    core::parseScenario(doc, core::builtinCatalog(), errors, NAPKIN_TEST_DATA);
+    return errors;
+}
+
+inline bool near(double got, double want, double rel)
+{
+    return std::abs(got - want) <= rel * std::abs(want);
+}
+
+} // namespace napkin::test
+
+#define NAPKIN_COMPARE_REL(got, want, rel)                                                                    \
+    QVERIFY2(napkin::test::near((got), (want), (rel)),                                                       \
+             qPrintable(QStringLiteral("got %1, want %2 (rel tol %3)").arg((got), 0, 'g', 12).arg((want), 0, 'g', 12).arg(rel)))

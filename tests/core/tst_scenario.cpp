@@ -1,0 +1,117 @@
+// Scenario loading: defaults, merging, --set, quantity strings, strictness.
+#include "testsupport.h"
+
+#include "jsonreader.h"
+
+using namespace napkin;
+using napkin::test::scenario;
+using napkin::test::scenarioErrors;
+
+class TestScenario : public QObject {
+    Q_OBJECT
+private slots:
+    void quantities_data()
+    {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<double>("value");
+        QTest::newRow("7B") << QStringLiteral("7B") << 7e9;
+        QTest::newRow("15T") << QStringLiteral("15T") << 15e12;
+        QTest::newRow("2e12") << QStringLiteral("2e12") << 2e12;
+        QTest::newRow("4k") << QStringLiteral("4k") << 4000.0;
+        QTest::newRow("2Ki") << QStringLiteral("2Ki") << 2048.0;
+        QTest::newRow("1,024") << QStringLiteral("1,024") << 1024.0;
+        QTest::newRow("1.5M") << QStringLiteral("1.5M") << 1.5e6;
+    }
+    void quantities()
+    {
+        QFETCH(QString, text);
+        QFETCH(double, value);
+        QCOMPARE(core::parseQuantity(text.toStdString()).value_or(-1), value);
+    }
+    void notQuantities()
+    {
+        for (const char* s : {"", "abc", "7X", "nan", "inf", "0x10", "1e999", "B"})
+            QVERIFY2(!core::parseQuantity(s), s);
+    }
+
+    void fileHoldsOnlyWhatDiffers()
+    {
+        core::Errors errors;
+        const auto doc = core::parseScenarioText(R"({"cluster": {"gpus": 8}})", "test", errors);
+        QVERIFY(doc && errors.empty());
+        const auto sc = core::parseScenario(*doc, core::builtinCatalog(), errors);
+        QVERIFY(errors.empty());
+        QCOMPARE(sc.cluster.gpus, std::int64_t(8));
+        QCOMPARE(sc.cluster.gpuId, std::string("h100-sxm")); // from the defaults
+        QCOMPARE(sc.training.seqLen, std::int64_t(4096));
+    }
+
+    void modelIsReplacedWhole()
+    {
+        core::Errors errors;
+        const auto doc = core::parseScenarioText(R"({"model": {"params": "13B"}})", "test", errors);
+        const auto sc = core::parseScenario(*doc, core::builtinCatalog(), errors);
+        QVERIFY(errors.empty());
+        QCOMPARE(sc.model.kind, core::ModelKind::ParamsOnly);
+        QCOMPARE(sc.model.givenParams, 13e9);
+    }
+
+    void setSemantics()
+    {
+        auto sc = scenario({"model.preset=llama-3-8b", "cluster.gpus=8", "training.tokens=15T"});
+        QCOMPARE(sc.model.id, std::string("llama-3-8b"));
+        QCOMPARE(sc.cluster.gpus, std::int64_t(8));
+        QCOMPARE(sc.training.tokens, 15e12);
+        // Overrides on a preset.
+        sc = scenario({"model.preset=llama-2-7b", "model.layers=16"});
+        QCOMPARE(sc.model.shape.layers, std::int64_t(16));
+        QCOMPARE(sc.model.shape.dModel, std::int64_t(4096));
+        // A whole model object.
+        sc = scenario({R"(model={"kind": "transformer", "layers": 2, "d_model": 64, "heads": 4, "ffn": 256, "vocab": 100})"});
+        QCOMPARE(sc.model.shape.headDim, std::int64_t(16));
+        QCOMPARE(sc.model.shape.kvHeads, std::int64_t(4));
+    }
+
+    void errorsAreValues_data()
+    {
+        QTest::addColumn<QString>("set");
+        QTest::addColumn<QString>("field");
+        QTest::newRow("zero gpus") << QStringLiteral("cluster.gpus=0") << QStringLiteral("cluster.gpus");
+        QTest::newRow("mfu above 1") << QStringLiteral("cluster.mfu=1.2") << QStringLiteral("cluster.mfu");
+        QTest::newRow("mfu zero") << QStringLiteral("cluster.mfu=0") << QStringLiteral("cluster.mfu");
+        QTest::newRow("negative tokens") << QStringLiteral("training.tokens=-1") << QStringLiteral("training.tokens");
+        QTest::newRow("unknown dtype") << QStringLiteral("precision.weights=fp12") << QStringLiteral("precision.weights");
+        QTest::newRow("unknown preset") << QStringLiteral("model.preset=gpt-5") << QStringLiteral("model.preset");
+        QTest::newRow("unknown key") << QStringLiteral("training.tokenz=5") << QStringLiteral("training.tokenz");
+        QTest::newRow("heads vs d_model") << QStringLiteral(R"(model={"kind": "transformer", "layers": 2, "d_model": 100, "heads": 3, "ffn": 256, "vocab": 100})")
+                                          << QStringLiteral("model.heads");
+        QTest::newRow("kv_heads vs heads") << QStringLiteral(R"(model={"kind": "transformer", "layers": 2, "d_model": 64, "heads": 4, "kv_heads": 3, "ffn": 256, "vocab": 100})")
+                                           << QStringLiteral("model.kv_heads");
+        QTest::newRow("no fp8 on A100") << QStringLiteral("precision.plan=fp8-mixed\ncluster.gpu=a100-sxm4-80gb")
+                                        << QStringLiteral("precision.compute");
+    }
+    void errorsAreValues()
+    {
+        QFETCH(QString, set);
+        QFETCH(QString, field);
+        nlohmann::json doc = core::defaultScenarioJson();
+        core::Errors errors;
+        for (const auto& s : set.split(QLatin1Char('\n')))
+            core::applySet(doc, s.toStdString(), errors);
+        core::parseScenario(doc, core::builtinCatalog(), errors);
+        QVERIFY(!errors.empty());
+        QCOMPARE(QString::fromStdString(errors.front().field), field);
+        QVERIFY(!errors.front().why.empty());
+        const auto text = core::describe(errors.front());
+        QVERIFY2(text.find(field.toStdString()) == 0, text.c_str());
+    }
+
+    void allErrorsAreCollected()
+    {
+        const auto errors = scenarioErrors({"cluster.gpus=0", "cluster.mfu=2", "training.seq_len=0"});
+        QCOMPARE(errors.size(), std::size_t(3));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestScenario)
+#include "tst_scenario.moc"
