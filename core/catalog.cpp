@@ -51,12 +51,7 @@ const nlohmann::json* openDocument(const nlohmann::json& doc, const char* file, 
 
 nlohmann::json parseText(std::string_view text, const char* file, Errors& errors)
 {
-    try {
-        return nlohmann::json::parse(text.begin(), text.end());
-    } catch (const nlohmann::json::parse_error& e) {
-        errors.push_back({file, "", std::string("invalid JSON: ") + e.what(), "a JSON document"});
-        return nlohmann::json(nlohmann::json::value_t::discarded);
-    }
+    return parseJsonLimited(text, file, errors);
 }
 
 std::string readAll(std::istream& in) { return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()}; }

@@ -1,6 +1,27 @@
 #include "errors.h"
 
+#include <cstdio>
+
 namespace napkin::core {
+
+namespace {
+// One error, one line: control characters from user text are shown escaped.
+std::string oneLine(const std::string& in)
+{
+    std::string out;
+    for (unsigned char c : in) {
+        if (c == '\n') out += "\\n";
+        else if (c == '\r') out += "\\r";
+        else if (c == '\t') out += "\\t";
+        else if (c < 0x20 || c == 0x7f) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\x%02x", c);
+            out += buf;
+        } else out += char(c);
+    }
+    return out;
+}
+} // namespace
 
 std::string describe(const UserError& e)
 {
@@ -10,7 +31,7 @@ std::string describe(const UserError& e)
     s += ": " + e.why;
     if (!e.allowed.empty())
         s += " (allowed: " + e.allowed + ")";
-    return s;
+    return oneLine(s);
 }
 
 } // namespace napkin::core

@@ -11,8 +11,8 @@ namespace {
 std::string formatRange(double v)
 {
     char buf[32];
-    if (std::fabs(v) >= 1e6 && std::fabs(v) < 1e18 && v == std::floor(v))
-        std::snprintf(buf, sizeof buf, "%.6g", v);
+    if (std::fabs(v) < 1e15 && v == std::floor(v))
+        std::snprintf(buf, sizeof buf, "%.0f", v);
     else
         std::snprintf(buf, sizeof buf, "%.10g", v);
     return buf;
@@ -55,12 +55,85 @@ std::optional<double> parseQuantity(std::string_view text)
     return r;
 }
 
+namespace {
+void dumpBounded(const nlohmann::json& v, std::string& out, int depth)
+{
+    if (out.size() > 64)
+        return;
+    if (v.is_object()) {
+        if (depth > 2) { out += "{...}"; return; }
+        out += '{';
+        bool first = true;
+        for (const auto& [k, x] : v.items()) {
+            if (out.size() > 64) break;
+            if (!first) out += ", ";
+            first = false;
+            out += nlohmann::json(k).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + ": ";
+            dumpBounded(x, out, depth + 1);
+        }
+        out += '}';
+    } else if (v.is_array()) {
+        if (depth > 2) { out += "[...]"; return; }
+        out += '[';
+        bool first = true;
+        for (const auto& x : v) {
+            if (out.size() > 64) break;
+            if (!first) out += ", ";
+            first = false;
+            dumpBounded(x, out, depth + 1);
+        }
+        out += ']';
+    } else {
+        out += v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    }
+}
+} // namespace
+
 std::string shortDump(const nlohmann::json& v)
 {
-    std::string s = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    std::string s;
+    dumpBounded(v, s, 0);
     if (s.size() > 60)
         s = s.substr(0, 57) + "...";
     return s;
+}
+
+nlohmann::json parseJsonLimited(std::string_view text)
+{
+    bool tooDeep = false;
+    auto doc = nlohmann::json::parse(
+        text.begin(), text.end(),
+        [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+            if (depth > kMaxJsonDepth)
+                tooDeep = true;
+            return !tooDeep;
+        },
+        false);
+    if (tooDeep)
+        return nlohmann::json(nlohmann::json::value_t::discarded);
+    return doc;
+}
+
+nlohmann::json parseJsonLimited(std::string_view text, const std::string& origin, Errors& errors)
+{
+    bool tooDeep = false;
+    try {
+        auto doc = nlohmann::json::parse(text.begin(), text.end(),
+                                         [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+                                             if (depth > kMaxJsonDepth)
+                                                 tooDeep = true;
+                                             return !tooDeep;
+                                         });
+        if (tooDeep) {
+            errors.push_back({origin, "", "JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels",
+                              "a scenario-shaped document"});
+            return nlohmann::json(nlohmann::json::value_t::discarded);
+        }
+        return doc;
+    } catch (const nlohmann::json::parse_error& e) {
+        errors.push_back({origin, "", std::string("invalid JSON: ") + e.what(), "a JSON document"});
+        return nlohmann::json(nlohmann::json::value_t::discarded);
+    }
 }
 
 ObjectReader::ObjectReader(const nlohmann::json& object, std::string path, Errors& errors)

@@ -20,8 +20,16 @@ namespace napkin::core {
 // Decimal suffixes k M B/G T P; binary Ki Mi Gi Ti. Returns nullopt for anything else.
 std::optional<double> parseQuantity(std::string_view text);
 
-// Short JSON rendering of a value for error messages.
+// Short JSON rendering of a value for error messages (bounded: never recurses deeply).
 std::string shortDump(const nlohmann::json& v);
+
+// Parses JSON text; documents nested deeper than kMaxJsonDepth are refused (recursive copies and
+// dumps would otherwise exhaust the stack). On failure adds an error naming origin and returns a
+// discarded value.
+constexpr int kMaxJsonDepth = 64;
+nlohmann::json parseJsonLimited(std::string_view text, const std::string& origin, Errors& errors);
+// The same without error reporting: a discarded value when invalid or too deep.
+nlohmann::json parseJsonLimited(std::string_view text);
 
 class ObjectReader {
 public:

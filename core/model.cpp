@@ -204,8 +204,9 @@ void readTransformerFields(ObjectReader& r, TransformerShape& s)
     // Defaults that follow from other fields when not given: MHA, d / heads.
     if (!kvGiven && s.kvHeads == 0)
         s.kvHeads = s.heads;
-    if (!hdGiven && s.heads > 0 && s.dModel % s.heads == 0 && (s.headDim == 0 || r.has("d_model") || r.has("heads")))
-        s.headDim = s.dModel / s.heads;
+    // head_dim follows d_model / heads unless given; 0 (an error in validateShape) when it does not divide.
+    if (!hdGiven && (s.headDim == 0 || r.has("d_model") || r.has("heads")))
+        s.headDim = (s.heads > 0 && s.dModel % s.heads == 0) ? s.dModel / s.heads : 0;
 }
 
 void validateShape(const TransformerShape& s, const std::string& path, Errors& errors)
@@ -238,22 +239,23 @@ namespace {
 
 // Reads an integer field of an HF config; missing -> error naming the file and the field.
 std::int64_t hfInt(const nlohmann::json& c, std::initializer_list<const char*> names, const std::string& origin,
-                   Errors& errors, bool required = true, std::int64_t fallback = 0)
+                   Errors& errors, bool required = true, std::int64_t fallback = 0, std::int64_t max = 1LL << 30)
 {
     for (const char* n : names) {
         const auto it = c.find(n);
         if (it == c.end() || it->is_null())
             continue;
-        if (!it->is_number_integer() && !(it->is_number() && it->get<double>() == std::floor(it->get<double>()))) {
-            errors.push_back({origin + "." + n, shortDump(*it), "must be an integer", "a positive integer"});
+        const std::string allowed = "an integer from 1 to " + std::to_string(max);
+        if (!it->is_number() || it->get<double>() != std::floor(it->get<double>())) {
+            errors.push_back({origin + "." + n, shortDump(*it), "must be an integer", allowed});
             return 0;
         }
-        const auto v = it->get<std::int64_t>();
-        if (v <= 0) {
-            errors.push_back({origin + "." + n, shortDump(*it), "must be positive", "a positive integer"});
+        const double d = it->get<double>();
+        if (d < 1 || d > double(max)) {
+            errors.push_back({origin + "." + n, shortDump(*it), "out of range", allowed});
             return 0;
         }
-        return v;
+        return static_cast<std::int64_t>(d);
     }
     if (required)
         errors.push_back({origin + "." + *names.begin(), "", "missing required field", "a positive integer"});
@@ -286,9 +288,9 @@ ModelSpec modelFromHfConfig(const nlohmann::json& c, const std::string& origin, 
     const std::size_t before = errors.size();
     if (type == "gpt2") {
         // transformers GPT2Config: n_embd, n_layer, n_head, n_inner (None = 4 n_embd), n_positions.
-        s.dModel = hfInt(c, {"n_embd", "hidden_size"}, origin, errors);
-        s.layers = hfInt(c, {"n_layer", "num_hidden_layers"}, origin, errors);
-        s.heads = hfInt(c, {"n_head", "num_attention_heads"}, origin, errors);
+        s.dModel = hfInt(c, {"n_embd", "hidden_size"}, origin, errors, true, 0, 1LL << 24);
+        s.layers = hfInt(c, {"n_layer", "num_hidden_layers"}, origin, errors, true, 0, 100000);
+        s.heads = hfInt(c, {"n_head", "num_attention_heads"}, origin, errors, true, 0, 65536);
         s.kvHeads = s.heads;
         s.ffn = hfInt(c, {"n_inner"}, origin, errors, false, 4 * s.dModel);
         s.vocab = hfInt(c, {"vocab_size"}, origin, errors);
@@ -301,9 +303,9 @@ ModelSpec modelFromHfConfig(const nlohmann::json& c, const std::string& origin, 
         s.dropout = true;
     } else if (type == "gpt_neox") {
         // GPTNeoXConfig: LayerNorm with bias, biased projections, rotary, untied embed_out.
-        s.dModel = hfInt(c, {"hidden_size"}, origin, errors);
-        s.layers = hfInt(c, {"num_hidden_layers"}, origin, errors);
-        s.heads = hfInt(c, {"num_attention_heads"}, origin, errors);
+        s.dModel = hfInt(c, {"hidden_size"}, origin, errors, true, 0, 1LL << 24);
+        s.layers = hfInt(c, {"num_hidden_layers"}, origin, errors, true, 0, 100000);
+        s.heads = hfInt(c, {"num_attention_heads"}, origin, errors, true, 0, 65536);
         s.kvHeads = s.heads;
         s.ffn = hfInt(c, {"intermediate_size"}, origin, errors);
         s.vocab = hfInt(c, {"vocab_size"}, origin, errors);
@@ -318,9 +320,9 @@ ModelSpec modelFromHfConfig(const nlohmann::json& c, const std::string& origin, 
         if (type == "mixtral")
             errors.push_back({origin + ".model_type", "\"mixtral\"", "mixture-of-experts models are not supported yet",
                               "llama, mistral, qwen2, olmo, olmo2, gpt2, gpt_neox"});
-        s.dModel = hfInt(c, {"hidden_size"}, origin, errors);
-        s.layers = hfInt(c, {"num_hidden_layers"}, origin, errors);
-        s.heads = hfInt(c, {"num_attention_heads"}, origin, errors);
+        s.dModel = hfInt(c, {"hidden_size"}, origin, errors, true, 0, 1LL << 24);
+        s.layers = hfInt(c, {"num_hidden_layers"}, origin, errors, true, 0, 100000);
+        s.heads = hfInt(c, {"num_attention_heads"}, origin, errors, true, 0, 65536);
         s.kvHeads = hfInt(c, {"num_key_value_heads"}, origin, errors, false, s.heads);
         s.ffn = hfInt(c, {"intermediate_size"}, origin, errors);
         s.vocab = hfInt(c, {"vocab_size"}, origin, errors);

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <type_traits>
 #include <sstream>
 
 namespace napkin::core {
@@ -93,7 +94,7 @@ void applySet(nlohmann::json& doc, std::string_view assignment, Errors& errors)
     }
     const std::string path(assignment.substr(0, eq));
     const std::string text(assignment.substr(eq + 1));
-    nlohmann::json value = nlohmann::json::parse(text, nullptr, false);
+    nlohmann::json value = parseJsonLimited(text);
     if (value.is_discarded())
         value = text;
     std::vector<std::string> parts;
@@ -167,6 +168,7 @@ void readModel(const nlohmann::json& node, const Catalog& catalog, Scenario& sc,
         return;
     }
     ModelSpec& m = sc.model;
+    bool loaded = true; // false when an hf_config could not be read: skip the shape checks
     if (r.has("params")) {
         if (auto p = r.number("params", 1e3, 1e15, true)) {
             m.kind = ModelKind::ParamsOnly;
@@ -221,6 +223,8 @@ void readModel(const nlohmann::json& node, const Catalog& catalog, Scenario& sc,
             }
         }
     } else {
+        const std::size_t before = errors.size();
+        loaded = false;
         const auto path = r.string("hf_config", true);
         if (path) {
             std::string full = *path;
@@ -231,11 +235,12 @@ void readModel(const nlohmann::json& node, const Catalog& catalog, Scenario& sc,
             if (!text) {
                 r.error("hf_config", shortDump(*path), why, "a readable Hugging Face config.json");
             } else {
-                const auto cfg = nlohmann::json::parse(*text, nullptr, false);
+                const auto cfg = parseJsonLimited(*text);
                 if (cfg.is_discarded())
                     r.error("hf_config", shortDump(*path), "is not valid JSON", "a Hugging Face config.json");
                 else
                     m = modelFromHfConfig(cfg, "model.hf_config(" + *path + ")", errors);
+                loaded = errors.size() == before;
                 m.id = "hf:" + *path;
             }
         }
@@ -247,10 +252,9 @@ void readModel(const nlohmann::json& node, const Catalog& catalog, Scenario& sc,
     r.finish();
     if (overridden) {
         m.name += " (modified)";
-        if (r.has("d_model") && !r.has("head_dim") && m.shape.heads > 0 && m.shape.dModel % m.shape.heads == 0)
-            m.shape.headDim = m.shape.dModel / m.shape.heads;
     }
-    validateShape(m.shape, "model", errors);
+    if (loaded)
+        validateShape(m.shape, "model", errors);
 }
 
 void readTraining(const nlohmann::json& node, Scenario& sc, Errors& errors)
@@ -293,27 +297,31 @@ void readPrecision(const nlohmann::json& node, const Catalog& catalog, Scenario&
         p.activations = plan->activations;
         p.compute = plan->compute;
     }
-    auto dtype = [&](const char* key, bool storage, bool allowNone) -> std::optional<std::optional<DType>> {
+    // Reads one bucket's dtype into target; "none" (master only) clears it. Returns false on error.
+    auto dtype = [&](const char* key, bool storage, bool allowNone, auto& target) {
         const auto s = r.string(key);
         if (!s)
-            return std::nullopt;
-        if (allowNone && *s == "none")
-            return std::optional<DType>{};
+            return;
+        if (allowNone && *s == "none") {
+            if constexpr (std::is_same_v<std::decay_t<decltype(target)>, std::optional<DType>>)
+                target.reset();
+            return;
+        }
         const auto t = parseDType(*s);
         if (!t || (storage && !info(*t).storable)) {
             r.error(key, shortDump(*s), t ? "tf32 is a compute mode only, not a storage format" : "unknown dtype",
                     std::string(storage ? "fp32, fp16, bf16, fp8_e4m3, fp8_e5m2, mxfp8, nvfp4, mxfp4" : dtypeList()) +
                         (allowNone ? ", none" : ""));
-            return std::nullopt;
+            return;
         }
-        return std::optional<DType>{*t};
+        target = *t;
     };
-    if (auto v = dtype("weights", true, false)) p.weights = **v;
-    if (auto v = dtype("gradients", true, false)) p.gradients = **v;
-    if (auto v = dtype("master", true, true)) p.master = *v;
-    if (auto v = dtype("optimizer", true, false)) p.optimizer = **v;
-    if (auto v = dtype("activations", true, false)) p.activations = **v;
-    if (auto v = dtype("compute", false, false)) p.compute = **v;
+    dtype("weights", true, false, p.weights);
+    dtype("gradients", true, false, p.gradients);
+    dtype("master", true, true, p.master);
+    dtype("optimizer", true, false, p.optimizer);
+    dtype("activations", true, false, p.activations);
+    dtype("compute", false, false, p.compute);
     r.finish();
 }
 
@@ -424,17 +432,14 @@ Scenario parseScenario(const nlohmann::json& doc, const Catalog& catalog, Errors
 
 std::optional<nlohmann::json> parseScenarioText(std::string_view text, const std::string& origin, Errors& errors)
 {
-    try {
-        auto user = nlohmann::json::parse(text.begin(), text.end());
-        if (!user.is_object()) {
-            errors.push_back({"", shortDump(user), origin + " must hold a JSON object", "{...}"});
-            return std::nullopt;
-        }
-        return mergeScenario(defaultScenarioJson(), user);
-    } catch (const nlohmann::json::parse_error& e) {
-        errors.push_back({"", "", origin + ": invalid JSON: " + e.what(), "a JSON document"});
+    auto user = parseJsonLimited(text, origin, errors);
+    if (user.is_discarded())
+        return std::nullopt;
+    if (!user.is_object()) {
+        errors.push_back({"", shortDump(user), origin + " must hold a JSON object", "{...}"});
         return std::nullopt;
     }
+    return mergeScenario(defaultScenarioJson(), user);
 }
 
 Scenario defaultScenario()

@@ -94,6 +94,8 @@ bool parseArgs(int argc, char** argv, Options& o, Errors& errors)
             o.dtype = value("--dtype");
         } else if (a == "--exact") {
             o.exact = true;
+        } else if ((a == "--help" || a == "-h" || a == "--version") && o.command.empty()) {
+            o.command = a == "-h" ? "--help" : a;
         } else if (a.size() > 1 && a[0] == '-' && !(a.size() > 1 && (std::isdigit(static_cast<unsigned char>(a[1])) != 0))) {
             errors.push_back({a, "", "unknown option", "--set, --format, -o, --m, --k, --n, --dtype, --exact, --help"});
         } else if (o.command.empty()) {
@@ -416,6 +418,8 @@ int run(int argc, char** argv, std::ostream& out, std::ostream& err)
             return InvalidInput;
         }
         if (o.command.empty() || o.command == "--help" || o.command == "help") {
+            if (o.command.empty())
+                err << "error: no command given (allowed: plan, fit, op, presets)\n";
             (o.command.empty() ? err : out) << kUsage;
             return o.command.empty() ? InvalidInput : Ok;
         }
@@ -427,7 +431,7 @@ int run(int argc, char** argv, std::ostream& out, std::ostream& err)
         if (o.command == "fit") return cmdFit(o, out, err);
         if (o.command == "op") return cmdOp(o, out, err);
         if (o.command == "presets") return cmdPresets(o, out, err);
-        err << "error: unknown command '" << o.command << "' (allowed: plan, fit, op, presets)\n" << kUsage;
+        err << "error: unknown command '" << o.command << "' (allowed: plan, fit, op, presets; see --help)\n";
         return InvalidInput;
     } catch (const std::exception& e) {
         err << "internal error: " << e.what() << "\n";

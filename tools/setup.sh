@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Napkin quick start, step 1: install what is missing (Debian 12 packages), build the release
+# preset, and print the plan of the built-in default scenario.
+#   tools/setup.sh            install, build, run
+#   tools/setup.sh --deps     install only
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(g++ cmake ninja-build pkgconf qt6-base-dev libqcustomplot-dev nlohmann-json3-dev
+          xvfb xauth poppler-utils)
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+    echo "napkin setup: installing ${missing[*]}" >&2
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+[ "${1:-}" = "--deps" ] && exit 0
+
+cmake --workflow --preset release >/dev/null
+exec build/release/app/cli/napkin-cli plan
