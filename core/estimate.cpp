@@ -66,18 +66,15 @@ Plan estimate(const Scenario& sc)
 
     // ---- Hardware --------------------------------------------------------------------------
     auto& hw = p.hardware;
-    hw.id = sc.gpu.id;
-    hw.name = sc.gpu.name;
+    const GpuSpec& gpu = *sc.gpu;
+    hw.gpu = sc.gpu;
     hw.computeDtype = info(pr.compute).id.data();
-    hw.peakFlops = sc.gpu.peak(info(pr.compute).peak);
-    hw.vectorFlops = sc.gpu.peak(PeakColumn::Fp32);
-    hw.bandwidth = sc.gpu.bandwidthBytesPerSecond;
+    hw.peakFlops = gpu.peak(info(pr.compute).peak);
+    hw.vectorFlops = gpu.peak(PeakColumn::Fp32);
+    hw.bandwidth = gpu.bandwidthBytesPerSecond;
     hw.ridge = hw.bandwidth > 0 ? hw.peakFlops / hw.bandwidth : 0;
-    hw.memoryBytes = sc.gpu.memoryBytes;
-    hw.tdpWatts = sc.gpu.tdpWatts;
-    hw.source = sc.gpu.origin + ": " + sc.gpu.sourceFlops;
-    hw.memorySource = sc.gpu.origin + ": " + sc.gpu.sourceMemory;
-    hw.tdpSource = sc.gpu.origin + ": " + sc.gpu.sourceTdp;
+    hw.memoryBytes = gpu.memoryBytes;
+    hw.tdpWatts = gpu.tdpWatts;
     derive(p, "hardware.peak_flops", "{C}", hw.peakFlops, "FLOP/s", kSourceGpu, {{"C", hw.peakFlops}});
     derive(p, "hardware.ridge", "{C} / {beta}", hw.ridge, "FLOP/byte",
            "CS336 lecture 2: accelerator intensity = peak FLOP/s / memory bandwidth",
@@ -204,7 +201,8 @@ Plan estimate(const Scenario& sc)
                    "(Korthikanti Table 2, full recompute)",
                    {{"L", L}, {"k", double(k)}, {"boundary", kept.total}, {"layer", work.total}, {"outside", outside}});
             // With unequal boundary and layer sizes the chain optimum moves to k* = sqrt(L · boundary / layer).
-            const double bestK = std::sqrt(L * kept.total / work.total);
+            const double bestK = std::clamp(std::sqrt(L * kept.total / work.total), 1.0, L);
+            m.checkpointBestK = bestK;
             derive(p, "memory.checkpoint_best_k", "sqrt({L} · {boundary} / {layer})", bestK, "layers",
                    "minimum of ceil(L/k) · boundary + k · layer (Chen et al. 2016 chain model)",
                    {{"L", L}, {"boundary", kept.total}, {"layer", work.total}});
@@ -244,18 +242,18 @@ Plan estimate(const Scenario& sc)
            {{"weights", m.weights}, {"gradients", m.gradients}, {"master", m.masterWeights},
             {"optimizer", m.optimizerStates}, {"activations", m.activations}, {"temporaries", m.temporaries},
             {"overhead", m.overhead}});
-    m.capacity = sc.gpu.memoryBytes;
+    m.capacity = gpu.memoryBytes;
     m.headroom = m.capacity - m.total;
     m.fits = m.total <= m.capacity;
     derive(p, "memory.headroom", "{capacity} - {total}", m.headroom, "bytes", kSourceGpuMemory,
            {{"capacity", m.capacity}, {"total", m.total}});
     if (!m.fits)
-        p.warnings.push_back({"does_not_fit", "needs " + gb(m.total) + " per GPU but the " + sc.gpu.name + " has " +
+        p.warnings.push_back({"does_not_fit", "needs " + gb(m.total) + " per GPU but the " + gpu.name + " has " +
                                                   gb(m.capacity) + ": short by " + gb(-m.headroom)});
 
     // ---- Compute -----------------------------------------------------------------------------
     const auto conv = effectiveConvention(sc);
-    c.convention = toString(conv);
+    c.convention = isMlp ? toString(FlopsConvention::SixPT) : toString(conv);
     double forwardRecompute = 0; // extra forward FLOPs per token from recomputation
     if (conv == FlopsConvention::SixPT || isMlp) {
         c.flopsPerToken = 6 * P;
@@ -326,7 +324,7 @@ Plan estimate(const Scenario& sc)
     derive(p, "cost.energy_kwh", "{gpu_hours} · {tdp} / 1000", p.cost.energyKwh, "kWh", kSourceGpuTdp,
            {{"gpu_hours", t.gpuHours}, {"tdp", hw.tdpWatts}});
     if (hw.tdpWatts <= 0)
-        p.warnings.push_back({"no_tdp", sc.gpu.name + " has no published TDP: energy is not estimated"});
+        p.warnings.push_back({"no_tdp", gpu.name + " has no published TDP: energy is not estimated"});
     if (c.steps < 1)
         p.warnings.push_back({"fewer_tokens_than_a_step",
                               "training.tokens is less than one global batch of tokens: the plan has under one step"});

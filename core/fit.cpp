@@ -11,7 +11,7 @@ FitResult fit(const Scenario& sc)
     FitResult r;
     const Plan base = estimate(sc);
     r.statesBytesPerParam = base.memory.statesBytesPerParam;
-    r.totalCapacity = double(sc.cluster.gpus) * sc.gpu.memoryBytes;
+    r.totalCapacity = double(sc.cluster.gpus) * sc.gpu->memoryBytes;
     r.statesOnlyMaxParams = r.statesBytesPerParam > 0 ? r.totalCapacity / r.statesBytesPerParam : 0;
 
     // Largest derived-shape model that fits with everything counted: memory grows with P, so
@@ -68,7 +68,7 @@ nlohmann::json fitToJson(const FitResult& r, const Scenario& sc)
         {"max_params", r.statesOnlyMaxParams},
         {"bytes_per_param", r.statesBytesPerParam},
         {"gpus", sc.cluster.gpus},
-        {"capacity_per_gpu", sc.gpu.memoryBytes},
+        {"capacity_per_gpu", sc.gpu->memoryBytes},
         {"formula", "gpus · capacity / bytes_per_param"},
         {"source", "CS336 lecture 2: model states only, ideal sharding, no activations or overhead"}};
     json shape = nullptr;

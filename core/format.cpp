@@ -81,11 +81,11 @@ std::string substitutedText(const Derivation& d) { return render(d, true); }
 std::string sourceText(const Derivation& d, const Plan& plan)
 {
     if (d.source == kSourceGpu)
-        return plan.hardware.source;
+        return plan.hardware.source();
     if (d.source == kSourceGpuMemory)
-        return plan.hardware.memorySource;
+        return plan.hardware.memorySource();
     if (d.source == kSourceGpuTdp)
-        return plan.hardware.tdpSource;
+        return plan.hardware.tdpSource();
     return d.source;
 }
 
@@ -121,6 +121,7 @@ nlohmann::json planToJson(const Plan& p)
                      {"allocator_reserve", m.overheadAllocator}}},
                    {"activations_per_layer", m.activationsPerLayer},
                    {"checkpoint_every", m.checkpointEvery},
+                   {"checkpoint_best_k", m.checkpointBestK},
                    {"states_bytes_per_param", m.statesBytesPerParam},
                    {"capacity", m.capacity},
                    {"headroom", m.headroom},
@@ -142,8 +143,8 @@ nlohmann::json planToJson(const Plan& p)
                  {"tokens_per_second", t.tokensPerSecond}};
     j["cost"] = {{"usd", p.cost.usd}, {"energy_kwh", p.cost.energyKwh}};
     const auto& h = p.hardware;
-    j["hardware"] = {{"id", h.id},
-                     {"name", h.name},
+    j["hardware"] = {{"id", h.id()},
+                     {"name", h.name()},
                      {"compute_dtype", h.computeDtype},
                      {"peak_flops", h.peakFlops},
                      {"vector_flops", h.vectorFlops},
@@ -151,8 +152,9 @@ nlohmann::json planToJson(const Plan& p)
                      {"ridge", h.ridge},
                      {"memory_bytes", h.memoryBytes},
                      {"tdp_watts", h.tdpWatts},
-                     {"source", h.source},
-                     {"memory_source", h.memorySource}};
+                     {"source", h.source()},
+                     {"memory_source", h.memorySource()},
+                     {"tdp_source", h.tdpSource()}};
     json ops = json::array();
     for (const auto& op : p.ops)
         ops.push_back({{"name", op.name},
@@ -189,7 +191,7 @@ std::string planToText(const Plan& p)
     const auto& m = p.memory;
     o << "Napkin plan: " << (p.scenarioName.empty() ? p.modelName : p.scenarioName) << "\n";
     o << "  model        " << p.modelName << ", " << formatNumber(p.params.total) << " parameters\n";
-    o << "  hardware     " << p.hardware.name << ": " << formatNumber(p.hardware.peakFlops / 1e12) << " TFLOP/s dense "
+    o << "  hardware     " << p.hardware.name() << ": " << formatNumber(p.hardware.peakFlops / 1e12) << " TFLOP/s dense "
       << p.hardware.computeDtype << ", " << formatNumber(p.hardware.bandwidth / 1e12) << " TB/s, ridge "
       << formatNumber(std::round(p.hardware.ridge * 100) / 100) << " FLOP/byte\n\n";
     o << "Memory per GPU\n";
@@ -236,7 +238,7 @@ std::string planToMarkdown(const Plan& p)
     std::ostringstream o;
     const auto& m = p.memory;
     o << "# Napkin plan: " << (p.scenarioName.empty() ? p.modelName : p.scenarioName) << "\n\n";
-    o << "Model: " << p.modelName << ", " << formatNumber(p.params.total) << " parameters. Hardware: " << p.hardware.name
+    o << "Model: " << p.modelName << ", " << formatNumber(p.params.total) << " parameters. Hardware: " << p.hardware.name()
       << " (" << formatNumber(p.hardware.peakFlops / 1e12) << " TFLOP/s dense " << p.hardware.computeDtype << ", "
       << formatNumber(p.hardware.bandwidth / 1e12) << " TB/s).\n\n";
     o << "## Memory per GPU\n\n| bucket | bytes | GB |\n|---|---:|---:|\n";

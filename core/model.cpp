@@ -25,6 +25,8 @@ const char* toString(BiasKind k)
     case BiasKind::None: return "none";
     case BiasKind::All: return "all";
     case BiasKind::Qkv: return "qkv";
+    case BiasKind::Attention: return "attention";
+    case BiasKind::Mlp: return "mlp";
     }
     return "";
 }
@@ -60,10 +62,13 @@ ParamCounts countTransformer(const TransformerShape& s)
     double layer = d * qd + 2 * d * kvd + qd * d;
     double matrices = 4, factored = (d + qd) + 2 * (d + kvd) + (qd + d);
     double vectors = 0;
-    if (s.biases == BiasKind::All)
-        vectors += qd + 2 * kvd + d;
-    else if (s.biases == BiasKind::Qkv)
+    const bool qkvBias = s.biases == BiasKind::All || s.biases == BiasKind::Qkv || s.biases == BiasKind::Attention;
+    const bool outBias = s.biases == BiasKind::All || s.biases == BiasKind::Attention;
+    const bool mlpBias = s.biases == BiasKind::All || s.biases == BiasKind::Mlp;
+    if (qkvBias)
         vectors += qd + 2 * kvd; // Qwen2: q/k/v biases only
+    if (outBias)
+        vectors += d;
     if (s.qkNorm)
         vectors += qd + kvd; // OLMo 2: RMSNorm weights over the q and k projections
     // MLP: GELU fc (d x f) + proj (f x d); SwiGLU gate, up (d x f) + down (f x d).
@@ -71,7 +76,7 @@ ParamCounts countTransformer(const TransformerShape& s)
     layer += mlpMatrices * d * f;
     matrices += mlpMatrices;
     factored += mlpMatrices * (d + f);
-    if (s.biases == BiasKind::All)
+    if (mlpBias)
         vectors += (mlpMatrices - 1) * f + d;
     // Transformer-XL relative positions (Chinchilla/Gopher): W_R (d x d) + two d-vectors per layer
     // (nanoGPT scaling_laws.ipynb chinchilla_params).
@@ -181,6 +186,7 @@ void readTransformerFields(ObjectReader& r, TransformerShape& s)
     constexpr std::int64_t big = 1LL << 24;
     if (auto v = r.integer("layers", 1, 100000)) s.layers = *v;
     if (auto v = r.integer("d_model", 1, big)) s.dModel = *v;
+    const std::int64_t oldHeads = s.heads;
     if (auto v = r.integer("heads", 1, 65536)) s.heads = *v;
     const bool kvGiven = r.has("kv_heads");
     if (auto v = r.integer("kv_heads", 1, 65536)) s.kvHeads = *v;
@@ -193,7 +199,8 @@ void readTransformerFields(ObjectReader& r, TransformerShape& s)
     if (auto v = r.choice<NormKind>("norm", {{"layernorm", NormKind::LayerNorm}, {"rmsnorm", NormKind::RmsNorm},
                                              {"nonparametric", NormKind::NonParametric}}))
         s.norm = *v;
-    if (auto v = r.choice<BiasKind>("biases", {{"none", BiasKind::None}, {"all", BiasKind::All}, {"qkv", BiasKind::Qkv}}))
+    if (auto v = r.choice<BiasKind>("biases", {{"none", BiasKind::None}, {"all", BiasKind::All}, {"qkv", BiasKind::Qkv},
+                                                  {"attention", BiasKind::Attention}, {"mlp", BiasKind::Mlp}}))
         s.biases = *v;
     if (auto v = r.choice<PositionKind>("positions", {{"learned", PositionKind::Learned}, {"rotary", PositionKind::Rotary},
                                                       {"relative", PositionKind::Relative}, {"none", PositionKind::None}}))
@@ -202,7 +209,8 @@ void readTransformerFields(ObjectReader& r, TransformerShape& s)
     if (auto v = r.boolean("dropout")) s.dropout = *v;
     if (auto v = r.boolean("qk_norm")) s.qkNorm = *v;
     // Defaults that follow from other fields when not given: MHA, d / heads.
-    if (!kvGiven && s.kvHeads == 0)
+    // An MHA model stays MHA when only its head count changes.
+    if (!kvGiven && (s.kvHeads == 0 || s.kvHeads == oldHeads))
         s.kvHeads = s.heads;
     // head_dim follows d_model / heads unless given; 0 (an error in validateShape) when it does not divide.
     if (!hdGiven && (s.headDim == 0 || r.has("d_model") || r.has("heads")))
@@ -313,7 +321,8 @@ ModelSpec modelFromHfConfig(const nlohmann::json& c, const std::string& origin, 
         s.ffnKind = FfnKind::Gelu;
         s.tiedEmbeddings = hfBool(c, "tie_word_embeddings", false);
         s.norm = NormKind::LayerNorm;
-        s.biases = hfBool(c, "attention_bias", true) ? BiasKind::All : BiasKind::None;
+        // GPTNeoX: attention_bias switches the attention projections' biases; the MLP's are always on.
+        s.biases = hfBool(c, "attention_bias", true) ? BiasKind::All : BiasKind::Mlp;
         s.positions = PositionKind::Rotary;
     } else if (type == "llama" || type == "mistral" || type == "mixtral" || type == "qwen2" || type == "olmo" ||
                type == "olmo2") {
@@ -333,7 +342,8 @@ ModelSpec modelFromHfConfig(const nlohmann::json& c, const std::string& origin, 
         if (type == "qwen2")
             s.biases = BiasKind::Qkv; // Qwen2Attention: q/k/v Linear(bias=True), o_proj bias=False
         else
-            s.biases = hfBool(c, "attention_bias", false) ? BiasKind::Qkv : BiasKind::None;
+            // LlamaConfig.attention_bias: biases on q, k, v and o projections.
+            s.biases = hfBool(c, "attention_bias", false) ? BiasKind::Attention : BiasKind::None;
         s.positions = PositionKind::Rotary;
         s.qkNorm = type == "olmo2"; // Olmo2Attention: q_norm, k_norm over the full projections
     } else {

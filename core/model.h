@@ -13,7 +13,9 @@ namespace napkin::core {
 enum class ModelKind { Transformer, Mlp, ParamsOnly };
 enum class FfnKind { Gelu, Swiglu };
 enum class NormKind { LayerNorm, RmsNorm, NonParametric };
-enum class BiasKind { None, All, Qkv };
+// Which linear layers carry biases: all (GPT-2/3), q/k/v only (Qwen2), q/k/v/o (Llama attention_bias),
+// MLP only (GPT-NeoX with attention_bias false).
+enum class BiasKind { None, All, Qkv, Attention, Mlp };
 enum class PositionKind { Learned, Rotary, Relative, None };
 
 // A decoder-only transformer. headDim need not equal dModel / heads (Gemma-style), kvHeads < heads

@@ -1,10 +1,12 @@
 #pragma once
 // What Napkin computes from a Scenario: the three budgets, each number with its derivation.
 
+#include "catalog.h"
 #include "model.h"
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -44,6 +46,7 @@ struct MemoryLedger {
     // Detail
     double activationsPerLayer = 0; // stored per layer at the current micro-batch (Korthikanti row)
     std::int64_t checkpointEvery = 0; // layers per checkpointed segment (full recompute)
+    double checkpointBestK = 0;       // continuous optimum sqrt(L · boundary / layer), full recompute only
     double overheadContext = 0, overheadWorkspace = 0, overheadComm = 0, overheadAllocator = 0;
     double statesBytesPerParam = 0; // unsharded weights+grads+master+optimizer per parameter
 };
@@ -77,8 +80,7 @@ struct CostBudget {
 };
 
 struct HardwareSummary {
-    std::string id;
-    std::string name;
+    std::shared_ptr<const GpuSpec> gpu; // id, name, sources
     const char* computeDtype = "";
     double peakFlops = 0;    // dense, compute dtype (tensor cores)
     double vectorFlops = 0;  // dense fp32 non-tensor rate (elementwise ops)
@@ -86,9 +88,12 @@ struct HardwareSummary {
     double ridge = 0;        // peakFlops / bandwidth
     double memoryBytes = 0;
     double tdpWatts = 0;
-    std::string source;      // "spec sheet: ..." or a calibration profile (peak FLOP/s)
-    std::string memorySource;
-    std::string tdpSource;
+
+    const std::string& id() const { return gpu->id; }
+    const std::string& name() const { return gpu->name; }
+    std::string source() const { return gpu->origin + ": " + gpu->sourceFlops; }
+    std::string memorySource() const { return gpu->origin + ": " + gpu->sourceMemory; }
+    std::string tdpSource() const { return gpu->origin + ": " + gpu->sourceTdp; }
 };
 
 enum class Pass { Forward, Backward };

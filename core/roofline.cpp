@@ -112,7 +112,7 @@ void appendLayerOps(std::vector<RooflineOp>& ops, const TransformerShape& m, dou
     if (flash) {
         // FlashAttention-2 backward: 5 matmuls against the forward's 2 (2.5x), recomputing P on chip;
         // reads Q, K, V, O, dO and writes dQ, dK, dV.
-        bwd("attention_flash.bwd", OpUnit::Tensor, {10 * scores * hd + 8 * scores, e * n * (5 * qd + 4 * kvd)}, L);
+        bwd("attention_flash.bwd", OpUnit::Tensor, {10 * scores * hd + 8 * scores, e * n * (4 * qd + 4 * kvd)}, L);
     } else {
         bwd("scores_v.bwd", OpUnit::Tensor, {4 * scores * hd, e * n * qd + e * n * kvd + 2 * e * scores + e * n * kvd}, L);
         bwd("softmax.bwd", OpUnit::Vector, {3 * scores, 3 * e * scores}, L);

@@ -246,8 +246,10 @@ void readModel(const nlohmann::json& node, const Catalog& catalog, Scenario& sc,
         }
     }
     // Architecture overrides on top of a preset or an HF config.
-    const bool overridden = r.has("layers") || r.has("d_model") || r.has("heads") || r.has("kv_heads") ||
-                            r.has("head_dim") || r.has("ffn") || r.has("vocab");
+    bool overridden = false;
+    for (const char* k : {"layers", "d_model", "heads", "kv_heads", "head_dim", "ffn", "ffn_kind", "vocab",
+                          "tied_embeddings", "norm", "biases", "positions", "max_positions", "dropout", "qk_norm"})
+        overridden = overridden || r.has(k);
     readTransformerFields(r, m.shape);
     r.finish();
     if (overridden) {
@@ -277,7 +279,7 @@ void readTraining(const nlohmann::json& node, Scenario& sc, Errors& errors)
     if (t.microBatch > 0 && t.globalBatch > 0 && t.globalBatch < t.microBatch)
         errors.push_back({"training.global_batch", std::to_string(t.globalBatch),
                           "is smaller than training.micro_batch " + std::to_string(t.microBatch),
-                          "at least micro_batch x data-parallel GPUs"});
+                          "at least training.micro_batch"});
 }
 
 void readPrecision(const nlohmann::json& node, const Catalog& catalog, Scenario& sc, Errors& errors)
@@ -332,7 +334,7 @@ void readCluster(const nlohmann::json& node, const Catalog& catalog, Scenario& s
     if (auto id = r.string("gpu", true)) {
         if (const auto* g = catalog.gpu(*id)) {
             c.gpuId = *id;
-            sc.gpu = *g;
+            sc.gpu = std::make_shared<const GpuSpec>(*g);
         } else {
             r.error("gpu", shortDump(*id), "unknown GPU", catalog.gpuIds());
         }
@@ -407,6 +409,10 @@ Scenario parseScenario(const nlohmann::json& doc, const Catalog& catalog, Errors
     top.finish();
 
     // Cross-field checks, once each field is known to be valid on its own.
+    if (sc.model.kind == ModelKind::Mlp && sc.training.checkpointEvery > sc.model.mlp.layers && sc.model.mlp.layers > 0)
+        errors.push_back({"training.checkpoint_every", std::to_string(sc.training.checkpointEvery),
+                          "exceeds the model's " + std::to_string(sc.model.mlp.layers) + " layers",
+                          "1 to " + std::to_string(sc.model.mlp.layers) + ", or \"auto\""});
     if (sc.model.kind != ModelKind::Mlp) {
         const auto& s = sc.model.shape;
         if (sc.training.checkpointEvery > s.layers && s.layers > 0)
@@ -418,13 +424,13 @@ Scenario parseScenario(const nlohmann::json& doc, const Catalog& catalog, Errors
                               "exceeds the learned position table of " + std::to_string(s.maxPositions),
                               "1 to " + std::to_string(s.maxPositions)});
     }
-    if (!sc.cluster.gpuId.empty() && sc.gpu.peak(info(sc.precision.compute).peak) <= 0) {
+    if (!sc.cluster.gpuId.empty() && sc.gpu->peak(info(sc.precision.compute).peak) <= 0) {
         std::string supported;
         for (const auto& i : {DType::Fp32, DType::Tf32, DType::Fp16, DType::Bf16, DType::Fp8E4m3, DType::Nvfp4})
-            if (sc.gpu.peak(info(i).peak) > 0)
+            if (sc.gpu->peak(info(i).peak) > 0)
                 supported += (supported.empty() ? "" : ", ") + std::string(info(i).id);
         errors.push_back({"precision.compute", std::string(info(sc.precision.compute).id),
-                          sc.gpu.name + " has no dense " + std::string(info(sc.precision.compute).id) + " rate",
+                          sc.gpu->name + " has no dense " + std::string(info(sc.precision.compute).id) + " rate",
                           supported});
     }
     return sc;

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -65,7 +66,8 @@ struct Scenario {
     PrecisionConfig precision;
     OptimizerKind optimizer = OptimizerKind::AdamW;
     ClusterConfig cluster;
-    GpuSpec gpu; // resolved cluster.gpu
+    // Resolved cluster.gpu, shared with every Plan made from this scenario (no string copies).
+    std::shared_ptr<const GpuSpec> gpu = std::make_shared<const GpuSpec>();
     ParallelConfig parallel;
     FlopsConvention flops = FlopsConvention::Auto;
     OverheadConfig overhead;

@@ -203,8 +203,8 @@ int cmdFit(const Options& o, std::ostream& out, std::ostream& err)
     const auto r = core::fit(*sc);
     if (o.format == "json")
         return emit(o, core::fitToJson(r, *sc).dump(1) + "\n", out, err);
-    std::string t = "Fit on " + std::to_string(sc->cluster.gpus) + " x " + sc->gpu.name + " (" +
-                    core::formatBytes(sc->gpu.memoryBytes) + " each)\n";
+    std::string t = "Fit on " + std::to_string(sc->cluster.gpus) + " x " + sc->gpu->name + " (" +
+                    core::formatBytes(sc->gpu->memoryBytes) + " each)\n";
     t += "  model states only, ideal sharding: " + core::formatNumber(r.statesOnlyMaxParams) + " parameters (" +
          core::formatNumber(r.statesBytesPerParam) + " bytes/param)\n";
     t += "  with activations and overhead:     " + core::formatNumber(r.withActivationsMaxParams) + " parameters (ZeRO " +
@@ -280,11 +280,11 @@ int cmdOp(const Options& o, std::ostream& out, std::ostream& err)
               {"time_s", op.timeSeconds},
               {"ridge", op.ceiling / plan.hardware.bandwidth},
               {"bandwidth", plan.hardware.bandwidth},
-              {"gpu", plan.hardware.name},
+              {"gpu", plan.hardware.name()},
               {"source", "CS336 lecture 2 op table; roofline t >= max(F/C, Q/beta)"}};
     if (o.format == "json")
         return emit(o, j.dump(1) + "\n", out, err);
-    std::string t = kind + " (" + std::string(core::info(*dt).id) + ") on " + plan.hardware.name + "\n";
+    std::string t = kind + " (" + std::string(core::info(*dt).id) + ") on " + plan.hardware.name() + "\n";
     t += "  FLOPs       " + core::formatNumber(op.flops) + "\n  bytes       " + core::formatNumber(op.bytes) +
          "\n  intensity   " + core::formatNumber(op.intensity) + " FLOP/byte (ridge " +
          core::formatNumber(op.ceiling / plan.hardware.bandwidth) + ")\n  bound       " + core::toString(op.bound) +

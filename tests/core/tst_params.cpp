@@ -96,6 +96,30 @@ private slots:
         QVERIFY2(errors.front().field.find(field.toStdString()) != std::string::npos, errors.front().field.c_str());
     }
 
+    void hfBiasFlags()
+    {
+        // LlamaConfig.attention_bias adds q, k, v and o biases: 32 · (3 · 4096 + 4096) = 524288.
+        auto cfg = readJson("hf/llama-2-7b.json");
+        cfg["attention_bias"] = true;
+        core::Errors errors;
+        QCOMPARE(core::countParams(core::modelFromHfConfig(cfg, "llama", errors)).total, 6738415616.0 + 524288.0);
+        // GPTNeoX without attention biases keeps its MLP biases: 162322944 - 12 · 4 · 768.
+        auto neox = readJson("hf/pythia-160m.json");
+        neox["attention_bias"] = false;
+        QCOMPARE(core::countParams(core::modelFromHfConfig(neox, "neox", errors)).total, 162322944.0 - 36864.0);
+        QVERIFY(errors.empty());
+    }
+
+    void headsOverrideKeepsMha()
+    {
+        // 64 heads of 64 instead of 32 of 128: same projection sizes, still MHA, same count.
+        const auto sc = napkin::test::scenario({R"(model={"preset": "llama-2-7b", "heads": 64})"});
+        QCOMPARE(sc.model.shape.kvHeads, std::int64_t(64));
+        QCOMPARE(sc.model.shape.headDim, std::int64_t(64));
+        QCOMPARE(core::countParams(sc.model).total, 6738415616.0);
+        QVERIFY(sc.model.name.find("(modified)") != std::string::npos);
+    }
+
     void toyModel()
     {
         core::ModelSpec m;
