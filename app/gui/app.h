@@ -1,0 +1,8 @@
+#pragma once
+// The napkin executable's behaviour: window, or --scenario FILE --screenshot OUT.png [--size WxH].
+
+namespace napkin::app {
+
+int runApp(int argc, char** argv);
+
+} // namespace napkin::app

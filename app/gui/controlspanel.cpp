@@ -1,0 +1,374 @@
+#include "controlspanel.h"
+
+#include "catalog.h"
+#include "plancontroller.h"
+#include "quantityslider.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QLabel>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+namespace napkin::app {
+
+namespace {
+
+QString qs(const std::string& s) { return QString::fromStdString(s); }
+
+// Value at a dotted path of the document, or null.
+const nlohmann::json* at(const nlohmann::json& doc, const QString& path)
+{
+    const nlohmann::json* node = &doc;
+    for (const auto& part : path.split(QLatin1Char('.'))) {
+        if (!node->is_object())
+            return nullptr;
+        const auto it = node->find(part.toStdString());
+        if (it == node->end())
+            return nullptr;
+        node = &*it;
+    }
+    return node;
+}
+
+QGroupBox* group(QVBoxLayout* parent, const QString& title)
+{
+    auto* box = new QGroupBox(title);
+    auto* v = new QVBoxLayout(box);
+    v->setSpacing(6);
+    parent->addWidget(box);
+    return box;
+}
+
+const QStringList kDtypes{QStringLiteral("fp32"), QStringLiteral("fp16"), QStringLiteral("bf16"),
+                          QStringLiteral("fp8_e4m3"), QStringLiteral("fp8_e5m2"), QStringLiteral("mxfp8"),
+                          QStringLiteral("nvfp4"), QStringLiteral("mxfp4")};
+
+} // namespace
+
+ControlsPanel::ControlsPanel(PlanController* controller, QWidget* parent)
+    : QWidget(parent), m_controller(controller)
+{
+    const auto& cat = core::builtinCatalog();
+    auto* root = new QVBoxLayout(this);
+    root->setContentsMargins(6, 6, 6, 6);
+
+    // ---- Model
+    auto* model = group(root, tr("Model"));
+    m_model = new QComboBox;
+    m_model->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_model->setMinimumContentsLength(12);
+    m_model->setToolTip(tr("A published architecture with its exact parameter count, or a bare parameter count"));
+    for (const auto& m : cat.models)
+        m_model->addItem(qs(m.name), qs(m.id));
+    m_model->addItem(tr("Parameter count only"), QStringLiteral("params"));
+    m_model->addItem(tr("Custom architecture"), QStringLiteral("custom"));
+    model->layout()->addWidget(m_model);
+    connect(m_model, &QComboBox::activated, this, [this] {
+        const QString id = m_model->currentData().toString();
+        if (id == QLatin1String("params"))
+            m_controller->set(QStringLiteral("model.params"), m_controller->plan().params.total);
+        else if (id != QLatin1String("custom"))
+            m_controller->set(QStringLiteral("model.preset"), id.toStdString());
+    });
+    m_params = addSlider(model, QStringLiteral("model.params"), tr("Parameters"), 1e7, 2e12, true, false, QString(),
+                         tr("Total parameters; a plausible shape is derived for activations and the roofline"));
+    m_shape = new QLabel;
+    m_shape->setWordWrap(true);
+    m_shape->setStyleSheet(QStringLiteral("color: palette(placeholder-text);"));
+    model->layout()->addWidget(m_shape);
+    m_import = new QPushButton(tr("Import config.json…"));
+    m_import->setToolTip(tr("Read the architecture from a config.json (or drop the file on the window)"));
+    connect(m_import, &QPushButton::clicked, this, &ControlsPanel::importRequested);
+    model->layout()->addWidget(m_import);
+    auto* arch = new QGroupBox(tr("Architecture"));
+    arch->setCheckable(true);
+    arch->setChecked(false);
+    auto* archBody = new QWidget;
+    auto* archLayout = new QVBoxLayout(archBody);
+    archLayout->setContentsMargins(0, 0, 0, 0);
+    (new QVBoxLayout(arch))->addWidget(archBody);
+    archBody->setVisible(false);
+    connect(arch, &QGroupBox::toggled, archBody, &QWidget::setVisible);
+    model->layout()->addWidget(arch);
+    struct ArchField { const char* key; QString label; double min, max; QString tip; };
+    const ArchField fields[] = {
+        {"layers", tr("Layers"), 1, 1000, tr("Transformer blocks")},
+        {"d_model", tr("Hidden size d_model"), 64, 65536, tr("Width of the residual stream")},
+        {"heads", tr("Attention heads"), 1, 512, tr("Query heads; must divide d_model unless head_dim is set")},
+        {"kv_heads", tr("KV heads"), 1, 512, tr("Key/value heads: fewer than heads is GQA, 1 is MQA")},
+        {"ffn", tr("FFN size"), 64, 262144, tr("Inner size of the MLP")},
+        {"vocab", tr("Vocabulary"), 256, 1048576, tr("Rows of the embedding and columns of the logits")},
+    };
+    for (const auto& f : fields) {
+        auto* s = addSlider(archBody, QStringLiteral("model.") + QLatin1String(f.key), f.label, f.min, f.max, true, true,
+                            QString(), f.tip);
+        disconnect(s, &QuantitySlider::valueEdited, nullptr, nullptr);
+        const QString key = QLatin1String(f.key);
+        connect(s, &QuantitySlider::valueEdited, this, [this, key](double v) { editArchitecture(key, v); });
+    }
+    addCombo(archBody, QStringLiteral("model.ffn_kind"), tr("MLP"), {QStringLiteral("swiglu"), QStringLiteral("gelu")},
+             {tr("SwiGLU (3 matrices)"), tr("GELU (2 matrices)")}, tr("Gated SwiGLU or a 2-matrix GELU MLP"));
+
+    // ---- Training
+    auto* training = group(root, tr("Training"));
+    addSlider(training, QStringLiteral("training.tokens"), tr("Training tokens"), 1e8, 1e14, true, false, tr("tokens"),
+              tr("Total tokens processed, repeats included (T in 6PT)"));
+    m_chinchilla = new QPushButton;
+    m_chinchilla->setFlat(true);
+    m_chinchilla->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    m_chinchilla->setToolTip(tr("Hoffmann et al. 2022: about 20 tokens per parameter is compute-optimal"));
+    connect(m_chinchilla, &QPushButton::clicked, this,
+            [this] { m_controller->set(QStringLiteral("training.tokens"), 20.0 * m_controller->plan().params.total); });
+    training->layout()->addWidget(m_chinchilla);
+    addSlider(training, QStringLiteral("training.seq_len"), tr("Sequence length"), 128, 1048576, true, true, tr("tokens"),
+              tr("Tokens per sequence; attention scores grow with its square"));
+    addSlider(training, QStringLiteral("training.micro_batch"), tr("Micro-batch"), 1, 4096, true, true, tr("sequences"),
+              tr("Sequences per GPU per forward/backward; activations follow it"));
+    addSlider(training, QStringLiteral("training.global_batch"), tr("Global batch"), 1, 1048576, true, true,
+              tr("sequences"), tr("Sequences per optimizer step = micro-batch × accumulation × GPUs"));
+    m_accumulation = new QLabel;
+    m_accumulation->setWordWrap(true);
+    training->layout()->addWidget(m_accumulation);
+    addCombo(training, QStringLiteral("training.recompute"), tr("Activation recomputation"),
+             {QStringLiteral("none"), QStringLiteral("selective"), QStringLiteral("full")},
+             {tr("None"), tr("Selective (attention core)"), tr("Full (checkpoint every k layers)")},
+             tr("Trade FLOPs for activation memory (Korthikanti et al. 2022)"));
+    auto* ck = new QWidget;
+    auto* ckForm = new QFormLayout(ck);
+    ckForm->setContentsMargins(0, 0, 0, 0);
+    m_checkpoint = new QSpinBox;
+    m_checkpoint->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
+    m_checkpoint->setRange(0, 100000);
+    m_checkpoint->setSpecialValueText(tr("auto (√L)"));
+    m_checkpoint->setToolTip(tr("Layers per checkpointed segment with full recompute: O(L/k + k) memory"));
+    ckForm->addRow(tr("Checkpoint every"), m_checkpoint);
+    training->layout()->addWidget(ck);
+    connect(m_checkpoint, &QSpinBox::valueChanged, this, [this](int v) {
+        if (!m_syncing)
+            m_controller->set(QStringLiteral("training.checkpoint_every"),
+                              v == 0 ? nlohmann::json("auto") : nlohmann::json(v));
+    });
+    m_flash = new QCheckBox(tr("FlashAttention"));
+    m_flash->setToolTip(tr("Fused attention keeps the s×s scores on chip: drops the 5as²b term"));
+    training->layout()->addWidget(m_flash);
+    connect(m_flash, &QCheckBox::toggled, this, [this](bool on) {
+        if (!m_syncing)
+            m_controller->set(QStringLiteral("training.flash_attention"), on);
+    });
+
+    // ---- Precision and optimizer
+    auto* precision = group(root, tr("Precision and optimizer"));
+    QStringList planIds, planNames;
+    for (const auto& p : cat.plans) {
+        planIds << qs(p.id);
+        planNames << qs(p.id);
+    }
+    addCombo(precision, QStringLiteral("precision.plan"), tr("Precision plan"), planIds, planNames,
+             tr("Named dtype plans: bf16-mixed is 12 B/param with Adam, with an fp32 master 16"));
+    auto* buckets = new QWidget;
+    auto* bl = new QVBoxLayout(buckets);
+    bl->setContentsMargins(0, 0, 0, 0);
+    precision->layout()->addWidget(buckets);
+    addCombo(buckets, QStringLiteral("precision.weights"), tr("Weights"), kDtypes, kDtypes, tr("Storage dtype of the parameters"));
+    addCombo(buckets, QStringLiteral("precision.gradients"), tr("Gradients"), kDtypes, kDtypes, tr("Storage dtype of the gradients"));
+    addCombo(buckets, QStringLiteral("precision.master"), tr("Master weights"), QStringList{QStringLiteral("none")} + kDtypes,
+             QStringList{tr("none")} + kDtypes, tr("A separate high-precision copy of the weights, or none"));
+    addCombo(buckets, QStringLiteral("precision.optimizer"), tr("Optimizer states"), kDtypes, kDtypes,
+             tr("Storage dtype of the optimizer's moment arrays"));
+    addCombo(buckets, QStringLiteral("precision.activations"), tr("Activations"), kDtypes, kDtypes,
+             tr("Storage dtype of saved activations and logits"));
+    const QStringList computes = QStringList{QStringLiteral("fp32"), QStringLiteral("tf32")} + kDtypes.mid(1);
+    addCombo(buckets, QStringLiteral("precision.compute"), tr("Matmul compute"), computes, computes,
+             tr("Which dense tensor-core rate the time estimate uses"));
+    addCombo(precision, QStringLiteral("optimizer.name"), tr("Optimizer"),
+             {QStringLiteral("adamw"), QStringLiteral("adam"), QStringLiteral("sgd"), QStringLiteral("momentum"),
+              QStringLiteral("adagrad"), QStringLiteral("rmsprop"), QStringLiteral("lion"), QStringLiteral("adafactor"),
+              QStringLiteral("muon")},
+             {tr("AdamW (2 states)"), tr("Adam (2 states)"), tr("SGD (none)"), tr("Momentum (1)"), tr("AdaGrad (1)"),
+              tr("RMSProp (1)"), tr("Lion (1)"), tr("Adafactor (factored)"), tr("Muon (1)")},
+             tr("Optimizer states per parameter: the optimizer lattice of CS336 lecture 2"));
+
+    // ---- Cluster
+    auto* cluster = group(root, tr("Cluster"));
+    QStringList gpuIds, gpuNames;
+    for (const auto& g : cat.gpus) {
+        gpuIds << qs(g.id);
+        gpuNames << qs(g.name);
+    }
+    addCombo(cluster, QStringLiteral("cluster.gpu"), tr("GPU"), gpuIds, gpuNames,
+             tr("Dense (not 2:4-sparse) peaks, bandwidth and capacity from the vendor's sheet"));
+    addSlider(cluster, QStringLiteral("cluster.gpus"), tr("GPUs"), 1, 100000, true, true, tr("GPUs"),
+              tr("Data-parallel GPUs; time halves when they double at fixed MFU"));
+    addCombo(cluster, QStringLiteral("parallel.zero"), tr("ZeRO stage"),
+             {QStringLiteral("0"), QStringLiteral("1"), QStringLiteral("2"), QStringLiteral("3")},
+             {tr("0: replicate"), tr("1: shard optimizer states"), tr("2: + gradients"), tr("3: + parameters")},
+             tr("Rajbhandari et al. 2019: which model states are sharded over the GPUs"));
+    auto* mfu = addSlider(cluster, QStringLiteral("cluster.mfu"), tr("MFU"), 0.01, 1.0, false, false, QString(),
+                          tr("Model FLOPs utilisation you expect: 0.5 is good (CS336)"));
+    mfu->setDecimals(2);
+    auto* price = addSlider(cluster, QStringLiteral("cluster.price_per_gpu_hour"), tr("Price"), 0, 20, false, false,
+                            tr("$/GPU-hour"), tr("What one GPU-hour costs you"));
+    price->setDecimals(2);
+    addCombo(cluster, QStringLiteral("flops.convention"), tr("FLOPs convention"),
+             {QStringLiteral("auto"), QStringLiteral("6PT"), QStringLiteral("palm"), QStringLiteral("megatron")},
+             {tr("auto"), tr("6PT (Kaplan; the lecture)"), tr("PaLM: 6N + 12LHQT"), tr("Megatron-LM eq. 3")},
+             tr("How model FLOPs per token are counted"));
+    root->addStretch(1);
+
+    connect(controller, &PlanController::documentChanged, this, &ControlsPanel::syncFromDocument);
+    connect(controller, &PlanController::planChanged, this, &ControlsPanel::updateDerivedLabels);
+    syncFromDocument();
+    updateDerivedLabels();
+}
+
+QuantitySlider* ControlsPanel::addSlider(QWidget* box, const QString& path, const QString& label, double min,
+                                         double max, bool log, bool integer, const QString& unit, const QString& tip)
+{
+    auto* s = new QuantitySlider(label, min, max, log ? QuantitySlider::Scale::Log : QuantitySlider::Scale::Linear);
+    s->setInteger(integer);
+    s->setUnit(unit);
+    s->setToolTip(tip);
+    box->layout()->addWidget(s);
+    m_sliders.insert(path, s);
+    connect(s, &QuantitySlider::valueEdited, this, [this, path, integer](double v) {
+        if (m_syncing)
+            return;
+        m_controller->set(path, integer ? nlohmann::json(std::int64_t(v)) : nlohmann::json(v));
+    });
+    return s;
+}
+
+QComboBox* ControlsPanel::addCombo(QWidget* box, const QString& path, const QString& label, const QStringList& ids,
+                                   const QStringList& names, const QString& tip)
+{
+    auto* row = new QWidget;
+    auto* form = new QFormLayout(row);
+    form->setContentsMargins(0, 0, 0, 0);
+    auto* c = new QComboBox;
+    // Long names (GPU models) must not widen the panel: elide to the field's width.
+    c->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    c->setMinimumContentsLength(12);
+    c->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
+    for (int i = 0; i < ids.size(); ++i)
+        c->addItem(names.value(i, ids[i]), ids[i]);
+    c->setToolTip(tip);
+    form->addRow(label, c);
+    box->layout()->addWidget(row);
+    m_combos.insert(path, c);
+    connect(c, &QComboBox::activated, this, [this, c, path] {
+        if (m_syncing)
+            return;
+        const QString id = c->currentData().toString();
+        bool isInt = false;
+        const int n = id.toInt(&isInt);
+        m_controller->set(path, isInt ? nlohmann::json(n) : nlohmann::json(id.toStdString()));
+    });
+    return c;
+}
+
+void ControlsPanel::editArchitecture(const QString& key, double value)
+{
+    if (m_syncing)
+        return;
+    const auto& model = m_controller->document().value("model", nlohmann::json::object());
+    if (model.contains("preset") || model.contains("hf_config") || model.contains("kind")) {
+        m_controller->set(QStringLiteral("model.") + key, std::int64_t(value));
+        return;
+    }
+    // A bare parameter count becomes a custom architecture from its derived shape.
+    const auto& s = m_controller->scenario().model.shape;
+    nlohmann::json arch = {{"kind", "transformer"}, {"layers", s.layers}, {"d_model", s.dModel}, {"heads", s.heads},
+                           {"kv_heads", s.kvHeads}, {"ffn", s.ffn}, {"ffn_kind", core::toString(s.ffnKind)},
+                           {"vocab", s.vocab}, {"tied_embeddings", s.tiedEmbeddings}};
+    arch[key.toStdString()] = std::int64_t(value);
+    nlohmann::json doc = m_controller->document();
+    doc["model"] = arch;
+    m_controller->setDocument(doc, tr("Change model.%1").arg(key));
+}
+
+void ControlsPanel::syncFromDocument()
+{
+    m_syncing = true;
+    const auto& doc = m_controller->document();
+    for (auto it = m_sliders.cbegin(); it != m_sliders.cend(); ++it) {
+        const auto* v = at(doc, it.key());
+        if (v && v->is_number())
+            it.value()->setValue(v->get<double>());
+    }
+    for (auto it = m_combos.cbegin(); it != m_combos.cend(); ++it) {
+        const auto* v = at(doc, it.key());
+        QString id;
+        if (v && v->is_string())
+            id = qs(v->get<std::string>());
+        else if (v && v->is_number_integer())
+            id = QString::number(v->get<int>());
+        else if (it.key().startsWith(QLatin1String("precision.")) && it.key() != QLatin1String("precision.plan")) {
+            // Not overridden: show what the plan says.
+            const auto& p = m_controller->scenario().precision;
+            const QString bucket = it.key().mid(10);
+            auto name = [](core::DType t) { return QString::fromLatin1(core::info(t).id.data(), qsizetype(core::info(t).id.size())); };
+            id = bucket == QLatin1String("weights")       ? name(p.weights)
+               : bucket == QLatin1String("gradients")     ? name(p.gradients)
+               : bucket == QLatin1String("master")        ? (p.master ? name(*p.master) : QStringLiteral("none"))
+               : bucket == QLatin1String("optimizer")     ? name(p.optimizer)
+               : bucket == QLatin1String("activations")   ? name(p.activations)
+                                                          : name(p.compute);
+        }
+        const int index = it.value()->findData(id);
+        if (index >= 0)
+            it.value()->setCurrentIndex(index);
+    }
+    const auto model = doc.value("model", nlohmann::json::object());
+    QString modelId = QStringLiteral("custom");
+    if (model.contains("preset") && model["preset"].is_string())
+        modelId = qs(model["preset"].get<std::string>());
+    else if (model.contains("params"))
+        modelId = QStringLiteral("params");
+    const int mi = m_model->findData(modelId);
+    m_model->setCurrentIndex(mi >= 0 ? mi : m_model->findData(QStringLiteral("custom")));
+    const auto* ck = at(doc, QStringLiteral("training.checkpoint_every"));
+    m_checkpoint->setValue(ck && ck->is_number_integer() ? ck->get<int>() : 0);
+    const auto* fa = at(doc, QStringLiteral("training.flash_attention"));
+    m_flash->setChecked(!fa || !fa->is_boolean() || fa->get<bool>());
+    m_syncing = false;
+}
+
+void ControlsPanel::updateDerivedLabels()
+{
+    m_syncing = true;
+    const auto& plan = m_controller->plan();
+    const auto& sc = m_controller->scenario();
+    m_params->setValue(plan.params.total);
+    const auto& s = sc.model.shape;
+    if (sc.model.kind == core::ModelKind::Mlp)
+        m_shape->setText(tr("Deep linear model: %1 layers of width %2").arg(sc.model.mlp.layers).arg(sc.model.mlp.width));
+    else
+        m_shape->setText(tr("%1%2 layers, d %3, %4 heads (%5 KV) of %6, %7 ffn %8, vocab %9")
+                             .arg(plan.params.derivedShape ? tr("Derived shape: ") : QString())
+                             .arg(s.layers).arg(s.dModel).arg(s.heads).arg(s.kvHeads).arg(s.headDim)
+                             .arg(QLatin1String(core::toString(s.ffnKind))).arg(s.ffn).arg(s.vocab));
+    const QHash<QString, double> arch{{QStringLiteral("model.layers"), double(s.layers)},
+                                      {QStringLiteral("model.d_model"), double(s.dModel)},
+                                      {QStringLiteral("model.heads"), double(s.heads)},
+                                      {QStringLiteral("model.kv_heads"), double(s.kvHeads)},
+                                      {QStringLiteral("model.ffn"), double(s.ffn)},
+                                      {QStringLiteral("model.vocab"), double(s.vocab)}};
+    for (auto it = arch.cbegin(); it != arch.cend(); ++it)
+        if (auto* sl = m_sliders.value(it.key()))
+            sl->setValue(it.value());
+    if (auto* c = m_combos.value(QStringLiteral("model.ffn_kind")))
+        c->setCurrentIndex(c->findData(QLatin1String(core::toString(s.ffnKind))));
+    m_accumulation->setText(tr("%1 accumulation steps × micro-batch %2 × %3 GPUs = %4 sequences")
+                                .arg(plan.compute.accumulationSteps)
+                                .arg(sc.training.microBatch)
+                                .arg(plan.compute.dataParallel)
+                                .arg(plan.compute.effectiveGlobalBatch));
+    m_chinchilla->setText(tr("Chinchilla: 20 tokens/param = %1").arg(formatCount(20.0 * plan.params.total)));
+    m_syncing = false;
+}
+
+} // namespace napkin::app

@@ -1,0 +1,48 @@
+#include "derivationpanel.h"
+
+#include "format.h"
+#include "plancontroller.h"
+
+#include <QTextBrowser>
+#include <QVBoxLayout>
+
+namespace napkin::app {
+
+DerivationPanel::DerivationPanel(PlanController* controller, QWidget* parent)
+    : QWidget(parent), m_controller(controller), m_text(new QTextBrowser(this))
+{
+    auto* v = new QVBoxLayout(this);
+    v->setContentsMargins(0, 0, 0, 0);
+    v->addWidget(m_text);
+    m_text->setOpenLinks(false);
+    connect(controller, &PlanController::planChanged, this, &DerivationPanel::updateText);
+    connect(controller, &PlanController::derivationRequested, this, &DerivationPanel::updateText);
+    connect(controller, &PlanController::errorsChanged, this, &DerivationPanel::updateText);
+    updateText();
+}
+
+QString DerivationPanel::html() const { return m_text->toHtml(); }
+
+void DerivationPanel::updateText()
+{
+    const auto& plan = m_controller->plan();
+    const std::string q = m_controller->selectedQuantity().toStdString();
+    QString html;
+    for (const auto& d : plan.derivations) {
+        if (q != d.quantity)
+            continue;
+        html = QStringLiteral("<p><b>%1</b></p><p style='font-size:large'><code>%1 = %2</code></p>"
+                              "<p><code>= %3</code></p><p><code>= %4 %5</code></p><p><i>Source:</i> %6</p>")
+                   .arg(QString::fromLatin1(d.quantity), QString::fromStdString(core::formulaText(d)).toHtmlEscaped(),
+                        QString::fromStdString(core::substitutedText(d)).toHtmlEscaped(),
+                        QString::fromStdString(core::formatNumber(d.value)), QString::fromLatin1(d.unit),
+                        QString::fromStdString(core::sourceText(d, plan)).toHtmlEscaped());
+    }
+    if (html.isEmpty())
+        html = tr("<p>Click a number to see its formula, the values substituted and its source.</p>");
+    if (m_controller->hasErrors())
+        html.prepend(tr("<p style='color:#d32f2f'>The inputs have errors: the numbers shown are the last valid plan.</p>"));
+    m_text->setHtml(html);
+}
+
+} // namespace napkin::app

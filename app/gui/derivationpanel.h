@@ -1,0 +1,24 @@
+#pragma once
+// The derivation of the selected number: formula, values substituted, result and source.
+
+#include <QWidget>
+
+class QTextBrowser;
+
+namespace napkin::app {
+
+class PlanController;
+
+class DerivationPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit DerivationPanel(PlanController* controller, QWidget* parent = nullptr);
+    QString html() const;
+    void updateText();
+
+private:
+    PlanController* m_controller;
+    QTextBrowser* m_text;
+};
+
+} // namespace napkin::app

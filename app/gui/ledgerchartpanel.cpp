@@ -1,0 +1,261 @@
+#include "ledgerchartpanel.h"
+
+#include "chartstyle.h"
+#include "plancontroller.h"
+
+#include <QEvent>
+#include <QFontMetrics>
+#include <QMouseEvent>
+#include <QToolTip>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+
+namespace napkin::app {
+
+namespace {
+
+// The bar lies on key 0 of the (vertical) key axis; the free bands above and below it hold the
+// capacity and headroom labels, so they never cover a segment.
+constexpr double BarWidth = 0.5;
+constexpr double KeyRange = 0.85;
+
+const char* const BucketNames[LedgerChartPanel::BucketCount] = {
+    QT_TRANSLATE_NOOP("napkin::app::LedgerChartPanel", "weights"),
+    QT_TRANSLATE_NOOP("napkin::app::LedgerChartPanel", "gradients"),
+    QT_TRANSLATE_NOOP("napkin::app::LedgerChartPanel", "master weights"),
+    QT_TRANSLATE_NOOP("napkin::app::LedgerChartPanel", "optimizer states"),
+    QT_TRANSLATE_NOOP("napkin::app::LedgerChartPanel", "activations"),
+    QT_TRANSLATE_NOOP("napkin::app::LedgerChartPanel", "temporaries"),
+    QT_TRANSLATE_NOOP("napkin::app::LedgerChartPanel", "overhead"),
+};
+
+// Okabe & Ito's colour-blind-safe qualitative palette (Okabe & Ito 2008, "Color Universal Design"),
+// with grey for overhead. Dark mode uses lighter shades of the same hues so that the deep blue and
+// green still stand out from a dark background.
+QColor bucketColor(int i, bool dark)
+{
+    static const QRgb light[LedgerChartPanel::BucketCount] = {0x0072B2, 0xE69F00, 0x56B4E9, 0xCC79A7,
+                                                             0x009E73, 0xF0E442, 0x8C8C8C};
+    static const QRgb darkShades[LedgerChartPanel::BucketCount] = {0x4A9FE0, 0xF0B030, 0x86CCF2, 0xDE97C0,
+                                                                  0x2DBE8F, 0xF0E442, 0xA6A6A6};
+    return QColor(dark ? darkShades[i] : light[i]);
+}
+
+bool usable(double v) { return std::isfinite(v) && v >= 0; }
+
+} // namespace
+
+LedgerChartPanel::LedgerChartPanel(PlanController* controller, QWidget* parent)
+    : QWidget(parent)
+    , m_controller(controller)
+    , m_plot(new QCustomPlot(this))
+    , m_values(BucketCount, 0.0)
+{
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_plot);
+    m_plot->setMinimumHeight(160);
+
+    // Horizontal bars: the key axis is the vertical one.
+    for (int i = 0; i < BucketCount; ++i) {
+        auto* bars = new QCPBars(m_plot->yAxis, m_plot->xAxis);
+        bars->setName(tr(BucketNames[i]));
+        bars->setWidth(BarWidth);
+        bars->setAntialiased(false);
+        if (i > 0)
+            bars->moveAbove(m_bars[std::size_t(i - 1)]);
+        m_bars[std::size_t(i)] = bars;
+
+        auto* label = new QCPItemText(m_plot);
+        label->setClipToAxisRect(true);
+        label->position->setAxes(m_plot->xAxis, m_plot->yAxis);
+        label->setPositionAlignment(Qt::AlignCenter);
+        m_segmentLabels[std::size_t(i)] = label;
+    }
+
+    m_capacityLine = new QCPItemStraightLine(m_plot);
+    m_capacityLabel = new QCPItemText(m_plot);
+    m_headroomLabel = new QCPItemText(m_plot);
+    for (QCPItemText* label : {m_capacityLabel, m_headroomLabel}) {
+        // x follows the capacity in plot coordinates, y sticks to the top or bottom of the axis rect.
+        label->position->setAxes(m_plot->xAxis, m_plot->yAxis);
+        label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+        label->setClipToAxisRect(false);
+        label->setPadding(QMargins(6, 3, 6, 3));
+    }
+    QFont bold = m_headroomLabel->font();
+    bold.setBold(true);
+    m_headroomLabel->setFont(bold);
+
+    m_plot->yAxis->setRange(-KeyRange, KeyRange);
+    m_plot->yAxis->setTickLength(0, 0);
+    m_plot->yAxis->setSubTicks(false);
+    m_plot->yAxis->grid()->setVisible(false);
+    m_plot->yAxis->setTicker(QSharedPointer<QCPAxisTickerText>::create());
+    m_plot->xAxis->setRangeLower(0);
+
+    // The legend goes in its own row under the chart: inside the axis rect it would cover the bar.
+    m_plot->legend->setVisible(true);
+    auto* legendRow = new QCPLayoutGrid;
+    m_plot->plotLayout()->addElement(1, 0, legendRow);
+    legendRow->setMargins(QMargins(6, 0, 6, 6));
+    legendRow->addElement(0, 0, m_plot->legend);
+    m_plot->legend->setFillOrder(QCPLegend::foColumnsFirst);
+    m_plot->legend->setWrap(4);
+    m_plot->plotLayout()->setRowStretchFactor(1, 0.001);
+
+    m_plot->setMouseTracking(true);
+    connect(m_plot, &QCustomPlot::mouseMove, this, &LedgerChartPanel::showToolTip);
+    connect(m_plot, &QCustomPlot::afterLayout, this, &LedgerChartPanel::updateSegmentLabels);
+    connect(controller, &PlanController::planChanged, this, &LedgerChartPanel::updateGraphs);
+    connect(controller, &PlanController::unitsChanged, this, &LedgerChartPanel::updateGraphs);
+
+    updateColors();
+    updateGraphs();
+}
+
+LedgerChartPanel::~LedgerChartPanel() = default;
+
+double LedgerChartPanel::unitBytes() const
+{
+    return m_controller->units() == PlanController::Units::GiB ? 1024.0 * 1024.0 * 1024.0 : 1e9;
+}
+
+void LedgerChartPanel::updateGraphs()
+{
+    const core::MemoryLedger& m = m_controller->plan().memory;
+    const double buckets[BucketCount] = {m.weights,     m.gradients,   m.masterWeights, m.optimizerStates,
+                                         m.activations, m.temporaries, m.overhead};
+    const double unit = unitBytes();
+    const bool gib = m_controller->units() == PlanController::Units::GiB;
+
+    double total = 0;
+    for (int i = 0; i < BucketCount; ++i) {
+        // A missing or nonsensical bucket is drawn as nothing rather than as a NaN-wide bar.
+        const double bytes = usable(buckets[i]) ? buckets[i] : 0.0;
+        m_values[i] = bytes;
+        m_bars[std::size_t(i)]->setData(QVector<double>{0.0}, QVector<double>{bytes / unit}, true);
+        m_segmentLabels[std::size_t(i)]->position->setCoords((total + bytes / 2) / unit, 0);
+        total += bytes;
+    }
+
+    const double capacity = usable(m.capacity) ? m.capacity : 0.0;
+    const auto& hw = m_controller->plan().hardware;
+    const QString gpuName = hw.gpu ? QString::fromStdString(hw.name()) : tr("GPU");
+    m_fits = capacity > 0 && total <= capacity;
+
+    const double upper = std::max(total, capacity) * 1.1;
+    m_plot->xAxis->setRange(0, upper > 0 ? upper / unit : 1.0);
+    m_plot->xAxis->setLabel(gib ? tr("Memory per GPU (GiB)") : tr("Memory per GPU (GB)"));
+
+    auto* ticker = static_cast<QCPAxisTickerText*>(m_plot->yAxis->ticker().data());
+    ticker->clear();
+    ticker->addTick(0, tr("total\n%1").arg(m_controller->formatBytes(total)));
+
+    const bool hasCapacity = capacity > 0;
+    m_capacityLine->setVisible(hasCapacity);
+    m_capacityLabel->setVisible(hasCapacity);
+    m_headroomLabel->setVisible(hasCapacity);
+    if (hasCapacity) {
+        const double x = capacity / unit;
+        m_capacityLine->point1->setCoords(x, -1);
+        m_capacityLine->point2->setCoords(x, 1);
+        // Labels sit on the inner side of the line, so they stay in view when the line is near an edge.
+        const Qt::Alignment side = capacity >= 0.45 * upper ? Qt::AlignRight : Qt::AlignLeft;
+        m_capacityLabel->position->setCoords(x, 0);
+        m_capacityLabel->setPositionAlignment(side | Qt::AlignTop);
+        m_capacityLabel->setText(tr("%1: %2").arg(gpuName, m_controller->formatBytes(capacity)));
+        m_headroomLabel->position->setCoords(x, 1);
+        m_headroomLabel->setPositionAlignment(side | Qt::AlignBottom);
+        m_headroomLabel->setText(m_fits ? tr("headroom %1").arg(m_controller->formatBytes(capacity - total))
+                                        : tr("short by %1").arg(m_controller->formatBytes(total - capacity)));
+    }
+
+    updateColors();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void LedgerChartPanel::updateColors()
+{
+    const QPalette pal = palette();
+    chartstyle::applyPalette(m_plot, pal);
+    const bool dark = chartstyle::isDark(pal);
+    const QColor bg = pal.color(QPalette::Base);
+    for (int i = 0; i < BucketCount; ++i) {
+        const QColor c = bucketColor(i, dark);
+        // A background-coloured outline keeps neighbouring segments apart.
+        m_bars[std::size_t(i)]->setPen(QPen(bg, 1));
+        m_bars[std::size_t(i)]->setBrush(c);
+        m_segmentLabels[std::size_t(i)]->setColor(chartstyle::textOn(c));
+    }
+    const QColor fg = pal.color(QPalette::Text);
+    m_capacityLine->setPen(QPen(fg, 2));
+    m_capacityLabel->setColor(fg);
+    m_headroomLabel->setColor(m_fits ? chartstyle::good(pal) : chartstyle::bad(pal));
+}
+
+void LedgerChartPanel::updateSegmentLabels()
+{
+    // Runs after each layout pass: only now are the segments' pixel widths known. A label is shown
+    // where it fits inside its segment, in full ("13.48 GB") or as the bare number.
+    const double unit = unitBytes();
+    const double barPixels = std::abs(m_plot->yAxis->coordToPixel(BarWidth / 2) - m_plot->yAxis->coordToPixel(-BarWidth / 2));
+    double start = 0;
+    for (int i = 0; i < BucketCount; ++i) {
+        QCPItemText* label = m_segmentLabels[std::size_t(i)];
+        const double bytes = m_values[i];
+        const double pixels = m_plot->xAxis->coordToPixel((start + bytes) / unit) - m_plot->xAxis->coordToPixel(start / unit);
+        start += bytes;
+        const QFontMetrics fm(label->font());
+        const QString full = m_controller->formatBytes(bytes);
+        const QString bare = QString::number(bytes / unit, 'f', bytes / unit < 10 ? 1 : 0);
+        label->setVisible(false);
+        if (bytes <= 0 || barPixels < fm.height() + 2)
+            continue;
+        for (const QString& text : {full, bare}) {
+            if (fm.horizontalAdvance(text) + 8 <= pixels) {
+                label->setText(text);
+                label->setVisible(true);
+                break;
+            }
+        }
+    }
+}
+
+void LedgerChartPanel::showToolTip(QMouseEvent* event)
+{
+    const QPointF pos = event->position();
+    const double key = m_plot->yAxis->pixelToCoord(pos.y());
+    const double value = m_plot->xAxis->pixelToCoord(pos.x()) * unitBytes();
+    double total = 0;
+    for (double v : std::as_const(m_values))
+        total += v;
+    if (std::abs(key) <= BarWidth / 2 && value >= 0 && total > 0) {
+        double start = 0;
+        for (int i = 0; i < BucketCount; ++i) {
+            if (m_values[i] > 0 && value < start + m_values[i]) {
+                QToolTip::showText(event->globalPosition().toPoint(),
+                                   tr("<b>%1</b><br>%2 (%3% of the total)")
+                                       .arg(tr(BucketNames[i]), m_controller->formatBytes(m_values[i]),
+                                            QString::number(100.0 * m_values[i] / total, 'f', 1)),
+                                   m_plot);
+                return;
+            }
+            start += m_values[i];
+        }
+    }
+    QToolTip::hideText();
+}
+
+void LedgerChartPanel::changeEvent(QEvent* event)
+{
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange) {
+        updateColors();
+        m_plot->replot(QCustomPlot::rpQueuedReplot);
+    }
+}
+
+} // namespace napkin::app

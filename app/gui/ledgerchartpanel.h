@@ -1,0 +1,55 @@
+#pragma once
+// The per-GPU memory ledger as one horizontal stacked bar against the GPU's capacity.
+
+#include <QVector>
+#include <QWidget>
+
+#include <array>
+
+class QCustomPlot;
+class QCPBars;
+class QCPItemStraightLine;
+class QCPItemText;
+class QMouseEvent;
+
+namespace napkin::app {
+
+class PlanController;
+
+class LedgerChartPanel : public QWidget {
+    Q_OBJECT
+public:
+    static constexpr int BucketCount = 7;
+
+    explicit LedgerChartPanel(PlanController* controller, QWidget* parent = nullptr);
+    ~LedgerChartPanel() override;
+
+    // Rebuilds the chart from the controller's current plan and units.
+    void updateGraphs();
+    QCustomPlot* plot() const { return m_plot; }
+
+    // For tests: the plotted bucket sizes in bytes, in the order weights, gradients, master
+    // weights, optimizer states, activations, temporaries, overhead.
+    QVector<double> bucketValues() const { return m_values; }
+
+protected:
+    void changeEvent(QEvent* event) override;
+
+private:
+    void updateColors();
+    void updateSegmentLabels();
+    void showToolTip(QMouseEvent* event);
+    double unitBytes() const;
+
+    PlanController* m_controller = nullptr;
+    QCustomPlot* m_plot = nullptr;
+    std::array<QCPBars*, BucketCount> m_bars{};
+    std::array<QCPItemText*, BucketCount> m_segmentLabels{};
+    QCPItemStraightLine* m_capacityLine = nullptr;
+    QCPItemText* m_capacityLabel = nullptr;
+    QCPItemText* m_headroomLabel = nullptr;
+    QVector<double> m_values; // bytes
+    bool m_fits = true;
+};
+
+} // namespace napkin::app

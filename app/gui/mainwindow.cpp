@@ -1,0 +1,400 @@
+#include "mainwindow.h"
+
+#include "controlspanel.h"
+#include "jsonreader.h"
+#include "derivationpanel.h"
+#include "ledgerchartpanel.h"
+#include "ledgermodel.h"
+#include "plancontroller.h"
+#include "rooflinepanel.h"
+#include "summarypanel.h"
+#include "warningspanel.h"
+
+#include <QActionGroup>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QGroupBox>
+#include <QHeaderView>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QScrollArea>
+#include <QSettings>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QStyleFactory>
+#include <QTableView>
+#include <QUndoStack>
+#include <QVBoxLayout>
+
+namespace napkin::app {
+
+namespace {
+QGroupBox* framed(const QString& title, QWidget* content)
+{
+    auto* box = new QGroupBox(title);
+    auto* v = new QVBoxLayout(box);
+    v->setContentsMargins(4, 4, 4, 4);
+    v->addWidget(content);
+    return box;
+}
+const QString kFilter = QObject::tr("Napkin scenarios (*.napkin.json *.json);;All files (*)");
+} // namespace
+
+MainWindow::MainWindow(PlanController* controller, QWidget* parent)
+    : QMainWindow(parent), m_controller(controller), m_controls(new ControlsPanel(controller)),
+      m_ledgerModel(new LedgerModel(controller, this)), m_ledgerTable(new QTableView),
+      m_ledgerChart(new LedgerChartPanel(controller)), m_roofline(new RooflinePanel(controller)),
+      m_summary(new SummaryPanel(controller)), m_derivation(new DerivationPanel(controller)),
+      m_warnings(new WarningsPanel(controller))
+{
+    setAcceptDrops(true);
+    m_baseFontPoints = QApplication::font().pointSize() > 0 ? QApplication::font().pointSize() : 10;
+
+    auto* scroll = new QScrollArea;
+    scroll->setWidget(m_controls);
+    scroll->setWidgetResizable(true);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    scroll->setMinimumWidth(360);
+
+    m_ledgerTable->setModel(m_ledgerModel);
+    m_ledgerTable->verticalHeader()->hide();
+    m_ledgerTable->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_ledgerTable->horizontalHeader()->setStretchLastSection(true);
+    m_ledgerTable->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_ledgerTable->setAlternatingRowColors(true);
+    m_ledgerTable->setWordWrap(false);
+    connect(m_ledgerTable, &QTableView::clicked, this, [this](const QModelIndex& i) {
+        m_controller->showDerivation(i.data(LedgerModel::QuantityRole).toString());
+    });
+
+    auto* ledger = new QWidget;
+    auto* lv = new QVBoxLayout(ledger);
+    lv->setContentsMargins(0, 0, 0, 0);
+    auto* ledgerSplit = new QSplitter(Qt::Vertical);
+    ledgerSplit->addWidget(m_ledgerChart);
+    ledgerSplit->addWidget(m_ledgerTable);
+    ledgerSplit->setStretchFactor(0, 2);
+    ledgerSplit->setStretchFactor(1, 3);
+    lv->addWidget(ledgerSplit);
+
+    auto* right = new QSplitter(Qt::Vertical);
+    auto* top = new QSplitter(Qt::Horizontal);
+    top->addWidget(framed(tr("Memory per GPU"), ledger));
+    auto* side = new QSplitter(Qt::Vertical);
+    side->addWidget(framed(tr("Compute and time"), m_summary));
+    side->addWidget(framed(tr("Derivation"), m_derivation));
+    top->addWidget(side);
+    top->setStretchFactor(0, 3);
+    top->setStretchFactor(1, 2);
+    auto* bottom = new QSplitter(Qt::Horizontal);
+    bottom->addWidget(framed(tr("Roofline: one layer, forward and backward"), m_roofline));
+    bottom->addWidget(framed(tr("Warnings"), m_warnings));
+    bottom->setStretchFactor(0, 3);
+    bottom->setStretchFactor(1, 1);
+    right->addWidget(top);
+    right->addWidget(bottom);
+    right->setStretchFactor(0, 1);
+    right->setStretchFactor(1, 1);
+
+    auto* central = new QSplitter(Qt::Horizontal);
+    central->addWidget(scroll);
+    central->addWidget(right);
+    central->setStretchFactor(1, 1);
+    central->setSizes({340, 940});
+    setCentralWidget(central);
+
+    buildMenus();
+    connect(controller, &PlanController::fileStateChanged, this, &MainWindow::updateTitle);
+    connect(controller, &PlanController::errorsChanged, this, [this](const core::Errors& e) {
+        if (!e.empty())
+            statusBar()->showMessage(QString::fromStdString(core::describe(e.front())));
+        else
+            statusBar()->clearMessage();
+    });
+    connect(m_controls, &ControlsPanel::importRequested, this, [this] {
+        const QString f = QFileDialog::getOpenFileName(this, tr("Import Hugging Face config.json"), QString(),
+                                                       tr("config.json (*.json)"));
+        QString error;
+        if (!f.isEmpty() && !m_controller->importHfConfig(f, &error))
+            QMessageBox::warning(this, tr("Import failed"), error);
+    });
+    updateTitle();
+    resize(1280, 800);
+}
+
+void MainWindow::buildMenus()
+{
+    auto* file = menuBar()->addMenu(tr("&File"));
+    file->addAction(tr("&New"), QKeySequence::New, this, [this] {
+        if (maybeSave())
+            m_controller->newScenario();
+    });
+    file->addAction(tr("&Open…"), QKeySequence::Open, this, [this] {
+        if (!maybeSave())
+            return;
+        const QString f = QFileDialog::getOpenFileName(this, tr("Open scenario"), QString(), kFilter);
+        if (!f.isEmpty())
+            openFile(f);
+    });
+    m_recentMenu = file->addMenu(tr("Open &Recent"));
+    connect(m_recentMenu, &QMenu::aboutToShow, this, &MainWindow::updateRecentMenu);
+    file->addAction(tr("&Save"), QKeySequence::Save, this, [this] {
+        if (m_controller->fileName().isEmpty()) {
+            const QString f = QFileDialog::getSaveFileName(this, tr("Save scenario"), QStringLiteral("plan.napkin.json"), kFilter);
+            if (!f.isEmpty())
+                saveFile(f);
+        } else {
+            saveFile(m_controller->fileName());
+        }
+    });
+    file->addAction(tr("Save &As…"), QKeySequence::SaveAs, this, [this] {
+        const QString f = QFileDialog::getSaveFileName(this, tr("Save scenario as"), QStringLiteral("plan.napkin.json"), kFilter);
+        if (!f.isEmpty())
+            saveFile(f);
+    });
+    file->addAction(tr("Import Hugging Face config…"), this, [this] { emit m_controls->importRequested(); });
+    file->addSeparator();
+    file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+
+    auto* edit = menuBar()->addMenu(tr("&Edit"));
+    auto* undo = m_controller->undoStack()->createUndoAction(this, tr("&Undo"));
+    undo->setShortcut(QKeySequence::Undo);
+    auto* redo = m_controller->undoStack()->createRedoAction(this, tr("&Redo"));
+    redo->setShortcut(QKeySequence::Redo);
+    edit->addAction(undo);
+    edit->addAction(redo);
+
+    auto* presets = menuBar()->addMenu(tr("&Presets"));
+    const QStringList seeds{tr("70B on 15T tokens, 1,024 H100s at MFU 0.5 (about 144 days)"),
+                            tr("Largest model whose states fit 8 × 80 GB (40B at 16 B/param)"),
+                            tr("The 7B ledger: 14 GB of weights, 84 GB of states"),
+                            tr("The toy model: 496 bytes"),
+                            tr("GEMM intensity at M = 1, 128, 1024 (roofline overlay)")};
+    for (int i = 0; i < seeds.size(); ++i)
+        presets->addAction(seeds[i], this, [this, i] { applySeedPreset(i); });
+
+    auto* view = menuBar()->addMenu(tr("&View"));
+    auto* units = new QActionGroup(this);
+    auto* gb = view->addAction(tr("Decimal GB (10⁹ bytes)"));
+    auto* gib = view->addAction(tr("Binary GiB (2³⁰ bytes)"));
+    for (auto* a : {gb, gib}) {
+        a->setCheckable(true);
+        units->addAction(a);
+    }
+    gb->setChecked(true);
+    connect(gb, &QAction::triggered, this, [this] { m_controller->setUnits(PlanController::Units::GB); });
+    connect(gib, &QAction::triggered, this, [this] { m_controller->setUnits(PlanController::Units::GiB); });
+    view->addSeparator();
+    auto* dark = view->addAction(tr("&Dark theme"));
+    dark->setCheckable(true);
+    connect(dark, &QAction::toggled, this, &MainWindow::setDarkTheme);
+    auto* projector = view->addAction(tr("&Projector mode"));
+    projector->setCheckable(true);
+    projector->setShortcut(QKeySequence(Qt::Key_F5));
+    connect(projector, &QAction::toggled, this, &MainWindow::setProjectorMode);
+    view->addAction(tr("Larger text"), QKeySequence(Qt::CTRL | Qt::Key_Equal), this, [this] {
+        m_zoom = std::min(m_zoom + 2, 16);
+        QFont f = QApplication::font();
+        f.setPointSize(m_baseFontPoints + m_zoom);
+        QApplication::setFont(f);
+    });
+    view->addAction(tr("Smaller text"), QKeySequence(Qt::CTRL | Qt::Key_Minus), this, [this] {
+        m_zoom = std::max(m_zoom - 2, -4);
+        QFont f = QApplication::font();
+        f.setPointSize(m_baseFontPoints + m_zoom);
+        QApplication::setFont(f);
+    });
+    auto* overlay = view->addAction(tr("Seeds' op table on the roofline"));
+    overlay->setCheckable(true);
+    connect(overlay, &QAction::toggled, m_roofline, &RooflinePanel::setShowSeedOps);
+}
+
+void MainWindow::applySeedPreset(int index)
+{
+    nlohmann::json doc = core::defaultScenarioJson();
+    switch (index) {
+    case 0: // CS336: 6 · 70e9 · 15e12 = 6.3e24 FLOPs on 1,024 H100s at MFU 0.5
+        doc["model"] = {{"params", 70e9}};
+        doc["training"]["tokens"] = 15e12;
+        doc["cluster"]["gpus"] = 1024;
+        doc["cluster"]["mfu"] = 0.5;
+        doc["flops"]["convention"] = "6PT";
+        break;
+    case 1: // 8 × 80 GB / 16 B per parameter = 40e9, states only, ideally sharded (ZeRO-3)
+        doc["model"] = {{"params", 40e9}};
+        doc["precision"]["plan"] = "fp32";
+        doc["cluster"]["gpus"] = 8;
+        doc["parallel"]["zero"] = 3;
+        doc["flops"]["convention"] = "6PT";
+        break;
+    case 2: // 7e9 × (2 + 2 + 4 + 4) = 84 GB
+        doc["model"] = {{"params", 7e9}};
+        doc["precision"]["plan"] = "bf16-mixed";
+        doc["cluster"]["gpus"] = 1;
+        doc["flops"]["convention"] = "6PT";
+        break;
+    case 3: // D = 4, L = 2, head, B = 2, fp32, AdaGrad: 4 · (36 + 16 + 36 + 36) = 496 bytes
+        doc["model"] = {{"kind", "mlp"}, {"width", 4}, {"layers", 2}, {"head", true}};
+        doc["training"]["micro_batch"] = 2;
+        doc["training"]["global_batch"] = 2;
+        doc["precision"]["plan"] = "fp32";
+        doc["optimizer"]["name"] = "adagrad";
+        doc["cluster"]["gpus"] = 1;
+        break;
+    case 4:
+        m_roofline->setShowSeedOps(true);
+        break;
+    default:
+        return;
+    }
+    m_controller->setDocument(doc, tr("Preset"));
+    m_controller->showDerivation(index == 0   ? QStringLiteral("time.days")
+                                 : index == 3 ? QStringLiteral("memory.per_gpu.total")
+                                              : QStringLiteral("memory.per_gpu.optimizer_states"));
+}
+
+void MainWindow::setProjectorMode(bool on)
+{
+    QFont f = QApplication::font();
+    f.setPointSize(m_baseFontPoints + (on ? 6 : 0) + m_zoom);
+    QApplication::setFont(f);
+    if (on)
+        showFullScreen();
+    else
+        showNormal();
+}
+
+void MainWindow::setDarkTheme(bool on)
+{
+    QApplication::setStyle(QStyleFactory::create(QStringLiteral("Fusion")));
+    QPalette p;
+    if (on) {
+        p.setColor(QPalette::Window, QColor(37, 37, 38));
+        p.setColor(QPalette::WindowText, QColor(230, 230, 230));
+        p.setColor(QPalette::Base, QColor(30, 30, 30));
+        p.setColor(QPalette::AlternateBase, QColor(45, 45, 48));
+        p.setColor(QPalette::Text, QColor(230, 230, 230));
+        p.setColor(QPalette::Button, QColor(50, 50, 52));
+        p.setColor(QPalette::ButtonText, QColor(230, 230, 230));
+        p.setColor(QPalette::Highlight, QColor(38, 110, 180));
+        p.setColor(QPalette::ToolTipBase, QColor(50, 50, 52));
+        p.setColor(QPalette::ToolTipText, QColor(230, 230, 230));
+        p.setColor(QPalette::PlaceholderText, QColor(150, 150, 150));
+    } else {
+        p = QApplication::style()->standardPalette();
+    }
+    QApplication::setPalette(p);
+}
+
+bool MainWindow::openFile(const QString& file)
+{
+    QString error;
+    if (!m_controller->open(file, &error)) {
+        QMessageBox::warning(this, tr("Cannot open scenario"), error);
+        return false;
+    }
+    statusBar()->showMessage(tr("Opened %1").arg(file), 4000);
+    return true;
+}
+
+bool MainWindow::saveFile(const QString& file)
+{
+    QString error;
+    if (!m_controller->save(file, &error)) {
+        QMessageBox::warning(this, tr("Cannot save scenario"), error);
+        return false;
+    }
+    statusBar()->showMessage(tr("Saved %1").arg(file), 4000);
+    return true;
+}
+
+void MainWindow::updateTitle()
+{
+    const QString name = m_controller->fileName().isEmpty() ? tr("Untitled") : QFileInfo(m_controller->fileName()).fileName();
+    setWindowTitle(tr("%1%2 — Napkin").arg(name, m_controller->isModified() ? QStringLiteral(" *") : QString()));
+    
+}
+
+void MainWindow::updateRecentMenu()
+{
+    m_recentMenu->clear();
+    for (const auto& f : m_controller->recentFiles())
+        m_recentMenu->addAction(f, this, [this, f] {
+            if (maybeSave())
+                openFile(f);
+        });
+    if (m_recentMenu->isEmpty())
+        m_recentMenu->addAction(tr("(none)"))->setEnabled(false);
+}
+
+bool MainWindow::maybeSave()
+{
+    if (!m_controller->isModified())
+        return true;
+    const auto answer = QMessageBox::question(this, tr("Unsaved changes"), tr("Save the changes to this scenario first?"),
+                                              QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
+    if (answer == QMessageBox::Cancel)
+        return false;
+    if (answer == QMessageBox::Discard)
+        return true;
+    QString f = m_controller->fileName();
+    if (f.isEmpty())
+        f = QFileDialog::getSaveFileName(this, tr("Save scenario"), QStringLiteral("plan.napkin.json"), kFilter);
+    return !f.isEmpty() && saveFile(f);
+}
+
+void MainWindow::closeEvent(QCloseEvent* event)
+{
+    if (!maybeSave()) {
+        event->ignore();
+        return;
+    }
+    saveSession();
+    event->accept();
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event)
+{
+    if (event->mimeData()->hasUrls())
+        event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event)
+{
+    const auto urls = event->mimeData()->urls();
+    if (urls.isEmpty())
+        return;
+    const QString file = urls.first().toLocalFile();
+    QString error;
+    if (file.endsWith(QLatin1String(".napkin.json"))) {
+        if (maybeSave())
+            openFile(file);
+    } else if (!m_controller->importHfConfig(file, &error)) {
+        QMessageBox::warning(this, tr("Import failed"), error);
+    }
+    event->acceptProposedAction();
+}
+
+void MainWindow::saveSession()
+{
+    QSettings s;
+    s.setValue(QStringLiteral("session/document"), QString::fromStdString(m_controller->document().dump()));
+    s.setValue(QStringLiteral("session/file"), m_controller->fileName());
+}
+
+bool MainWindow::restoreSession()
+{
+    QSettings s;
+    const auto text = s.value(QStringLiteral("session/document")).toString().toStdString();
+    if (text.empty())
+        return false;
+    const auto doc = core::parseJsonLimited(text);
+    if (doc.is_discarded() || !doc.is_object())
+        return false;
+    return m_controller->resetDocument(doc, s.value(QStringLiteral("session/file")).toString());
+}
+
+} // namespace napkin::app

@@ -1,0 +1,279 @@
+#include "plancontroller.h"
+
+#include "format.h"
+#include "jsonreader.h"
+
+#include <QFile>
+#include <QFileInfo>
+#include <QSaveFile>
+#include <QSettings>
+#include <QUndoCommand>
+#include <QUndoStack>
+
+namespace napkin::app {
+
+namespace {
+
+// One undo step: the whole document before and after. Consecutive edits of one path merge, so a
+// slider drag undoes in one step.
+class DocumentCommand : public QUndoCommand {
+public:
+    DocumentCommand(PlanController* c, nlohmann::json before, nlohmann::json after, const QString& text, int mergeId)
+        : QUndoCommand(text), m_controller(c), m_before(std::move(before)), m_after(std::move(after)), m_mergeId(mergeId)
+    {
+    }
+    void undo() override { m_controller->applyDocument(m_before); }
+    void redo() override { m_controller->applyDocument(m_after); }
+    int id() const override { return m_mergeId; }
+    bool mergeWith(const QUndoCommand* other) override
+    {
+        if (other->id() != id() || m_mergeId < 0)
+            return false;
+        m_after = static_cast<const DocumentCommand*>(other)->m_after;
+        return true;
+    }
+
+private:
+    PlanController* m_controller;
+    nlohmann::json m_before, m_after;
+    int m_mergeId;
+};
+
+int mergeIdFor(const QString& path) { return int(qHash(path) & 0x3fffffff); }
+
+} // namespace
+
+nlohmann::json scenarioDiff(const nlohmann::json& defaults, const nlohmann::json& doc)
+{
+    nlohmann::json out = nlohmann::json::object();
+    for (const auto& [key, value] : doc.items()) {
+        const auto it = defaults.find(key);
+        if (it == defaults.end() || key == "model") {
+            if (it == defaults.end() || *it != value)
+                out[key] = value;
+            continue;
+        }
+        if (value.is_object() && it->is_object()) {
+            auto sub = scenarioDiff(*it, value);
+            if (!sub.empty())
+                out[key] = sub;
+        } else if (*it != value) {
+            out[key] = value;
+        }
+    }
+    return out;
+}
+
+PlanController::PlanController(QObject* parent)
+    : QObject(parent), m_undo(new QUndoStack(this))
+{
+    m_timer.setSingleShot(true);
+    m_timer.setInterval(0);
+    connect(&m_timer, &QTimer::timeout, this, &PlanController::recomputeNow);
+    connect(m_undo, &QUndoStack::cleanChanged, this, &PlanController::fileStateChanged);
+    m_document = core::defaultScenarioJson();
+    m_scenario = core::defaultScenario();
+    m_plan = core::estimate(m_scenario);
+}
+
+PlanController::~PlanController() = default;
+
+void PlanController::set(const QString& path, const nlohmann::json& value)
+{
+    nlohmann::json next = m_document;
+    core::Errors errors;
+    core::applySet(next, path.toStdString() + "=" + value.dump(), errors);
+    if (!errors.empty()) {
+        m_errors = errors;
+        emit errorsChanged(m_errors);
+        return;
+    }
+    if (next == m_document)
+        return;
+    m_undo->push(new DocumentCommand(this, m_document, next, tr("Change %1").arg(path), mergeIdFor(path)));
+}
+
+void PlanController::setDocument(const nlohmann::json& doc, const QString& undoText)
+{
+    if (doc == m_document)
+        return;
+    m_undo->push(new DocumentCommand(this, m_document, doc, undoText, -1));
+}
+
+void PlanController::applyDocument(const nlohmann::json& doc)
+{
+    m_document = doc;
+    emit documentChanged();
+    scheduleRecompute();
+}
+
+void PlanController::scheduleRecompute()
+{
+    if (!m_timer.isActive())
+        m_timer.start();
+}
+
+void PlanController::recomputeNow()
+{
+    m_timer.stop();
+    core::Errors errors;
+    auto sc = core::parseScenario(m_document, core::builtinCatalog(), errors, m_baseDir.toStdString());
+    const bool changedErrors = errors.size() != m_errors.size() || !errors.empty() || !m_errors.empty();
+    m_errors = std::move(errors);
+    if (changedErrors)
+        emit errorsChanged(m_errors);
+    if (!m_errors.empty())
+        return; // the last valid plan stays on screen
+    m_scenario = std::move(sc);
+    m_plan = core::estimate(m_scenario);
+    emit planChanged(m_plan);
+}
+
+bool PlanController::importHfConfig(const QString& file, QString* error)
+{
+    QFile f(file);
+    if (!f.open(QIODevice::ReadOnly)) {
+        if (error)
+            *error = tr("Cannot open %1: %2").arg(file, f.errorString());
+        return false;
+    }
+    core::Errors errors;
+    const auto cfg = core::parseJsonLimited(f.readAll().toStdString(), file.toStdString(), errors);
+    if (errors.empty())
+        core::modelFromHfConfig(cfg, file.toStdString(), errors);
+    if (!errors.empty()) {
+        if (error)
+            *error = QString::fromStdString(core::describe(errors.front()));
+        return false;
+    }
+    nlohmann::json doc = m_document;
+    doc["model"] = {{"hf_config", QFileInfo(file).absoluteFilePath().toStdString()}};
+    setDocument(doc, tr("Import %1").arg(QFileInfo(file).fileName()));
+    return true;
+}
+
+void PlanController::newScenario()
+{
+    m_fileName.clear();
+    m_baseDir.clear();
+    m_undo->clear();
+    applyDocument(core::defaultScenarioJson());
+    recomputeNow();
+    m_undo->setClean();
+    emit fileStateChanged();
+}
+
+bool PlanController::resetDocument(const nlohmann::json& doc, const QString& fileName)
+{
+    core::Errors errors;
+    const QString baseDir = fileName.isEmpty() ? QString() : QFileInfo(fileName).absolutePath();
+    core::parseScenario(doc, core::builtinCatalog(), errors, baseDir.toStdString());
+    if (!errors.empty())
+        return false;
+    m_fileName = fileName;
+    m_baseDir = baseDir;
+    m_undo->clear();
+    applyDocument(doc);
+    recomputeNow();
+    m_undo->setClean();
+    emit fileStateChanged();
+    return true;
+}
+
+bool PlanController::open(const QString& file, QString* error)
+{
+    QFile f(file);
+    if (!f.open(QIODevice::ReadOnly)) {
+        if (error)
+            *error = tr("Cannot open %1: %2").arg(file, f.errorString());
+        return false;
+    }
+    core::Errors errors;
+    const auto merged = core::parseScenarioText(f.readAll().toStdString(), file.toStdString(), errors);
+    const QString baseDir = QFileInfo(file).absolutePath();
+    if (merged)
+        core::parseScenario(*merged, core::builtinCatalog(), errors, baseDir.toStdString());
+    if (!errors.empty()) {
+        if (error) {
+            QStringList lines;
+            for (const auto& e : errors)
+                lines << QString::fromStdString(core::describe(e));
+            *error = lines.join(QLatin1Char('\n'));
+        }
+        return false; // nothing changes: the current scenario stays
+    }
+    m_fileName = QFileInfo(file).absoluteFilePath();
+    m_baseDir = baseDir;
+    m_undo->clear();
+    applyDocument(*merged);
+    recomputeNow();
+    m_undo->setClean();
+    addRecent(m_fileName);
+    emit fileStateChanged();
+    return true;
+}
+
+bool PlanController::save(const QString& file, QString* error)
+{
+    QSaveFile f(file);
+    if (!f.open(QIODevice::WriteOnly)) {
+        if (error)
+            *error = tr("Cannot write %1: %2").arg(file, f.errorString());
+        return false;
+    }
+    nlohmann::json out = scenarioDiff(core::defaultScenarioJson(), m_document);
+    out["schema"] = "napkin.scenario/1";
+    const QByteArray bytes = QByteArray::fromStdString(out.dump(1) + "\n");
+    if (f.write(bytes) != bytes.size() || !f.commit()) {
+        if (error)
+            *error = tr("Cannot write %1: %2").arg(file, f.errorString());
+        return false; // QSaveFile leaves the previous file untouched
+    }
+    m_fileName = QFileInfo(file).absoluteFilePath();
+    m_baseDir = QFileInfo(file).absolutePath();
+    m_undo->setClean();
+    addRecent(m_fileName);
+    emit fileStateChanged();
+    return true;
+}
+
+bool PlanController::isModified() const { return !m_undo->isClean(); }
+
+QStringList PlanController::recentFiles() const
+{
+    return QSettings().value(QStringLiteral("recentFiles")).toStringList();
+}
+
+void PlanController::addRecent(const QString& file)
+{
+    QSettings s;
+    QStringList list = s.value(QStringLiteral("recentFiles")).toStringList();
+    list.removeAll(file);
+    list.prepend(file);
+    while (list.size() > 8)
+        list.removeLast();
+    s.setValue(QStringLiteral("recentFiles"), list);
+}
+
+void PlanController::setUnits(Units u)
+{
+    if (u == m_units)
+        return;
+    m_units = u;
+    emit unitsChanged();
+}
+
+QString PlanController::formatBytes(double bytes) const
+{
+    if (m_units == Units::GiB)
+        return QStringLiteral("%1 GiB").arg(bytes / 1073741824.0, 0, 'f', 2);
+    return QString::fromStdString(core::formatBytes(bytes));
+}
+
+void PlanController::showDerivation(const QString& quantity)
+{
+    m_selected = quantity;
+    emit derivationRequested(quantity);
+}
+
+} // namespace napkin::app

@@ -1,0 +1,86 @@
+#include "summarypanel.h"
+
+#include "format.h"
+#include "plancontroller.h"
+#include "quantityslider.h"
+
+#include <QGridLayout>
+#include <QLabel>
+#include <QToolButton>
+
+namespace napkin::app {
+
+SummaryPanel::SummaryPanel(PlanController* controller, QWidget* parent)
+    : QWidget(parent), m_controller(controller)
+{
+    auto* grid = new QGridLayout(this);
+    grid->setContentsMargins(6, 6, 6, 6);
+    grid->setVerticalSpacing(2);
+    struct Item { const char* quantity; QString label; QString tip; };
+    const Item items[] = {
+        {"params.total", tr("Parameters"), tr("Exact count from the architecture, or as given")},
+        {"compute.flops_per_token", tr("FLOPs per token"), tr("Model FLOPs per token under the chosen convention")},
+        {"compute.training_flops", tr("Training FLOPs"), tr("FLOPs per token × training tokens")},
+        {"compute.hardware_flops", tr("Hardware FLOPs"), tr("Including recomputation")},
+        {"time.days", tr("Days"), tr("FLOPs / (GPUs × dense peak × MFU)")},
+        {"time.gpu_hours", tr("GPU-hours"), tr("Seconds × GPUs / 3600")},
+        {"cost.usd", tr("Cost"), tr("GPU-hours × price per GPU-hour")},
+        {"cost.energy_kwh", tr("Energy"), tr("GPU-hours × TDP: an upper bound for the GPUs alone")},
+        {"time.hfu", tr("MFU / HFU"), tr("HFU counts recomputed FLOPs as well (Korthikanti et al. 2022)")},
+        {"time.step_seconds", tr("Step time"), tr("One optimizer step at the assumed MFU")},
+        {"hardware.ridge", tr("Ridge point"), tr("Dense peak / memory bandwidth: below it an op waits on memory")},
+        {"roofline.max_mfu", tr("Roofline MFU bound"), tr("Model FLOPs over the ideal time of the layer's ops")},
+    };
+    int row = 0;
+    for (const auto& it : items) {
+        const QString q = QLatin1String(it.quantity);
+        auto* label = new QLabel(it.label);
+        label->setToolTip(it.tip);
+        auto* value = new QToolButton;
+        value->setAutoRaise(true);
+        value->setToolTip(it.tip + tr(" (click for the derivation)"));
+        value->setCursor(Qt::PointingHandCursor);
+        QFont f = value->font();
+        f.setBold(true);
+        value->setFont(f);
+        connect(value, &QToolButton::clicked, this, [this, q] { m_controller->showDerivation(q); });
+        grid->addWidget(label, row / 2, (row % 2) * 2);
+        grid->addWidget(value, row / 2, (row % 2) * 2 + 1, Qt::AlignLeft);
+        m_values.insert(q, value);
+        ++row;
+    }
+    grid->setColumnStretch(1, 1);
+    grid->setColumnStretch(3, 1);
+    connect(controller, &PlanController::planChanged, this, &SummaryPanel::updateValues);
+    updateValues();
+}
+
+QString SummaryPanel::text(const QString& quantity) const
+{
+    const auto* b = m_values.value(quantity);
+    return b ? b->text() : QString();
+}
+
+void SummaryPanel::updateValues()
+{
+    const auto& p = m_controller->plan();
+    auto set = [this](const char* q, const QString& text) { m_values.value(QLatin1String(q))->setText(text); };
+    set("params.total", formatCount(p.params.total));
+    set("compute.flops_per_token", QString::number(p.compute.flopsPerToken, 'g', 4));
+    set("compute.training_flops", QString::number(p.compute.trainingFlops, 'g', 4));
+    set("compute.hardware_flops", QString::number(p.compute.hardwareFlops, 'g', 4));
+    set("time.days", QString::number(p.time.days, 'f', p.time.days < 10 ? 2 : 1));
+    set("time.gpu_hours", formatCount(std::round(p.time.gpuHours)));
+    set("cost.usd", QStringLiteral("$") + formatCount(std::round(p.cost.usd)));
+    set("cost.energy_kwh", p.cost.energyKwh > 0 ? formatCount(std::round(p.cost.energyKwh)) + tr(" kWh") : tr("n/a"));
+    set("time.hfu", QStringLiteral("%1 / %2").arg(p.time.mfu, 0, 'f', 2).arg(p.time.hfu, 0, 'f', 2));
+    set("time.step_seconds", QString::number(p.time.stepSeconds, 'g', 3) + tr(" s"));
+    set("hardware.ridge", QString::number(p.hardware.ridge, 'f', 1) + tr(" FLOP/B"));
+    double maxMfu = 0;
+    for (const auto& d : p.derivations)
+        if (std::string_view(d.quantity) == "roofline.max_mfu")
+            maxMfu = d.value;
+    set("roofline.max_mfu", maxMfu > 0 ? QString::number(maxMfu, 'f', 2) : tr("n/a"));
+}
+
+} // namespace napkin::app

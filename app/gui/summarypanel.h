@@ -1,0 +1,25 @@
+#pragma once
+// Compute and time: the headline numbers, each a button that shows its derivation.
+
+#include <QHash>
+#include <QWidget>
+
+class QToolButton;
+
+namespace napkin::app {
+
+class PlanController;
+
+class SummaryPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit SummaryPanel(PlanController* controller, QWidget* parent = nullptr);
+    QString text(const QString& quantity) const; // displayed value, for tests
+    void updateValues();
+
+private:
+    PlanController* m_controller;
+    QHash<QString, QToolButton*> m_values;
+};
+
+} // namespace napkin::app

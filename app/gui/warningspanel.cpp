@@ -1,0 +1,34 @@
+#include "warningspanel.h"
+
+#include "plancontroller.h"
+
+namespace napkin::app {
+
+WarningsPanel::WarningsPanel(PlanController* controller, QWidget* parent)
+    : QListWidget(parent), m_controller(controller)
+{
+    setWordWrap(true);
+    setAlternatingRowColors(true);
+    connect(controller, &PlanController::planChanged, this, &WarningsPanel::updateItems);
+    connect(controller, &PlanController::errorsChanged, this, &WarningsPanel::updateItems);
+    updateItems();
+}
+
+void WarningsPanel::updateItems()
+{
+    clear();
+    for (const auto& e : m_controller->errors()) {
+        auto* item = new QListWidgetItem(tr("Error: %1").arg(QString::fromStdString(core::describe(e))), this);
+        item->setForeground(QColor(0xd3, 0x2f, 0x2f));
+    }
+    for (const auto& w : m_controller->plan().warnings) {
+        auto* item = new QListWidgetItem(QString::fromStdString(w.message), this);
+        item->setToolTip(QString::fromStdString(w.code));
+        if (w.code == "does_not_fit")
+            item->setForeground(QColor(0xd3, 0x2f, 0x2f));
+    }
+    if (count() == 0)
+        addItem(tr("No warnings: the plan fits and its inputs are consistent."));
+}
+
+} // namespace napkin::app

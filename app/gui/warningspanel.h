@@ -1,0 +1,20 @@
+#pragma once
+// Input errors (the last valid plan stays on screen) and the plan's warnings.
+
+#include <QListWidget>
+
+namespace napkin::app {
+
+class PlanController;
+
+class WarningsPanel : public QListWidget {
+    Q_OBJECT
+public:
+    explicit WarningsPanel(PlanController* controller, QWidget* parent = nullptr);
+    void updateItems();
+
+private:
+    PlanController* m_controller;
+};
+
+} // namespace napkin::app

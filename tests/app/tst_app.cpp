@@ -1,0 +1,292 @@
+// The desktop app offscreen: controls drive the ledger, typed text, errors, files, undo, import.
+#include "controlspanel.h"
+#include "ledgermodel.h"
+#include "mainwindow.h"
+#include "plancontroller.h"
+#include "quantityslider.h"
+#include "summarypanel.h"
+
+#include <QAbstractItemModelTester>
+#include <QApplication>
+#include <QComboBox>
+#include <QDropEvent>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMimeData>
+#include <QSignalSpy>
+#include <QSlider>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QUndoStack>
+
+using namespace napkin;
+using napkin::app::LedgerModel;
+using napkin::app::MainWindow;
+using napkin::app::PlanController;
+
+namespace {
+// Bytes shown in a row of the ledger model (BytesRole), by bucket row.
+double rowBytes(const LedgerModel* m, int row) { return m->index(row, LedgerModel::Size).data(LedgerModel::BytesRole).toDouble(); }
+enum Row { Weights, Gradients, Master, Optimizer, Activations, Temporaries, Overhead, Total };
+
+void typeInto(QLineEdit* edit, const QString& text)
+{
+    edit->setFocus();
+    edit->selectAll();
+    edit->setText(text);
+    emit edit->editingFinished();
+}
+} // namespace
+
+class TestApp : public QObject {
+    Q_OBJECT
+private slots:
+    void init()
+    {
+        QCoreApplication::setOrganizationName(QStringLiteral("NapkinTest"));
+        m_controller = new PlanController;
+        m_window = new MainWindow(m_controller);
+        m_controller->recomputeNow();
+    }
+    void cleanup()
+    {
+        delete m_window;
+        delete m_controller;
+    }
+
+    void ledgerModelPassesTester()
+    {
+        QAbstractItemModelTester tester(m_window->ledgerModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        m_controller->set(QStringLiteral("training.micro_batch"), 2);
+        m_controller->recomputeNow();
+        QCOMPARE(m_window->ledgerModel()->rowCount(), 8);
+    }
+
+    void microBatchSliderChangesActivationsOnly()
+    {
+        auto* model = m_window->ledgerModel();
+        const double w = rowBytes(model, Weights), a = rowBytes(model, Activations), t = rowBytes(model, Temporaries);
+        auto* s = m_window->controls()->slider(QStringLiteral("training.micro_batch"));
+        QVERIFY(s);
+        s->slider()->setValue(s->positionFor(4)); // as a drag would
+        m_controller->recomputeNow();
+        QCOMPARE(m_controller->scenario().training.microBatch, std::int64_t(4));
+        QCOMPARE(rowBytes(model, Weights), w);
+        QVERIFY(std::abs(rowBytes(model, Activations) - 4 * a) < 4 * a * 0.02); // 4x, less the fixed outside term
+        QCOMPARE(rowBytes(model, Temporaries), 4 * t);
+        QCOMPARE(rowBytes(model, Total), m_controller->plan().memory.total);
+    }
+
+    void gpuSliderShardsOptimizerStates()
+    {
+        auto* model = m_window->ledgerModel();
+        const double o = rowBytes(model, Optimizer), g = rowBytes(model, Gradients);
+        auto* s = m_window->controls()->slider(QStringLiteral("cluster.gpus"));
+        typeInto(s->edit(), QStringLiteral("128"));
+        m_controller->recomputeNow();
+        QCOMPARE(m_controller->scenario().cluster.gpus, std::int64_t(128));
+        QCOMPARE(rowBytes(model, Optimizer), o / 2); // ZeRO-1 over 128 instead of 64
+        QCOMPARE(rowBytes(model, Gradients), g);
+    }
+
+    void sequenceSliderChangesActivationsAndTemporaries()
+    {
+        auto* model = m_window->ledgerModel();
+        const double t = rowBytes(model, Temporaries);
+        typeInto(m_window->controls()->slider(QStringLiteral("training.seq_len"))->edit(), QStringLiteral("2Ki"));
+        m_controller->recomputeNow();
+        QCOMPARE(m_controller->scenario().training.seqLen, std::int64_t(2048));
+        QCOMPARE(rowBytes(model, Temporaries), t / 2);
+    }
+
+    void typedSuffixesParse_data()
+    {
+        QTest::addColumn<QString>("path");
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<double>("value");
+        QTest::newRow("7B params") << QStringLiteral("model.params") << QStringLiteral("7B") << 7e9;
+        QTest::newRow("15T tokens") << QStringLiteral("training.tokens") << QStringLiteral("15T") << 15e12;
+        QTest::newRow("2e12 tokens") << QStringLiteral("training.tokens") << QStringLiteral("2e12") << 2e12;
+        QTest::newRow("4k gpus") << QStringLiteral("cluster.gpus") << QStringLiteral("4k") << 4000.0;
+        QTest::newRow("1,024 batch") << QStringLiteral("training.global_batch") << QStringLiteral("1,024") << 1024.0;
+    }
+    void typedSuffixesParse()
+    {
+        QFETCH(QString, path);
+        QFETCH(QString, text);
+        QFETCH(double, value);
+        typeInto(m_window->controls()->slider(path)->edit(), text);
+        m_controller->recomputeNow();
+        QVERIFY(!m_controller->hasErrors());
+        const auto& sc = m_controller->scenario();
+        const double got = path == QLatin1String("model.params")          ? m_controller->plan().params.total
+                         : path == QLatin1String("training.tokens")       ? sc.training.tokens
+                         : path == QLatin1String("cluster.gpus")          ? double(sc.cluster.gpus)
+                                                                          : double(sc.training.globalBatch);
+        QCOMPARE(got, value);
+    }
+
+    void invalidTextShowsErrorAndKeepsPlan()
+    {
+        const double before = m_controller->plan().compute.trainingFlops;
+        auto* s = m_window->controls()->slider(QStringLiteral("training.tokens"));
+        typeInto(s->edit(), QStringLiteral("lots"));
+        QVERIFY(!s->errorLabel()->isHidden());
+        QVERIFY(s->errorLabel()->text().contains(QStringLiteral("not a number")));
+        typeInto(s->edit(), QStringLiteral("1e20"));
+        QVERIFY(s->errorLabel()->text().contains(QStringLiteral("must be from")));
+        m_controller->recomputeNow();
+        QCOMPARE(m_controller->plan().compute.trainingFlops, before);
+        // An invalid document (from a file or undo) keeps the last plan and reports the field.
+        QSignalSpy errors(m_controller, &PlanController::errorsChanged);
+        m_controller->set(QStringLiteral("cluster.gpus"), 0);
+        m_controller->recomputeNow();
+        QVERIFY(m_controller->hasErrors());
+        QCOMPARE(m_controller->errors().front().field, std::string("cluster.gpus"));
+        QCOMPARE(m_controller->plan().compute.trainingFlops, before);
+        QVERIFY(errors.count() >= 1);
+    }
+
+    void burstsAreCoalesced()
+    {
+        QSignalSpy spy(m_controller, &PlanController::planChanged);
+        auto* s = m_window->controls()->slider(QStringLiteral("training.micro_batch"));
+        for (int p = 0; p < 200; p += 10)
+            s->slider()->setValue(p); // a drag: many value changes in one event-loop turn
+        QCOMPARE(spy.count(), 0);
+        QTRY_COMPARE(spy.count(), 1);
+    }
+
+    void undoRedo()
+    {
+        auto* s = m_window->controls()->slider(QStringLiteral("training.micro_batch"));
+        for (int b : {2, 4, 8})
+            typeInto(s->edit(), QString::number(b));
+        m_controller->set(QStringLiteral("cluster.gpus"), 16);
+        m_controller->recomputeNow();
+        auto* undo = m_controller->undoStack();
+        QCOMPARE(undo->count(), 2); // edits of one field merge into one step
+        undo->undo();
+        m_controller->recomputeNow();
+        QCOMPARE(m_controller->scenario().cluster.gpus, std::int64_t(64));
+        QCOMPARE(s->value(), 8.0);
+        undo->undo();
+        m_controller->recomputeNow();
+        QCOMPARE(m_controller->scenario().training.microBatch, std::int64_t(1));
+        QCOMPARE(s->value(), 1.0); // the control follows
+        undo->redo();
+        m_controller->recomputeNow();
+        QCOMPARE(m_controller->scenario().training.microBatch, std::int64_t(8));
+    }
+
+    void openSaveRoundTrip()
+    {
+        QTemporaryDir dir;
+        const QString file = dir.filePath(QStringLiteral("run.napkin.json"));
+        auto* c = m_window->controls();
+        c->combo(QStringLiteral("precision.plan"))->setCurrentIndex(c->combo(QStringLiteral("precision.plan"))->findData(QStringLiteral("megatron")));
+        emit c->combo(QStringLiteral("precision.plan"))->activated(0);
+        typeInto(c->slider(QStringLiteral("training.seq_len"))->edit(), QStringLiteral("8192"));
+        typeInto(c->slider(QStringLiteral("cluster.mfu"))->edit(), QStringLiteral("0.42"));
+        c->combo(QStringLiteral("cluster.gpu"))->setCurrentIndex(c->combo(QStringLiteral("cluster.gpu"))->findData(QStringLiteral("b200")));
+        emit c->combo(QStringLiteral("cluster.gpu"))->activated(0);
+        m_controller->recomputeNow();
+        QVERIFY(m_controller->isModified());
+        const auto doc = m_controller->document();
+        QVERIFY(m_window->saveFile(file));
+        QVERIFY(!m_controller->isModified());
+        m_controller->newScenario();
+        QCOMPARE(m_controller->scenario().cluster.gpuId, std::string("h100-sxm"));
+        QVERIFY(m_window->openFile(file));
+        QVERIFY(m_controller->document() == doc);
+        QCOMPARE(m_controller->scenario().precision.plan, std::string("megatron"));
+        QCOMPARE(c->combo(QStringLiteral("cluster.gpu"))->currentData().toString(), QStringLiteral("b200"));
+        QCOMPARE(c->slider(QStringLiteral("cluster.mfu"))->value(), 0.42);
+        // The file holds only what differs from the defaults, and napkin-cli reads it.
+        QFile f(file);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const auto saved = nlohmann::json::parse(f.readAll().toStdString());
+        QVERIFY(!saved.contains("overhead"));
+        QVERIFY(saved["training"]["seq_len"] == 8192);
+    }
+
+    void openRejectsInvalidFileAndKeepsScenario()
+    {
+        QTemporaryDir dir;
+        const QString file = dir.filePath(QStringLiteral("bad.napkin.json"));
+        QFile f(file);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(R"({"cluster": {"gpus": -3}})");
+        f.close();
+        QString error;
+        QVERIFY(!m_controller->open(file, &error));
+        QVERIFY(error.contains(QStringLiteral("cluster.gpus")));
+        QCOMPARE(m_controller->scenario().cluster.gpus, std::int64_t(64));
+    }
+
+    void hfImportByFileAndDrop()
+    {
+        const QString cfg = QStringLiteral(NAPKIN_TEST_DATA "/hf/qwen2.5-7b.json");
+        QString error;
+        QVERIFY2(m_controller->importHfConfig(cfg, &error), qPrintable(error));
+        m_controller->recomputeNow();
+        QCOMPARE(m_controller->plan().params.total, 7615616512.0);
+        // Drop a config.json onto the window.
+        const QString mistral = QStringLiteral(NAPKIN_TEST_DATA "/hf/mistral-7b.json");
+        QMimeData mime;
+        mime.setUrls({QUrl::fromLocalFile(mistral)});
+        QDropEvent drop(QPointF(100, 100), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+        // QApplication::notify only delivers drops that come from a drag in progress; hand the
+        // event to the window's event() as the drag machinery would.
+        QDragEnterEvent enter(QPoint(100, 100), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+        static_cast<QObject*>(m_window)->event(&enter);
+        QVERIFY(enter.isAccepted());
+        static_cast<QObject*>(m_window)->event(&drop);
+        m_controller->recomputeNow();
+        QCOMPARE(m_controller->plan().params.total, 7241732096.0);
+        // A broken config is refused with the field named, and nothing changes.
+        QVERIFY(!m_controller->importHfConfig(QStringLiteral(NAPKIN_TEST_DATA "/hf/llama_no_hidden_size.json"), &error));
+        QVERIFY(error.contains(QStringLiteral("hidden_size")));
+        QCOMPARE(m_controller->plan().params.total, 7241732096.0);
+    }
+
+    void seedPresets()
+    {
+        m_window->applySeedPreset(0);
+        m_controller->recomputeNow();
+        QVERIFY(std::abs(m_controller->plan().time.days - 143.9) < 0.1);
+        m_window->applySeedPreset(2);
+        m_controller->recomputeNow();
+        const auto& m = m_controller->plan().memory;
+        QCOMPARE(m.weights, 14e9);
+        QCOMPARE(m.weights + m.gradients + m.masterWeights + m.optimizerStates, 84e9);
+        m_window->applySeedPreset(3);
+        m_controller->recomputeNow();
+        const auto& t = m_controller->plan().memory;
+        QCOMPARE(t.weights + t.gradients + t.masterWeights + t.optimizerStates + t.activations, 496.0);
+    }
+
+    void summaryShowsDerivationOnClick()
+    {
+        QSignalSpy spy(m_controller, &PlanController::derivationRequested);
+        m_controller->showDerivation(QStringLiteral("time.days"));
+        QCOMPARE(spy.count(), 1);
+        QCOMPARE(m_controller->selectedQuantity(), QStringLiteral("time.days"));
+        QVERIFY(!m_window->summary()->text(QStringLiteral("time.days")).isEmpty());
+    }
+
+    void unitsToggle()
+    {
+        QCOMPARE(m_controller->formatBytes(80e9), QStringLiteral("80.00 GB"));
+        m_controller->setUnits(PlanController::Units::GiB);
+        QCOMPARE(m_controller->formatBytes(80e9), QStringLiteral("74.51 GiB"));
+        QVERIFY(m_window->ledgerModel()->index(Total, LedgerModel::Size).data().toString().endsWith(QStringLiteral("GiB")));
+    }
+
+private:
+    PlanController* m_controller = nullptr;
+    MainWindow* m_window = nullptr;
+};
+
+QTEST_MAIN(TestApp)
+#include "tst_app.moc"

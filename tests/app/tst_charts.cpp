@@ -1,0 +1,249 @@
+// The chart panels offscreen: the ledger bar and the roofline points follow the plan, the units and
+// the seeds' overlay, and never plot a NaN.
+#include "chartstyle.h"
+#include "ledgerchartpanel.h"
+#include "plancontroller.h"
+#include "rooflinepanel.h"
+
+#include <QApplication>
+#include <QTest>
+#include <QToolTip>
+
+#include <cmath>
+#include <memory>
+
+using napkin::app::LedgerChartPanel;
+using napkin::app::PlanController;
+using napkin::app::RooflinePanel;
+
+namespace {
+
+QVector<double> planBuckets(const napkin::core::MemoryLedger& m)
+{
+    return {m.weights, m.gradients, m.masterWeights, m.optimizerStates, m.activations, m.temporaries, m.overhead};
+}
+
+// Intensity of the plan's op `name` in the panel's points (plan order), or -1.
+double intensityOf(const RooflinePanel& panel, const napkin::core::Plan& plan, const char* name)
+{
+    const QVector<QPointF> points = panel.opPoints();
+    for (std::size_t i = 0; i < plan.ops.size() && i < std::size_t(points.size()); ++i)
+        if (qstrcmp(plan.ops[i].name, name) == 0)
+            return points[qsizetype(i)].x();
+    return -1;
+}
+
+QStringList itemTexts(QCustomPlot* plot)
+{
+    QStringList out;
+    for (int i = 0; i < plot->itemCount(); ++i)
+        if (auto* t = qobject_cast<QCPItemText*>(plot->item(i)); t && t->visible())
+            out.append(t->text());
+    return out;
+}
+
+bool finiteRange(const QCPRange& r) { return std::isfinite(r.lower) && std::isfinite(r.upper) && r.lower < r.upper; }
+
+} // namespace
+
+class TestCharts : public QObject {
+    Q_OBJECT
+public:
+    static void initMain()
+    {
+        if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+            qputenv("QT_QPA_PLATFORM", "offscreen");
+    }
+
+private slots:
+    void init()
+    {
+        QCoreApplication::setOrganizationName(QStringLiteral("NapkinTest"));
+        m_controller = std::make_unique<PlanController>();
+        m_controller->recomputeNow();
+        m_ledger = std::make_unique<LedgerChartPanel>(m_controller.get());
+        m_roofline = std::make_unique<RooflinePanel>(m_controller.get());
+        m_ledger->resize(900, 300);
+        m_roofline->resize(700, 500);
+    }
+    void cleanup()
+    {
+        m_ledger.reset();
+        m_roofline.reset();
+        m_controller.reset();
+    }
+
+    void ledgerBucketsArePlanBuckets()
+    {
+        const auto& memory = m_controller->plan().memory;
+        QVERIFY(memory.total > 0);
+        QVERIFY(m_ledger->bucketValues() == planBuckets(memory)); // exactly, not fuzzily
+        // The bars draw those bytes in GB, stacked in ledger order.
+        QCOMPARE(m_ledger->plot()->plottableCount(), LedgerChartPanel::BucketCount);
+        for (int i = 0; i < LedgerChartPanel::BucketCount; ++i) {
+            auto* bars = qobject_cast<QCPBars*>(m_ledger->plot()->plottable(i));
+            QVERIFY(bars);
+            QCOMPARE(bars->data()->size(), 1);
+            QCOMPARE(bars->data()->at(0)->value, planBuckets(memory)[i] / 1e9);
+            QCOMPARE(bars->barBelow(), i == 0 ? nullptr : m_ledger->plot()->plottable(i - 1));
+        }
+        QCOMPARE(m_ledger->plot()->legend->itemCount(), LedgerChartPanel::BucketCount);
+    }
+
+    void ledgerFollowsMicroBatch()
+    {
+        const double before = m_ledger->bucketValues()[4];
+        m_controller->set(QStringLiteral("training.micro_batch"), 4);
+        m_controller->recomputeNow();
+        const auto& memory = m_controller->plan().memory;
+        QVERIFY(m_ledger->bucketValues()[4] != before);
+        QCOMPARE(m_ledger->bucketValues()[4], memory.activations);
+        QVERIFY(m_ledger->bucketValues() == planBuckets(memory));
+    }
+
+    void ledgerHeadroomOrShortfall()
+    {
+        for (int microBatch : {1, 16}) {
+            m_controller->set(QStringLiteral("training.micro_batch"), microBatch);
+            m_controller->recomputeNow();
+            const auto& memory = m_controller->plan().memory;
+            const QString expected = memory.fits
+                                         ? QStringLiteral("headroom %1").arg(m_controller->formatBytes(memory.headroom))
+                                         : QStringLiteral("short by %1").arg(m_controller->formatBytes(-memory.headroom));
+            QVERIFY2(itemTexts(m_ledger->plot()).contains(expected), qPrintable(itemTexts(m_ledger->plot()).join(u'|')));
+            QVERIFY(m_ledger->plot()->xAxis->range().contains(memory.capacity / 1e9));
+            QVERIFY(m_ledger->plot()->xAxis->range().contains(memory.total / 1e9));
+        }
+        // Micro-batch 16 of a 7B model at 4096 tokens does not fit an 80 GB GPU: both branches ran.
+        QVERIFY(!m_controller->plan().memory.fits);
+    }
+
+    void unitsChangeAxisNotBytes()
+    {
+        const QVector<double> bytes = m_ledger->bucketValues();
+        const QString labelBefore = m_ledger->plot()->xAxis->label();
+        m_controller->setUnits(PlanController::Units::GiB);
+        QVERIFY(m_ledger->bucketValues() == bytes);
+        const QString labelAfter = m_ledger->plot()->xAxis->label();
+        QVERIFY(labelAfter != labelBefore);
+        QVERIFY(labelAfter.contains(QStringLiteral("GiB")));
+        auto* weights = qobject_cast<QCPBars*>(m_ledger->plot()->plottable(0));
+        QCOMPARE(weights->data()->at(0)->value, bytes[0] / 1073741824.0);
+    }
+
+    void rooflinePointsAreOps()
+    {
+        const auto& plan = m_controller->plan();
+        QVERIFY(!plan.ops.empty());
+        QCOMPARE(m_roofline->opPointCount(), int(plan.ops.size()));
+        const QVector<QPointF> points = m_roofline->opPoints();
+        QCOMPARE(points.size(), qsizetype(plan.ops.size()));
+        for (std::size_t i = 0; i < plan.ops.size(); ++i) {
+            QCOMPARE(points[qsizetype(i)].x(), plan.ops[i].intensity);
+            QCOMPARE(points[qsizetype(i)].y(), plan.ops[i].attainable);
+            // Axis ranges fit every point (y is drawn in TFLOP/s).
+            QVERIFY(m_roofline->plot()->xAxis->range().contains(points[qsizetype(i)].x()));
+            QVERIFY(m_roofline->plot()->yAxis->range().contains(points[qsizetype(i)].y() / 1e12));
+        }
+        QVERIFY(m_roofline->plot()->yAxis->range().contains(plan.hardware.peakFlops / 1e12));
+        // The ridge and the compute ceiling are labelled with the plan's numbers.
+        const QStringList texts = itemTexts(m_roofline->plot());
+        QVERIFY2(texts.contains(QStringLiteral("ridge %1 FLOP/byte").arg(std::round(plan.hardware.ridge))),
+                 qPrintable(texts.join(u'|')));
+        QVERIFY(texts.filter(QStringLiteral("tensor peak")).size() == 1);
+    }
+
+    void rooflineFollowsMicroBatch()
+    {
+        const char* gemms[] = {"qkv_proj", "out_proj", "mlp_down"};
+        std::vector<double> before;
+        for (const char* g : gemms) {
+            before.push_back(intensityOf(*m_roofline, m_controller->plan(), g));
+            QVERIFY2(before.back() > 0, g);
+        }
+        m_controller->set(QStringLiteral("training.micro_batch"), 4);
+        m_controller->recomputeNow();
+        const auto& plan = m_controller->plan();
+        QCOMPARE(m_roofline->opPointCount(), int(plan.ops.size()));
+        for (std::size_t i = 0; i < std::size(gemms); ++i)
+            QVERIFY2(intensityOf(*m_roofline, plan, gemms[i]) > before[i], gemms[i]);
+        const QVector<QPointF> points = m_roofline->opPoints();
+        for (std::size_t i = 0; i < plan.ops.size(); ++i)
+            QCOMPARE(points[qsizetype(i)].x(), plan.ops[i].intensity);
+    }
+
+    void seedOverlay()
+    {
+        QVERIFY(!m_roofline->showSeedOps());
+        QVERIFY(m_roofline->seedOpPoints().isEmpty());
+        const int graphsBefore = m_roofline->plot()->graphCount();
+        m_roofline->setShowSeedOps(true);
+        QVERIFY(m_roofline->showSeedOps());
+        const QVector<QPointF> seeds = m_roofline->seedOpPoints();
+        QCOMPARE(seeds.size(), 7);
+        QCOMPARE(m_roofline->plot()->graphCount(), graphsBefore + 1);
+        QCPGraph* overlay = m_roofline->plot()->graph(m_roofline->plot()->graphCount() - 1);
+        QCOMPARE(overlay->data()->size(), 7);
+        // CS336 lecture 2: X[128 x 4096] W[4096 x 4096] in bf16 is 2·128·4096² FLOPs over
+        // 2·(128·4096 + 4096² + 128·4096) bytes = 120.47 FLOP/byte.
+        QVERIFY2(std::abs(seeds[1].x() - 120.47) < 1e-3, qPrintable(QString::number(seeds[1].x(), 'g', 10)));
+        QVERIFY(itemTexts(m_roofline->plot()).contains(QStringLiteral("GEMM M=128")));
+        for (const QPointF& p : seeds)
+            QVERIFY(m_roofline->plot()->xAxis->range().contains(p.x()));
+        QCOMPARE(m_roofline->opPointCount(), int(m_controller->plan().ops.size())); // plan points stay
+        m_roofline->setShowSeedOps(false);
+        QVERIFY(m_roofline->seedOpPoints().isEmpty());
+        QCOMPARE(m_roofline->plot()->graphCount(), graphsBefore);
+    }
+
+    void nothingNonFinite()
+    {
+        m_roofline->setShowSeedOps(true);
+        for (QCustomPlot* plot : {m_ledger->plot(), m_roofline->plot()}) {
+            plot->replot();
+            QVERIFY(finiteRange(plot->xAxis->range()));
+            QVERIFY(finiteRange(plot->yAxis->range()));
+            for (const QString& t : itemTexts(plot))
+                QVERIFY2(!t.contains(QStringLiteral("nan"), Qt::CaseInsensitive)
+                             && !t.contains(QStringLiteral("inf"), Qt::CaseInsensitive),
+                         qPrintable(t));
+        }
+    }
+
+    void hoverShowsOp()
+    {
+        m_roofline->show();
+        QVERIFY(QTest::qWaitForWindowExposed(m_roofline.get()));
+        QCustomPlot* plot = m_roofline->plot();
+        plot->replot();
+        const auto& op = m_controller->plan().ops.front();
+        const QPoint at(int(std::lround(plot->xAxis->coordToPixel(op.intensity))),
+                        int(std::lround(plot->yAxis->coordToPixel(op.attainable / 1e12))));
+        QTest::mouseMove(plot, at);
+        QTRY_VERIFY(QToolTip::isVisible());
+        QVERIFY2(QToolTip::text().contains(QString::fromUtf8(op.name)), qPrintable(QToolTip::text()));
+        QVERIFY(QToolTip::text().contains(QStringLiteral("FLOP/byte")));
+        QVERIFY(QToolTip::text().contains(QStringLiteral("ideal time")));
+    }
+
+    void recolourOnPaletteChange()
+    {
+        QPalette dark;
+        dark.setColor(QPalette::Base, QColor(0x20, 0x20, 0x20));
+        dark.setColor(QPalette::Text, QColor(0xee, 0xee, 0xee));
+        m_ledger->setPalette(dark);
+        m_roofline->setPalette(dark);
+        QCOMPARE(m_ledger->plot()->xAxis->labelColor(), QColor(0xee, 0xee, 0xee));
+        QCOMPARE(m_roofline->plot()->xAxis->labelColor(), QColor(0xee, 0xee, 0xee));
+        QCOMPARE(m_ledger->plot()->legend->textColor(), QColor(0xee, 0xee, 0xee));
+        QCOMPARE(m_roofline->opPointCount(), int(m_controller->plan().ops.size()));
+    }
+
+private:
+    std::unique_ptr<PlanController> m_controller;
+    std::unique_ptr<LedgerChartPanel> m_ledger;
+    std::unique_ptr<RooflinePanel> m_roofline;
+};
+
+QTEST_MAIN(TestCharts)
+#include "tst_charts.moc"

@@ -1,0 +1,53 @@
+// Live update: from a slider value change to a recomputed and repainted ledger, table and roofline,
+// driving the real window offscreen. Prints percentiles. Usage: bench_live [iterations] [slider path]
+#include "controlspanel.h"
+#include "mainwindow.h"
+#include "plancontroller.h"
+#include "quantityslider.h"
+
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QSlider>
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+int main(int argc, char** argv)
+{
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+    QApplication app(argc, argv);
+    const int iterations = argc > 1 ? std::atoi(argv[1]) : 400;
+    const QString path = argc > 2 ? QString::fromLocal8Bit(argv[2]) : QStringLiteral("training.micro_batch");
+    napkin::app::PlanController controller;
+    napkin::app::MainWindow window(&controller);
+    window.resize(1280, 800);
+    window.show();
+    for (int i = 0; i < 10; ++i)
+        QApplication::processEvents();
+    auto* s = window.controls()->slider(path);
+    if (!s) {
+        std::fprintf(stderr, "no slider %s\n", qPrintable(path));
+        return 2;
+    }
+    const int a = s->positionFor(s->minimum() < 1 ? 1 : s->minimum()), b = s->positionFor(s->maximum() > 8 ? 8 : s->maximum());
+    std::vector<double> ms;
+    QElapsedTimer t;
+    for (int i = 0; i < iterations + 20; ++i) {
+        t.start();
+        s->slider()->setValue(i % 2 ? a : b + (i % 7)); // one drag step
+        QApplication::processEvents();             // coalesced recompute, model resets, queued replots
+        QApplication::processEvents();
+        window.repaint();                           // paint everything now
+        const double elapsed = double(t.nsecsElapsed()) / 1e6;
+        if (i >= 20)
+            ms.push_back(elapsed); // after warm-up
+    }
+    std::sort(ms.begin(), ms.end());
+    auto pct = [&](double p) { return ms[std::min(ms.size() - 1, std::size_t(p * double(ms.size())))]; };
+    std::printf("live update (%s drag -> recompute -> repaint, 1280x800 offscreen, %d samples): "
+                "p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.2f ms\n",
+                qPrintable(path), int(ms.size()), pct(0.50), pct(0.90), pct(0.99), ms.back());
+    return 0;
+}
