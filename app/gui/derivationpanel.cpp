@@ -31,7 +31,7 @@ void DerivationPanel::updateText()
     for (const auto& d : plan.derivations) {
         if (q != d.quantity)
             continue;
-        html = QStringLiteral("<p><b>%1</b></p><p style='font-size:large'><code>%1 = %2</code></p>"
+        html = QStringLiteral("<p><b>%1</b></p><p><code>%1 = %2</code></p>"
                               "<p><code>= %3</code></p><p><code>= %4 %5</code></p><p><i>Source:</i> %6</p>")
                    .arg(QString::fromLatin1(d.quantity), QString::fromStdString(core::formulaText(d)).toHtmlEscaped(),
                         QString::fromStdString(core::substitutedText(d)).toHtmlEscaped(),

@@ -56,7 +56,8 @@ LedgerChartPanel::LedgerChartPanel(PlanController* controller, QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_plot);
-    m_plot->setMinimumHeight(160);
+    // The legend re-wraps to the width (resizeEvent), so the plot need not be as wide as one row of it.
+    m_plot->setMinimumSize(240, 160);
 
     // Horizontal bars: the key axis is the vertical one.
     for (int i = 0; i < BucketCount; ++i) {
@@ -104,6 +105,8 @@ LedgerChartPanel::LedgerChartPanel(PlanController* controller, QWidget* parent)
     legendRow->addElement(0, 0, m_plot->legend);
     m_plot->legend->setFillOrder(QCPLegend::foColumnsFirst);
     m_plot->legend->setWrap(4);
+    m_plot->legend->setFillOrder(QCPLegend::foColumnsFirst, true); // re-flow the entries added above
+    connect(m_plot, &QCustomPlot::beforeReplot, this, &LedgerChartPanel::fitLegend);
     m_plot->plotLayout()->setRowStretchFactor(1, 0.001);
 
     m_plot->setMouseTracking(true);
@@ -247,6 +250,22 @@ void LedgerChartPanel::showToolTip(QMouseEvent* event)
         }
     }
     QToolTip::hideText();
+}
+
+void LedgerChartPanel::resizeEvent(QResizeEvent* event)
+{
+    QWidget::resizeEvent(event);
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void LedgerChartPanel::fitLegend()
+{
+    // About 150 px per legend entry ("optimizer states" with its swatch), at the plot's real width.
+    const int columns = std::clamp(m_plot->width() / 150, 2, BucketCount);
+    if (m_plot->legend->wrap() != columns) {
+        m_plot->legend->setWrap(columns);
+        m_plot->legend->setFillOrder(QCPLegend::foColumnsFirst, true); // re-flow the existing entries
+    }
 }
 
 void LedgerChartPanel::changeEvent(QEvent* event)

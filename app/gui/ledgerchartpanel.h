@@ -34,9 +34,11 @@ public:
 
 protected:
     void changeEvent(QEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
 
 private:
     void updateColors();
+    void fitLegend();
     void updateSegmentLabels();
     void showToolTip(QMouseEvent* event);
     double unitBytes() const;

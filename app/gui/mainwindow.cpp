@@ -62,10 +62,13 @@ MainWindow::MainWindow(PlanController* controller, QWidget* parent)
     m_ledgerTable->setModel(m_ledgerModel);
     m_ledgerTable->verticalHeader()->hide();
     m_ledgerTable->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    m_ledgerTable->horizontalHeader()->setStretchLastSection(true);
+    // The formula column takes what is left and elides; the numbers always show in full.
+    m_ledgerTable->horizontalHeader()->setSectionResizeMode(LedgerModel::PerParam, QHeaderView::Stretch);
+    m_ledgerTable->setTextElideMode(Qt::ElideRight);
     m_ledgerTable->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_ledgerTable->setAlternatingRowColors(true);
     m_ledgerTable->setWordWrap(false);
+    m_ledgerTable->verticalHeader()->setDefaultSectionSize(m_ledgerTable->fontMetrics().height() + 6);
     connect(m_ledgerTable, &QTableView::clicked, this, [this](const QModelIndex& i) {
         m_controller->showDerivation(i.data(LedgerModel::QuantityRole).toString());
     });
@@ -76,8 +79,8 @@ MainWindow::MainWindow(PlanController* controller, QWidget* parent)
     auto* ledgerSplit = new QSplitter(Qt::Vertical);
     ledgerSplit->addWidget(m_ledgerChart);
     ledgerSplit->addWidget(m_ledgerTable);
-    ledgerSplit->setStretchFactor(0, 2);
-    ledgerSplit->setStretchFactor(1, 3);
+    ledgerSplit->setStretchFactor(0, 1);
+    ledgerSplit->setStretchFactor(1, 1);
     lv->addWidget(ledgerSplit);
 
     auto* right = new QSplitter(Qt::Vertical);
@@ -87,7 +90,7 @@ MainWindow::MainWindow(PlanController* controller, QWidget* parent)
     side->addWidget(framed(tr("Compute and time"), m_summary));
     side->addWidget(framed(tr("Derivation"), m_derivation));
     top->addWidget(side);
-    top->setStretchFactor(0, 3);
+    top->setStretchFactor(0, 5);
     top->setStretchFactor(1, 2);
     auto* bottom = new QSplitter(Qt::Horizontal);
     bottom->addWidget(framed(tr("Roofline: one layer, forward and backward"), m_roofline));
@@ -96,8 +99,9 @@ MainWindow::MainWindow(PlanController* controller, QWidget* parent)
     bottom->setStretchFactor(1, 1);
     right->addWidget(top);
     right->addWidget(bottom);
-    right->setStretchFactor(0, 1);
-    right->setStretchFactor(1, 1);
+    right->setStretchFactor(0, 11);
+    right->setStretchFactor(1, 10);
+    right->setSizes({440, 400});
 
     auto* central = new QSplitter(Qt::Horizontal);
     central->addWidget(scroll);

@@ -44,13 +44,12 @@ SummaryPanel::SummaryPanel(PlanController* controller, QWidget* parent)
         f.setBold(true);
         value->setFont(f);
         connect(value, &QToolButton::clicked, this, [this, q] { m_controller->showDerivation(q); });
-        grid->addWidget(label, row / 2, (row % 2) * 2);
-        grid->addWidget(value, row / 2, (row % 2) * 2 + 1, Qt::AlignLeft);
+        grid->addWidget(label, row, 0);
+        grid->addWidget(value, row, 1, Qt::AlignLeft);
         m_values.insert(q, value);
         ++row;
     }
     grid->setColumnStretch(1, 1);
-    grid->setColumnStretch(3, 1);
     connect(controller, &PlanController::planChanged, this, &SummaryPanel::updateValues);
     updateValues();
 }
