@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Napkin quick start, step 1: install what is missing (Debian 12 packages), build the release
-# preset, and print the plan of the built-in default scenario.
+# preset, and open the desktop app on the built-in default scenario. Without a display it prints
+# the default plan with napkin-cli and renders the window to build/release/napkin-default.png.
 #   tools/setup.sh            install, build, run
 #   tools/setup.sh --deps     install only
 set -euo pipefail
@@ -22,4 +23,9 @@ fi
 [ "${1:-}" = "--deps" ] && exit 0
 
 cmake --workflow --preset release >/dev/null
-exec build/release/app/cli/napkin-cli plan
+if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ] && [ "${1:-}" != "--headless" ]; then
+    exec build/release/app/gui/napkin
+fi
+build/release/app/cli/napkin-cli plan
+build/release/app/gui/napkin --screenshot build/release/napkin-default.png --size 1280x800 2>/dev/null &&
+    echo "window rendered to build/release/napkin-default.png (no display found)"

@@ -39,11 +39,14 @@ int runApp(int argc, char** argv)
                                QStringLiteral("WxH"), QStringLiteral("1280x800"));
     QCommandLineOption setOpt(QStringLiteral("set"), QStringLiteral("Override one scenario path (napkin-cli rules)."),
                               QStringLiteral("PATH=VALUE"));
-    parser.addOptions({scenarioOpt, shotOpt, sizeOpt, setOpt});
+    QCommandLineOption darkOpt(QStringLiteral("dark"), QStringLiteral("Use the dark theme."));
+    parser.addOptions({scenarioOpt, shotOpt, sizeOpt, setOpt, darkOpt});
     parser.process(app);
 
     PlanController controller;
     MainWindow window(&controller);
+    if (parser.isSet(darkOpt))
+        window.setDarkTheme(true);
     if (parser.isSet(scenarioOpt)) {
         if (!window.openFile(parser.value(scenarioOpt)))
             return 2;

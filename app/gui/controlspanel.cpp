@@ -78,6 +78,7 @@ ControlsPanel::ControlsPanel(PlanController* controller, QWidget* parent)
                          tr("Total parameters; a plausible shape is derived for activations and the roofline"));
     m_shape = new QLabel;
     m_shape->setWordWrap(true);
+    m_shape->setAutoFillBackground(true); // repainting its text must not repaint the panel
     m_shape->setStyleSheet(QStringLiteral("color: palette(placeholder-text);"));
     model->layout()->addWidget(m_shape);
     m_import = new QPushButton(tr("Import config.json…"));
@@ -119,6 +120,7 @@ ControlsPanel::ControlsPanel(PlanController* controller, QWidget* parent)
               tr("Total tokens processed, repeats included (T in 6PT)"));
     m_chinchilla = new QPushButton;
     m_chinchilla->setFlat(true);
+    m_chinchilla->setAutoFillBackground(true);
     m_chinchilla->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     m_chinchilla->setToolTip(tr("Hoffmann et al. 2022: about 20 tokens per parameter is compute-optimal"));
     connect(m_chinchilla, &QPushButton::clicked, this,
@@ -132,6 +134,7 @@ ControlsPanel::ControlsPanel(PlanController* controller, QWidget* parent)
               tr("sequences"), tr("Sequences per optimizer step = micro-batch × accumulation × GPUs"));
     m_accumulation = new QLabel;
     m_accumulation->setWordWrap(true);
+    m_accumulation->setAutoFillBackground(true);
     training->layout()->addWidget(m_accumulation);
     addCombo(training, QStringLiteral("training.recompute"), tr("Activation recomputation"),
              {QStringLiteral("none"), QStringLiteral("selective"), QStringLiteral("full")},

@@ -11,6 +11,7 @@ namespace napkin::app {
 DerivationPanel::DerivationPanel(PlanController* controller, QWidget* parent)
     : QWidget(parent), m_controller(controller), m_text(new QTextBrowser(this))
 {
+    setAutoFillBackground(true); // updates stop here instead of repainting the window behind
     auto* v = new QVBoxLayout(this);
     v->setContentsMargins(0, 0, 0, 0);
     v->addWidget(m_text);
@@ -42,7 +43,10 @@ void DerivationPanel::updateText()
         html = tr("<p>Click a number to see its formula, the values substituted and its source.</p>");
     if (m_controller->hasErrors())
         html.prepend(tr("<p style='color:#d32f2f'>The inputs have errors: the numbers shown are the last valid plan.</p>"));
-    m_text->setHtml(html);
+    if (html != m_html) { // unchanged text would still re-layout the document
+        m_html = html;
+        m_text->setHtml(html);
+    }
 }
 
 } // namespace napkin::app

@@ -19,6 +19,7 @@ public:
 private:
     PlanController* m_controller;
     QTextBrowser* m_text;
+    QString m_html;
 };
 
 } // namespace napkin::app

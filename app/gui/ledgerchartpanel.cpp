@@ -53,6 +53,7 @@ LedgerChartPanel::LedgerChartPanel(PlanController* controller, QWidget* parent)
     , m_plot(new QCustomPlot(this))
     , m_values(BucketCount, 0.0)
 {
+    setAutoFillBackground(true); // updates stop here instead of repainting the window behind
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_plot);

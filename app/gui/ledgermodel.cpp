@@ -32,8 +32,8 @@ int LedgerModel::columnCount(const QModelIndex& parent) const { return parent.is
 
 void LedgerModel::setPlan(const core::Plan& p, const core::Scenario& sc)
 {
-    beginResetModel();
-    m_rows.clear();
+    QVector<Row> previous;
+    previous.swap(m_rows);
     const auto& m = p.memory;
     const auto& pr = sc.precision;
     const int zero = sc.parallel.zeroStage;
@@ -66,7 +66,16 @@ void LedgerModel::setPlan(const core::Plan& p, const core::Scenario& sc)
     m_rows.push_back({tr("Total"), QString(), num(m.statesBytesPerParam) + tr(" B/param states"), m.total,
                       QStringLiteral("memory.per_gpu.total"), true});
     m_total = m.total;
-    endResetModel();
+    // The rows are always the same buckets: update cells in place (a reset would make the view
+    // rebuild everything on every slider step).
+    if (previous.size() == m_rows.size()) {
+        emit dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1));
+    } else {
+        std::swap(previous, m_rows);
+        beginResetModel();
+        std::swap(previous, m_rows);
+        endResetModel();
+    }
 }
 
 QVariant LedgerModel::data(const QModelIndex& index, int role) const

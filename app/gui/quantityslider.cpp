@@ -35,6 +35,8 @@ QuantitySlider::QuantitySlider(const QString& label, double min, double max, Sca
       m_unit(new QLabel(this)), m_error(new QLabel(this)), m_min(min), m_max(max), m_value(min), m_scale(scale),
       m_label(label)
 {
+    // Opaque, so that a drag repaints this control only, not the group box and panel behind it.
+    setAutoFillBackground(true);
     auto* grid = new QGridLayout(this);
     grid->setContentsMargins(0, 0, 0, 0);
     grid->setHorizontalSpacing(6);

@@ -72,6 +72,7 @@ RooflinePanel::RooflinePanel(PlanController* controller, QWidget* parent)
     , m_controller(controller)
     , m_plot(new QCustomPlot(this))
 {
+    setAutoFillBackground(true); // updates stop here instead of repainting the window behind
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(2);

@@ -13,6 +13,7 @@ namespace napkin::app {
 SummaryPanel::SummaryPanel(PlanController* controller, QWidget* parent)
     : QWidget(parent), m_controller(controller)
 {
+    setAutoFillBackground(true); // value changes repaint this panel, not the window behind it
     auto* grid = new QGridLayout(this);
     grid->setContentsMargins(6, 6, 6, 6);
     grid->setVerticalSpacing(2);

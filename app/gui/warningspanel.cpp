@@ -16,6 +16,14 @@ WarningsPanel::WarningsPanel(PlanController* controller, QWidget* parent)
 
 void WarningsPanel::updateItems()
 {
+    QStringList lines;
+    for (const auto& e : m_controller->errors())
+        lines << QString::fromStdString(core::describe(e));
+    for (const auto& w : m_controller->plan().warnings)
+        lines << QString::fromStdString(w.message);
+    if (lines == m_shown && count() > 0)
+        return; // unchanged: no relayout while a slider is dragged
+    m_shown = lines;
     clear();
     for (const auto& e : m_controller->errors()) {
         auto* item = new QListWidgetItem(tr("Error: %1").arg(QString::fromStdString(core::describe(e))), this);

@@ -2,6 +2,7 @@
 // Input errors (the last valid plan stays on screen) and the plan's warnings.
 
 #include <QListWidget>
+#include <QStringList>
 
 namespace napkin::app {
 
@@ -15,6 +16,7 @@ public:
 
 private:
     PlanController* m_controller;
+    QStringList m_shown;
 };
 
 } // namespace napkin::app
