@@ -16,7 +16,15 @@ DerivationPanel::DerivationPanel(PlanController* controller, QWidget* parent)
     v->setContentsMargins(0, 0, 0, 0);
     v->addWidget(m_text);
     m_text->setOpenLinks(false);
-    connect(controller, &PlanController::planChanged, this, &DerivationPanel::updateText);
+    // While a slider is dragged the derivation text follows at most every 100 ms: laying out rich
+    // text on every step would cost more than the ledger, table and roofline together.
+    m_throttle.setSingleShot(true);
+    m_throttle.setInterval(100);
+    connect(&m_throttle, &QTimer::timeout, this, &DerivationPanel::updateText);
+    connect(controller, &PlanController::planChanged, this, [this] {
+        if (!m_throttle.isActive())
+            m_throttle.start();
+    });
     connect(controller, &PlanController::derivationRequested, this, &DerivationPanel::updateText);
     connect(controller, &PlanController::errorsChanged, this, &DerivationPanel::updateText);
     updateText();

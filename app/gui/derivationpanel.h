@@ -1,6 +1,7 @@
 #pragma once
 // The derivation of the selected number: formula, values substituted, result and source.
 
+#include <QTimer>
 #include <QWidget>
 
 class QTextBrowser;
@@ -20,6 +21,7 @@ private:
     PlanController* m_controller;
     QTextBrowser* m_text;
     QString m_html;
+    QTimer m_throttle;
 };
 
 } // namespace napkin::app

@@ -54,6 +54,8 @@ LedgerChartPanel::LedgerChartPanel(PlanController* controller, QWidget* parent)
     , m_values(BucketCount, 0.0)
 {
     setAutoFillBackground(true); // updates stop here instead of repainting the window behind
+    // Axis-parallel lines gain nothing from antialiasing and cost most of a log-scale grid's drawing.
+    m_plot->setNotAntialiasedElements(QCP::aeGrid | QCP::aeSubGrid | QCP::aeAxes | QCP::aeZeroLine);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_plot);

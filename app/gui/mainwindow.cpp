@@ -61,8 +61,11 @@ MainWindow::MainWindow(PlanController* controller, QWidget* parent)
 
     m_ledgerTable->setModel(m_ledgerModel);
     m_ledgerTable->verticalHeader()->hide();
-    m_ledgerTable->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    // The formula column takes what is left and elides; the numbers always show in full.
+    // Columns sized once to their contents (re-measuring every cell on each slider step costs more
+    // than the rest of the table's repaint); the formula column takes what is left and elides.
+    m_ledgerTable->resizeColumnsToContents();
+    for (int c : {int(LedgerModel::Bucket), int(LedgerModel::Size), int(LedgerModel::Share)})
+        m_ledgerTable->setColumnWidth(c, m_ledgerTable->columnWidth(c) + m_ledgerTable->fontMetrics().horizontalAdvance(QStringLiteral("0000")));
     m_ledgerTable->horizontalHeader()->setSectionResizeMode(LedgerModel::PerParam, QHeaderView::Stretch);
     m_ledgerTable->setTextElideMode(Qt::ElideRight);
     m_ledgerTable->setSelectionBehavior(QAbstractItemView::SelectRows);

@@ -52,7 +52,10 @@ private:
     void showToolTip(QMouseEvent* event);
     QString toolTipText(const Point& p) const;
 
+    void onPlanChanged();
+
     PlanController* m_controller = nullptr;
+    std::vector<double> m_drawn; // ceilings and op costs last drawn: skip replots that change nothing
     QCustomPlot* m_plot = nullptr;
     QCheckBox* m_seedBox = nullptr;
     bool m_showSeedOps = false;

@@ -9,7 +9,13 @@ WarningsPanel::WarningsPanel(PlanController* controller, QWidget* parent)
 {
     setWordWrap(true);
     setAlternatingRowColors(true);
-    connect(controller, &PlanController::planChanged, this, &WarningsPanel::updateItems);
+    m_throttle.setSingleShot(true);
+    m_throttle.setInterval(100); // follows a slider drag at most every 100 ms
+    connect(&m_throttle, &QTimer::timeout, this, &WarningsPanel::updateItems);
+    connect(controller, &PlanController::planChanged, this, [this] {
+        if (!m_throttle.isActive())
+            m_throttle.start();
+    });
     connect(controller, &PlanController::errorsChanged, this, &WarningsPanel::updateItems);
     updateItems();
 }

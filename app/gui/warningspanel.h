@@ -3,6 +3,7 @@
 
 #include <QListWidget>
 #include <QStringList>
+#include <QTimer>
 
 namespace napkin::app {
 
@@ -17,6 +18,7 @@ public:
 private:
     PlanController* m_controller;
     QStringList m_shown;
+    QTimer m_throttle;
 };
 
 } // namespace napkin::app
