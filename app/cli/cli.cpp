@@ -3,6 +3,7 @@
 #include "output.h"
 
 #include "catalog.h"
+#include "dtypeexplain.h"
 #include "estimate.h"
 #include "fit.h"
 #include "jsonreader.h"
@@ -35,6 +36,7 @@ Commands
                          FLOPs, bytes, intensity and bound of one operation on the scenario's GPU
   presets [gpus|models|plans]
                          the built-in catalogues
+  dtype VALUE            how fp32, fp16, bf16, fp8 e4m3/e5m2, NVFP4 and MXFP4 store VALUE
 
 Options
   --set PATH=VALUE       override one dotted scenario path (repeatable); VALUE is JSON when valid,
@@ -355,6 +357,38 @@ json plansJson()
     return arr;
 }
 
+int cmdDtype(const Options& o, std::ostream& out, std::ostream& err)
+{
+    if (!checkFormat(o, {"text", "json"}, err))
+        return InvalidInput;
+    if (o.positional.size() != 1) {
+        err << "error: dtype takes one VALUE (e.g. 1e-8, 1.001, 448)\n";
+        return InvalidInput;
+    }
+    const auto x = core::parseQuantity(o.positional[0]);
+    if (!x) {
+        err << "error: VALUE = " << o.positional[0] << ": not a finite number (allowed: decimals such as 1e-8, -0.3, 65504)\n";
+        return InvalidInput;
+    }
+    const auto all = core::storeInAll(*x);
+    if (o.format == "json") {
+        json formats = json::array();
+        for (const auto& v : all)
+            formats.push_back(core::toJson(v));
+        return emit(o, json{{"value", *x}, {"formats", formats}}.dump(1) + "\n", out, err);
+    }
+    std::string t = "How " + o.positional[0] + " is stored\n";
+    for (const auto& v : all) {
+        char buf[256];
+        const std::string fields = v.signBits + " " + v.exponentBits + " " + v.mantissaBits;
+        std::snprintf(buf, sizeof buf, "  %-9s %-34s stored %-14.8g rel. error %-10.3g spacing %-10.3g%s%s\n",
+                      std::string(core::info(v.type).id).c_str(), fields.c_str(), v.stored, v.relativeError, v.spacing,
+                      v.underflow ? "  UNDERFLOW" : "", v.overflow ? "  OVERFLOW" : "");
+        t += buf;
+    }
+    return emit(o, t, out, err);
+}
+
 int cmdPresets(const Options& o, std::ostream& out, std::ostream& err)
 {
     if (!checkFormat(o, {"text", "json"}, err))
@@ -431,7 +465,8 @@ int run(int argc, char** argv, std::ostream& out, std::ostream& err)
         if (o.command == "fit") return cmdFit(o, out, err);
         if (o.command == "op") return cmdOp(o, out, err);
         if (o.command == "presets") return cmdPresets(o, out, err);
-        err << "error: unknown command '" << o.command << "' (allowed: plan, fit, op, presets; see --help)\n";
+        if (o.command == "dtype") return cmdDtype(o, out, err);
+        err << "error: unknown command '" << o.command << "' (allowed: plan, fit, op, presets, dtype; see --help)\n";
         return InvalidInput;
     } catch (const std::exception& e) {
         err << "internal error: " << e.what() << "\n";

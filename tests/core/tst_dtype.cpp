@@ -2,6 +2,7 @@
 #include "testsupport.h"
 
 #include "dtype.h"
+#include "dtypeexplain.h"
 
 using namespace napkin;
 using core::DType;
@@ -68,6 +69,51 @@ private slots:
         QFETCH(double, in);
         QFETCH(double, out);
         QCOMPARE(core::roundToFormat(*core::parseDType(id.toStdString()), in), out);
+    }
+
+    void bitPatterns_data()
+    {
+        QTest::addColumn<QString>("id");
+        QTest::addColumn<double>("value");
+        QTest::addColumn<QString>("pattern"); // sign exponent mantissa
+        // IEEE 754: fp32 0.1 = 0x3DCCCCCD, fp16 1.0 = 0x3C00, fp16 65504 = 0x7BFF, fp16 2^-24 = 0x0001.
+        QTest::newRow("fp32 0.1") << QStringLiteral("fp32") << 0.1 << QStringLiteral("0 01111011 10011001100110011001101");
+        QTest::newRow("fp16 1.0") << QStringLiteral("fp16") << 1.0 << QStringLiteral("0 01111 0000000000");
+        QTest::newRow("fp16 max") << QStringLiteral("fp16") << 65504.0 << QStringLiteral("0 11110 1111111111");
+        QTest::newRow("fp16 min subnormal") << QStringLiteral("fp16") << std::ldexp(1.0, -24) << QStringLiteral("0 00000 0000000001");
+        QTest::newRow("fp16 -2") << QStringLiteral("fp16") << -2.0 << QStringLiteral("1 10000 0000000000");
+        // bfloat16 1/3 = 0x3EAB.
+        QTest::newRow("bf16 1/3") << QStringLiteral("bf16") << 1.0 / 3 << QStringLiteral("0 01111101 0101011");
+        // FP8 (Micikevicius et al. 2022): E4M3 448 = S.1111.110, E5M2 57344 = S.11110.11.
+        QTest::newRow("e4m3 448") << QStringLiteral("fp8_e4m3") << 448.0 << QStringLiteral("0 1111 110");
+        QTest::newRow("e5m2 57344") << QStringLiteral("fp8_e5m2") << 57344.0 << QStringLiteral("0 11110 11");
+        QTest::newRow("e5m2 overflow is inf") << QStringLiteral("fp8_e5m2") << 1e6 << QStringLiteral("0 11111 00");
+        // E2M1: 6 = 0.11.1, 0.5 = 0.00.1 (subnormal).
+        QTest::newRow("e2m1 6") << QStringLiteral("nvfp4") << 6.0 << QStringLiteral("0 11 1");
+        QTest::newRow("e2m1 0.5") << QStringLiteral("mxfp4") << 0.5 << QStringLiteral("0 00 1");
+    }
+    void bitPatterns()
+    {
+        QFETCH(QString, id);
+        QFETCH(double, value);
+        QFETCH(QString, pattern);
+        const auto v = core::storeValue(*core::parseDType(id.toStdString()), value);
+        QCOMPARE(QString::fromStdString(v.signBits + " " + v.exponentBits + " " + v.mantissaBits), pattern);
+    }
+
+    void explorerFacts()
+    {
+        // CS336: 1e-8 underflows in fp16 and survives in bf16; 1 + 0.001 is 1 in bf16.
+        const auto fp16 = core::storeValue(DType::Fp16, 1e-8);
+        QVERIFY(fp16.underflow);
+        QVERIFY(!core::storeValue(DType::Bf16, 1e-8).underflow);
+        const auto b = core::storeValue(DType::Bf16, 1.001);
+        QCOMPARE(b.stored, 1.0);
+        QCOMPARE(b.spacing, 1.0 / 128); // 8 significant bits near 1
+        QCOMPARE(core::storeValue(DType::Fp16, 1.0).spacing, 1.0 / 1024);
+        QCOMPARE(core::storeValue(DType::Fp16, 1.0).minSubnormal, std::ldexp(1.0, -24));
+        QVERIFY(core::storeValue(DType::Fp8E4m3, 1000).overflow); // saturates at 448
+        QCOMPARE(core::storeInAll(1.0).size(), std::size_t(7));
     }
 
     void unknownDtype()
