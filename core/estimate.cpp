@@ -309,7 +309,7 @@ Plan estimate(const Scenario& sc)
     t.gpuHours = t.seconds * G / 3600.0;
     derive(p, "time.gpu_hours", "{seconds} · {G} / 3600", t.gpuHours, "GPU-hours", "definition",
            {{"seconds", t.seconds}, {"G", G}});
-    t.hfu = t.mfu * c.hardwareFlops / c.trainingFlops;
+    t.hfu = t.mfu * ((c.flopsPerToken + recomputePerToken) / c.flopsPerToken); // exactly MFU without recompute
     derive(p, "time.hfu", "{MFU} · {hardware_flops} / {model_flops}", t.hfu, "", 
            "Chowdhery et al. 2022 App. B; Korthikanti et al. 2022: HFU counts recomputation",
            {{"MFU", t.mfu}, {"hardware_flops", c.hardwareFlops}, {"model_flops", c.trainingFlops}});

@@ -100,18 +100,8 @@ std::string shortDump(const nlohmann::json& v)
 
 nlohmann::json parseJsonLimited(std::string_view text)
 {
-    bool tooDeep = false;
-    auto doc = nlohmann::json::parse(
-        text.begin(), text.end(),
-        [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
-            if (depth > kMaxJsonDepth)
-                tooDeep = true;
-            return !tooDeep;
-        },
-        false);
-    if (tooDeep)
-        return nlohmann::json(nlohmann::json::value_t::discarded);
-    return doc;
+    Errors ignored;
+    return parseJsonLimited(text, {}, ignored);
 }
 
 nlohmann::json parseJsonLimited(std::string_view text, const std::string& origin, Errors& errors)
@@ -130,7 +120,8 @@ nlohmann::json parseJsonLimited(std::string_view text, const std::string& origin
             return nlohmann::json(nlohmann::json::value_t::discarded);
         }
         return doc;
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {
+        // parse_error, and out_of_range for numbers beyond double (1e400): both are bad input.
         errors.push_back({origin, "", std::string("invalid JSON: ") + e.what(), "a JSON document"});
         return nlohmann::json(nlohmann::json::value_t::discarded);
     }

@@ -225,8 +225,12 @@ void validateShape(const TransformerShape& s, const std::string& path, Errors& e
             errors.push_back({f(key), v == 0 ? "" : std::to_string(v), "missing or not positive", "a positive integer"});
         return v > 0;
     };
-    bool ok = need(s.layers, "layers") & need(s.dModel, "d_model") & need(s.heads, "heads") &
-              need(s.kvHeads, "kv_heads") & need(s.ffn, "ffn") & need(s.vocab, "vocab");
+    // Every field is checked (no short-circuit), so all missing ones are reported at once.
+    const bool fields[] = {need(s.layers, "layers"), need(s.dModel, "d_model"), need(s.heads, "heads"),
+                           need(s.kvHeads, "kv_heads"), need(s.ffn, "ffn"), need(s.vocab, "vocab")};
+    bool ok = true;
+    for (bool f : fields)
+        ok = ok && f;
     if (!ok)
         return;
     if (s.headDim <= 0) {

@@ -10,8 +10,10 @@ shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(fuzz_scenario fuzz_hf_config fuzz_catalog fuzz_set fuzz_quantity)
 
-cmake --preset fuzz >/dev/null
-cmake --build --preset fuzz >/dev/null
+if [ -z "${NAPKIN_FUZZ_NOBUILD:-}" ]; then  # set it to run several fuzz.sh at once on one build
+    cmake --preset fuzz >/dev/null
+    cmake --build --preset fuzz >/dev/null
+fi
 mkdir -p build/fuzz/artifacts
 status=0
 for t in "${targets[@]}"; do

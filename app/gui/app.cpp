@@ -1,6 +1,7 @@
 #include "app.h"
 
 #include "mainwindow.h"
+#include "jsonreader.h"
 #include "plancontroller.h"
 
 #include <QApplication>
@@ -60,7 +61,7 @@ int runApp(int argc, char** argv)
             return 2;
         }
         const auto text = s.mid(eq + 1).toStdString();
-        auto value = nlohmann::json::parse(text, nullptr, false);
+        auto value = core::parseJsonLimited(text);
         controller.set(s.left(eq), value.is_discarded() ? nlohmann::json(text) : value);
     }
     controller.recomputeNow();
