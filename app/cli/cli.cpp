@@ -4,6 +4,7 @@
 
 #include "catalog.h"
 #include "dtypeexplain.h"
+#include "reconcile.h"
 #include "estimate.h"
 #include "fit.h"
 #include "jsonreader.h"
@@ -37,6 +38,9 @@ Commands
   presets [gpus|models|plans]
                          the built-in catalogues
   dtype VALUE            how fp32, fp16, bf16, fp8 e4m3/e5m2, NVFP4 and MXFP4 store VALUE
+  reconcile [SCENARIO.json] --step-time S [--tokens-per-second N] [--peak-allocated BYTES]
+            [--peak-reserved BYTES]
+                         measured MFU/HFU and the predicted ledger beside a real run's peak memory
 
 Options
   --set PATH=VALUE       override one dotted scenario path (repeatable); VALUE is JSON when valid,
@@ -55,6 +59,7 @@ struct Options {
     std::string format = "text";
     std::string output;
     std::optional<std::string> m, k, n, dtype;
+    std::optional<std::string> stepTime, tokensPerSecond, peakAllocated, peakReserved;
     bool exact = false;
 };
 
@@ -92,6 +97,14 @@ bool parseArgs(int argc, char** argv, Options& o, Errors& errors)
             o.k = value("--k");
         } else if (a == "--n") {
             o.n = value("--n");
+        } else if (a == "--step-time") {
+            o.stepTime = value("--step-time");
+        } else if (a == "--tokens-per-second") {
+            o.tokensPerSecond = value("--tokens-per-second");
+        } else if (a == "--peak-allocated") {
+            o.peakAllocated = value("--peak-allocated");
+        } else if (a == "--peak-reserved") {
+            o.peakReserved = value("--peak-reserved");
         } else if (a == "--dtype") {
             o.dtype = value("--dtype");
         } else if (a == "--exact") {
@@ -99,7 +112,7 @@ bool parseArgs(int argc, char** argv, Options& o, Errors& errors)
         } else if ((a == "--help" || a == "-h" || a == "--version") && o.command.empty()) {
             o.command = a == "-h" ? "--help" : a;
         } else if (a.size() > 1 && a[0] == '-' && !(a.size() > 1 && (std::isdigit(static_cast<unsigned char>(a[1])) != 0))) {
-            errors.push_back({a, "", "unknown option", "--set, --format, -o, --m, --k, --n, --dtype, --exact, --help"});
+            errors.push_back({a, "", "unknown option", "--set, --format, -o, --m, --k, --n, --dtype, --exact, --step-time, --tokens-per-second, --peak-allocated, --peak-reserved, --help"});
         } else if (o.command.empty()) {
             o.command = a;
         } else {
@@ -389,6 +402,61 @@ int cmdDtype(const Options& o, std::ostream& out, std::ostream& err)
     return emit(o, t, out, err);
 }
 
+int cmdReconcile(const Options& o, std::ostream& out, std::ostream& err)
+{
+    if (!checkFormat(o, {"text", "json"}, err))
+        return InvalidInput;
+    Errors errors;
+    core::Measurement m;
+    auto number = [&](const std::optional<std::string>& v, const char* flag, std::optional<double>& target) {
+        if (!v)
+            return;
+        const auto d = core::parseQuantity(*v);
+        if (!d)
+            errors.push_back({flag, *v, "not a number", "a positive number, e.g. 2.5, 1.2M, 74e9"});
+        else
+            target = *d;
+    };
+    number(o.stepTime, "--step-time", m.stepSeconds);
+    number(o.tokensPerSecond, "--tokens-per-second", m.tokensPerSecond);
+    number(o.peakAllocated, "--peak-allocated", m.peakAllocatedBytes);
+    number(o.peakReserved, "--peak-reserved", m.peakReservedBytes);
+    const auto sc = errors.empty() ? loadScenario(o, o.positional.empty() ? nullptr : &o.positional[0], errors)
+                                   : std::nullopt;
+    if (!sc) {
+        printErrors(errors, err);
+        return InvalidInput;
+    }
+    const auto plan = core::estimate(*sc);
+    const auto r = core::reconcile(*sc, plan, m, errors);
+    if (!errors.empty()) {
+        printErrors(errors, err);
+        return InvalidInput;
+    }
+    if (o.format == "json")
+        return emit(o, core::reconciliationToJson(r, plan).dump(1) + "\n", out, err);
+    char buf[256];
+    std::string t = "Measured against the plan for " + plan.modelName + " on " + std::to_string(sc->cluster.gpus) +
+                    " x " + plan.hardware.name() + "\n";
+    std::snprintf(buf, sizeof buf, "  throughput   %.4g tokens/s (step %.4g s)\n  MFU          %.3f (assumed %.2f)\n  HFU          %.3f\n",
+                  r.tokensPerSecond, r.stepSeconds, r.mfu, plan.time.mfu, r.hfu);
+    t += buf;
+    if (r.hasMemory) {
+        std::snprintf(buf, sizeof buf, "  memory       predicted %s allocated, measured %s: gap %s (%+.1f%%)\n",
+                      core::formatBytes(r.predictedAllocated).c_str(), core::formatBytes(r.peakAllocated).c_str(),
+                      core::formatBytes(r.gapBytes).c_str(), 100 * r.gapFraction);
+        t += buf;
+        for (const auto& g : r.reasons) {
+            std::snprintf(buf, sizeof buf, "    %3.0f%%  %s (%s)\n", 100 * g.explainsFraction, g.reason.c_str(),
+                          core::formatBytes(g.bytes).c_str());
+            t += buf;
+        }
+    }
+    for (const auto& w : r.warnings)
+        t += "  warning: " + w + "\n";
+    return emit(o, t, out, err);
+}
+
 int cmdPresets(const Options& o, std::ostream& out, std::ostream& err)
 {
     if (!checkFormat(o, {"text", "json"}, err))
@@ -466,7 +534,8 @@ int run(int argc, char** argv, std::ostream& out, std::ostream& err)
         if (o.command == "op") return cmdOp(o, out, err);
         if (o.command == "presets") return cmdPresets(o, out, err);
         if (o.command == "dtype") return cmdDtype(o, out, err);
-        err << "error: unknown command '" << o.command << "' (allowed: plan, fit, op, presets, dtype; see --help)\n";
+        if (o.command == "reconcile") return cmdReconcile(o, out, err);
+        err << "error: unknown command '" << o.command << "' (allowed: plan, fit, op, presets, dtype, reconcile; see --help)\n";
         return InvalidInput;
     } catch (const std::exception& e) {
         err << "internal error: " << e.what() << "\n";
