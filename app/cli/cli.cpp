@@ -12,6 +12,16 @@
 #include "roofline.h"
 #include "scenario.h"
 
+#ifdef NAPKIN_HAVE_REPORTS
+#include "report.h"
+
+#include <QApplication>
+#include <QFileInfo>
+
+#include <sys/stat.h>
+#include <unistd.h>
+#endif
+
 #include <cctype>
 #include <cmath>
 #include <exception>
@@ -30,7 +40,11 @@ using nlohmann::json;
 constexpr const char* kUsage = R"(usage: napkin-cli COMMAND [options]
 
 Commands
-  plan [SCENARIO.json]   the three budgets of a training plan (default: the built-in scenario)
+  plan [SCENARIO.json]   the three budgets of a training plan (default: the built-in scenario);
+                         --format pdf|html|md|csv|json -o OUT writes a budget report
+  compare A.json B.json...
+                         scenarios side by side with deltas (text, json, md, csv, html, pdf)
+  chart ledger|roofline [SCENARIO.json] --format png|svg|pdf -o OUT [--size WxH]
   fit [SCENARIO.json]    largest model and micro-batch that fit the cluster
   op gemm --m M --k K --n N [--dtype bf16] [--exact]
   op relu|gelu|dot|matvec --n N [--dtype bf16]
@@ -60,6 +74,8 @@ struct Options {
     std::string output;
     std::optional<std::string> m, k, n, dtype;
     std::optional<std::string> stepTime, tokensPerSecond, peakAllocated, peakReserved;
+    std::optional<std::string> size, page, title;
+    bool gib = false;
     bool exact = false;
 };
 
@@ -105,6 +121,14 @@ bool parseArgs(int argc, char** argv, Options& o, Errors& errors)
             o.peakAllocated = value("--peak-allocated");
         } else if (a == "--peak-reserved") {
             o.peakReserved = value("--peak-reserved");
+        } else if (a == "--size") {
+            o.size = value("--size");
+        } else if (a == "--page") {
+            o.page = value("--page");
+        } else if (a == "--title") {
+            o.title = value("--title");
+        } else if (a == "--gib") {
+            o.gib = true;
         } else if (a == "--dtype") {
             o.dtype = value("--dtype");
         } else if (a == "--exact") {
@@ -112,7 +136,7 @@ bool parseArgs(int argc, char** argv, Options& o, Errors& errors)
         } else if ((a == "--help" || a == "-h" || a == "--version") && o.command.empty()) {
             o.command = a == "-h" ? "--help" : a;
         } else if (a.size() > 1 && a[0] == '-' && !(a.size() > 1 && (std::isdigit(static_cast<unsigned char>(a[1])) != 0))) {
-            errors.push_back({a, "", "unknown option", "--set, --format, -o, --m, --k, --n, --dtype, --exact, --step-time, --tokens-per-second, --peak-allocated, --peak-reserved, --help"});
+            errors.push_back({a, "", "unknown option", "--set, --format, -o, --m, --k, --n, --dtype, --exact, --step-time, --tokens-per-second, --peak-allocated, --peak-reserved, --size, --page, --title, --gib, --help"});
         } else if (o.command.empty()) {
             o.command = a;
         } else {
@@ -152,7 +176,7 @@ std::optional<core::Scenario> loadScenario(const Options& o, const std::string* 
     return sc;
 }
 
-int emit(const Options& o, const std::string& text, std::ostream& out, std::ostream& err)
+int writeOutput(const Options& o, const std::string& text, std::ostream& out, std::ostream& err)
 {
     if (o.output.empty()) {
         out << text;
@@ -178,10 +202,102 @@ bool checkFormat(const Options& o, std::initializer_list<const char*> allowed, s
     return false;
 }
 
+#ifdef NAPKIN_HAVE_REPORTS
+// Reports draw with Qt's painters and the app's chart panels: a QApplication on the offscreen
+// platform, so no display is needed.
+void ensureQtApp()
+{
+    if (QCoreApplication::instance())
+        return;
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+    if (qEnvironmentVariableIsEmpty("XDG_RUNTIME_DIR")) {
+        // Qt wants a private runtime directory; without one it warns on every run.
+        const QByteArray dir = QByteArray("/tmp/napkin-runtime-") + QByteArray::number(uint(getuid()));
+        ::mkdir(dir.constData(), 0700);
+        qputenv("XDG_RUNTIME_DIR", dir);
+    }
+    static int argc = 1;
+    static char name[] = "napkin-cli";
+    static char* argv[] = {name, nullptr};
+    static QApplication app(argc, argv);
+}
+
+report::Options reportOptions(const Options& o, Errors& errors)
+{
+    report::Options r;
+    r.gib = o.gib;
+    r.napkinVersion = QStringLiteral(NAPKIN_VERSION);
+    if (o.title)
+        r.title = QString::fromStdString(*o.title);
+    if (o.page) {
+        if (*o.page == "a4" || *o.page == "A4")
+            r.page = report::PageSize::A4;
+        else if (*o.page == "letter" || *o.page == "Letter")
+            r.page = report::PageSize::Letter;
+        else
+            errors.push_back({"--page", *o.page, "unknown page size", "a4, letter"});
+    }
+    return r;
+}
+
+int writeReportFile(const Options& o, const json& doc, const std::string* file, std::ostream& err)
+{
+    report::Format f;
+    report::parseFormat(QString::fromStdString(o.format), &f);
+    Errors errors;
+    const auto options = reportOptions(o, errors);
+    if (o.output.empty())
+        errors.push_back({"-o", "", "a " + o.format + " report needs an output file", "-o FILE"});
+    if (!errors.empty()) {
+        printErrors(errors, err);
+        return InvalidInput;
+    }
+    ensureQtApp();
+    report::Input in{doc, QString(), file ? QFileInfo(QString::fromStdString(*file)).absolutePath() : QString()};
+    const QString why = report::writeReport(in, f, QString::fromStdString(o.output), options);
+    if (!why.isEmpty()) {
+        err << "error: " << why.toStdString() << "\n";
+        return InternalError;
+    }
+    return Ok;
+}
+#endif
+
+// The scenario document (defaults, file, --set) without parsing it; nullopt with errors.
+std::optional<json> scenarioDocument(const Options& o, const std::string* file, Errors& errors)
+{
+    json doc = core::defaultScenarioJson();
+    if (file) {
+        std::string why;
+        const auto text = core::readTextFile(*file, why);
+        if (!text) {
+            errors.push_back({"SCENARIO", *file, why, "a readable napkin.scenario/1 JSON file"});
+            return std::nullopt;
+        }
+        const auto merged = core::parseScenarioText(*text, *file, errors);
+        if (!merged)
+            return std::nullopt;
+        doc = *merged;
+    }
+    for (const auto& s : o.sets)
+        core::applySet(doc, s, errors);
+    if (!errors.empty())
+        return std::nullopt;
+    return doc;
+}
+
 int cmdPlan(const Options& o, std::ostream& out, std::ostream& err)
 {
+#ifdef NAPKIN_HAVE_REPORTS
+    const bool report = o.format == "pdf" || o.format == "html" || (o.format == "md" && !o.output.empty());
+    if (!checkFormat(o, {"text", "json", "md", "csv", "pdf", "html"}, err))
+        return InvalidInput;
+#else
+    const bool report = false;
     if (!checkFormat(o, {"text", "json", "md", "csv"}, err))
         return InvalidInput;
+#endif
     if (o.positional.size() > 1) {
         err << "error: plan takes at most one scenario file\n";
         return InvalidInput;
@@ -192,6 +308,16 @@ int cmdPlan(const Options& o, std::ostream& out, std::ostream& err)
         printErrors(errors, err);
         return InvalidInput;
     }
+#ifdef NAPKIN_HAVE_REPORTS
+    if (report) {
+        Errors derrs;
+        const std::string* file = o.positional.empty() ? nullptr : &o.positional[0];
+        const auto doc = scenarioDocument(o, file, derrs);
+        return doc ? writeReportFile(o, *doc, file, err) : (printErrors(derrs, err), int(InvalidInput));
+    }
+#else
+    (void)report;
+#endif
     const auto plan = core::estimate(*sc);
     std::string text;
     if (o.format == "json")
@@ -202,7 +328,7 @@ int cmdPlan(const Options& o, std::ostream& out, std::ostream& err)
         text = core::planToCsv(plan);
     else
         text = core::planToText(plan);
-    return emit(o, text, out, err);
+    return writeOutput(o, text, out, err);
 }
 
 int cmdFit(const Options& o, std::ostream& out, std::ostream& err)
@@ -217,7 +343,7 @@ int cmdFit(const Options& o, std::ostream& out, std::ostream& err)
     }
     const auto r = core::fit(*sc);
     if (o.format == "json")
-        return emit(o, core::fitToJson(r, *sc).dump(1) + "\n", out, err);
+        return writeOutput(o, core::fitToJson(r, *sc).dump(1) + "\n", out, err);
     std::string t = "Fit on " + std::to_string(sc->cluster.gpus) + " x " + sc->gpu->name + " (" +
                     core::formatBytes(sc->gpu->memoryBytes) + " each)\n";
     t += "  model states only, ideal sharding: " + core::formatNumber(r.statesOnlyMaxParams) + " parameters (" +
@@ -226,7 +352,7 @@ int cmdFit(const Options& o, std::ostream& out, std::ostream& err)
          std::to_string(sc->parallel.zeroStage) + ", seq " + std::to_string(sc->training.seqLen) + ", micro-batch " +
          std::to_string(sc->training.microBatch) + ")\n";
     t += "  largest micro-batch for " + sc->model.name + ": " + std::to_string(r.maxMicroBatch) + "\n";
-    return emit(o, t, out, err);
+    return writeOutput(o, t, out, err);
 }
 
 int cmdOp(const Options& o, std::ostream& out, std::ostream& err)
@@ -298,14 +424,14 @@ int cmdOp(const Options& o, std::ostream& out, std::ostream& err)
               {"gpu", plan.hardware.name()},
               {"source", "CS336 lecture 2 op table; roofline t >= max(F/C, Q/beta)"}};
     if (o.format == "json")
-        return emit(o, j.dump(1) + "\n", out, err);
+        return writeOutput(o, j.dump(1) + "\n", out, err);
     std::string t = kind + " (" + std::string(core::info(*dt).id) + ") on " + plan.hardware.name() + "\n";
     t += "  FLOPs       " + core::formatNumber(op.flops) + "\n  bytes       " + core::formatNumber(op.bytes) +
          "\n  intensity   " + core::formatNumber(op.intensity) + " FLOP/byte (ridge " +
          core::formatNumber(op.ceiling / plan.hardware.bandwidth) + ")\n  bound       " + core::toString(op.bound) +
          "\n  attainable  " + core::formatNumber(op.attainable / 1e12) + " TFLOP/s\n  ideal time  " +
          core::formatNumber(op.timeSeconds) + " s\n";
-    return emit(o, t, out, err);
+    return writeOutput(o, t, out, err);
 }
 
 json gpusJson()
@@ -388,7 +514,7 @@ int cmdDtype(const Options& o, std::ostream& out, std::ostream& err)
         json formats = json::array();
         for (const auto& v : all)
             formats.push_back(core::toJson(v));
-        return emit(o, json{{"value", *x}, {"formats", formats}}.dump(1) + "\n", out, err);
+        return writeOutput(o, json{{"value", *x}, {"formats", formats}}.dump(1) + "\n", out, err);
     }
     std::string t = "How " + o.positional[0] + " is stored\n";
     for (const auto& v : all) {
@@ -399,7 +525,7 @@ int cmdDtype(const Options& o, std::ostream& out, std::ostream& err)
                       v.underflow ? "  UNDERFLOW" : "", v.overflow ? "  OVERFLOW" : "");
         t += buf;
     }
-    return emit(o, t, out, err);
+    return writeOutput(o, t, out, err);
 }
 
 int cmdReconcile(const Options& o, std::ostream& out, std::ostream& err)
@@ -434,7 +560,7 @@ int cmdReconcile(const Options& o, std::ostream& out, std::ostream& err)
         return InvalidInput;
     }
     if (o.format == "json")
-        return emit(o, core::reconciliationToJson(r, plan).dump(1) + "\n", out, err);
+        return writeOutput(o, core::reconciliationToJson(r, plan).dump(1) + "\n", out, err);
     char buf[256];
     std::string t = "Measured against the plan for " + plan.modelName + " on " + std::to_string(sc->cluster.gpus) +
                     " x " + plan.hardware.name() + "\n";
@@ -454,7 +580,121 @@ int cmdReconcile(const Options& o, std::ostream& out, std::ostream& err)
     }
     for (const auto& w : r.warnings)
         t += "  warning: " + w + "\n";
-    return emit(o, t, out, err);
+    return writeOutput(o, t, out, err);
+}
+
+int cmdCompare(const Options& o, std::ostream& out, std::ostream& err)
+{
+#ifdef NAPKIN_HAVE_REPORTS
+    if (!checkFormat(o, {"text", "json", "md", "csv", "html", "pdf"}, err))
+        return InvalidInput;
+#else
+    if (!checkFormat(o, {"text", "json"}, err))
+        return InvalidInput;
+#endif
+    if (o.positional.size() < 2) {
+        err << "error: compare needs at least two scenario files (allowed: compare A.json B.json ...)\n";
+        return InvalidInput;
+    }
+    Errors errors;
+    std::vector<json> docs;
+    for (const auto& f : o.positional) {
+        auto doc = scenarioDocument(o, &f, errors);
+        if (doc) {
+            Errors perr;
+            core::parseScenario(*doc, core::builtinCatalog(), perr, f.rfind('/') == std::string::npos ? std::string() : f.substr(0, f.rfind('/')));
+            for (auto& e : perr)
+                e.field = f + ": " + e.field;
+            errors.insert(errors.end(), perr.begin(), perr.end());
+            docs.push_back(*doc);
+        }
+    }
+    if (!errors.empty()) {
+        printErrors(errors, err);
+        return InvalidInput;
+    }
+    if (o.format == "text" || (o.format == "json" && o.output.empty())) {
+        json j = {{"schema", "napkin.compare/1"}, {"plans", json::array()}};
+        std::string t;
+        for (std::size_t i = 0; i < docs.size(); ++i) {
+            Errors e2;
+            const auto sc = core::parseScenario(docs[i], core::builtinCatalog(), e2);
+            const auto p = core::estimate(sc);
+            auto pj = core::planToJson(p);
+            pj["label"] = o.positional[i];
+            j["plans"].push_back(pj);
+            char buf[300];
+            std::snprintf(buf, sizeof buf, "%-30s %12s per GPU (%s)  %8.1f days  %10.4g GPU-hours  $%.4g\n",
+                          o.positional[i].c_str(), core::formatBytes(p.memory.total).c_str(), p.memory.fits ? "fits" : "does not fit",
+                          p.time.days, p.time.gpuHours, p.cost.usd);
+            t += buf;
+        }
+        return writeOutput(o, o.format == "json" ? j.dump(1) + "\n" : t, out, err);
+    }
+#ifdef NAPKIN_HAVE_REPORTS
+    report::Format f;
+    report::parseFormat(QString::fromStdString(o.format), &f);
+    const auto options = reportOptions(o, errors);
+    if (o.output.empty())
+        errors.push_back({"-o", "", "a " + o.format + " comparison needs an output file", "-o FILE"});
+    if (!errors.empty()) {
+        printErrors(errors, err);
+        return InvalidInput;
+    }
+    ensureQtApp();
+    std::vector<report::Input> inputs;
+    for (std::size_t i = 0; i < docs.size(); ++i)
+        inputs.push_back({docs[i], QFileInfo(QString::fromStdString(o.positional[i])).completeBaseName(),
+                          QFileInfo(QString::fromStdString(o.positional[i])).absolutePath()});
+    const QString why = report::writeComparison(inputs, f, QString::fromStdString(o.output), options);
+    if (!why.isEmpty()) {
+        err << "error: " << why.toStdString() << "\n";
+        return InternalError;
+    }
+#endif
+    return Ok;
+}
+
+int cmdChart(const Options& o, std::ostream& err)
+{
+#ifdef NAPKIN_HAVE_REPORTS
+    Errors errors;
+    if (o.positional.empty() || (o.positional[0] != "ledger" && o.positional[0] != "roofline"))
+        errors.push_back({"chart", o.positional.empty() ? "" : o.positional[0], "unknown chart", "ledger, roofline"});
+    report::ChartFormat cf = report::ChartFormat::Png;
+    if (!report::parseChartFormat(QString::fromStdString(o.format), &cf))
+        errors.push_back({"--format", o.format, "unknown chart format", "png, svg, pdf"});
+    if (o.output.empty())
+        errors.push_back({"-o", "", "a chart needs an output file", "-o FILE"});
+    QSize size(900, o.positional.size() && o.positional[0] == "ledger" ? 260 : 480);
+    if (o.size) {
+        const auto x = o.size->find('x');
+        const int w = x == std::string::npos ? 0 : std::atoi(o.size->substr(0, x).c_str());
+        const int h = x == std::string::npos ? 0 : std::atoi(o.size->substr(x + 1).c_str());
+        if (w < 200 || h < 120 || w > 8000 || h > 8000)
+            errors.push_back({"--size", *o.size, "out of range", "WxH from 200x120 to 8000x8000"});
+        size = QSize(w, h);
+    }
+    const std::string* file = o.positional.size() > 1 ? &o.positional[1] : nullptr;
+    const auto doc = errors.empty() ? scenarioDocument(o, file, errors) : std::nullopt;
+    if (!doc || !errors.empty()) {
+        printErrors(errors, err);
+        return InvalidInput;
+    }
+    ensureQtApp();
+    report::Input in{*doc, QString(), file ? QFileInfo(QString::fromStdString(*file)).absolutePath() : QString()};
+    const QString why = report::writeChart(in, o.positional[0] == "ledger" ? report::Chart::Ledger : report::Chart::Roofline,
+                                           cf, QString::fromStdString(o.output), size);
+    if (!why.isEmpty()) {
+        err << "error: " << why.toStdString() << "\n";
+        return why.startsWith(QLatin1String("cannot write")) ? InternalError : InvalidInput;
+    }
+    return Ok;
+#else
+    (void)o;
+    err << "error: chart: this napkin-cli was built without the Qt report module\n";
+    return InternalError;
+#endif
 }
 
 int cmdPresets(const Options& o, std::ostream& out, std::ostream& err)
@@ -471,7 +711,7 @@ int cmdPresets(const Options& o, std::ostream& out, std::ostream& err)
     if (which == "all" || which == "models") j["models"] = modelsJson();
     if (which == "all" || which == "plans") j["plans"] = plansJson();
     if (o.format == "json")
-        return emit(o, j.dump(1) + "\n", out, err);
+        return writeOutput(o, j.dump(1) + "\n", out, err);
     std::string t;
     if (j.contains("gpus")) {
         t += "GPUs (dense peaks; vendor sheets that print 2:4-sparse figures are halved)\n";
@@ -505,7 +745,7 @@ int cmdPresets(const Options& o, std::ostream& out, std::ostream& err)
             t += buf;
         }
     }
-    return emit(o, t, out, err);
+    return writeOutput(o, t, out, err);
 }
 
 } // namespace
@@ -535,7 +775,9 @@ int run(int argc, char** argv, std::ostream& out, std::ostream& err)
         if (o.command == "presets") return cmdPresets(o, out, err);
         if (o.command == "dtype") return cmdDtype(o, out, err);
         if (o.command == "reconcile") return cmdReconcile(o, out, err);
-        err << "error: unknown command '" << o.command << "' (allowed: plan, fit, op, presets, dtype, reconcile; see --help)\n";
+        if (o.command == "compare") return cmdCompare(o, out, err);
+        if (o.command == "chart") return cmdChart(o, err);
+        err << "error: unknown command '" << o.command << "' (allowed: plan, fit, op, presets, dtype, reconcile, compare, chart; see --help)\n";
         return InvalidInput;
     } catch (const std::exception& e) {
         err << "internal error: " << e.what() << "\n";

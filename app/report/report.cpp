@@ -1,0 +1,304 @@
+#include "report.h"
+
+#include "reportcharts.h"
+#include "reportcontent.h"
+
+#include "format.h"
+#include "plancontroller.h"
+
+#include <QBuffer>
+#include <QDir>
+#include <QFileInfo>
+#include <QPageLayout>
+#include <QPainter>
+#include <QPdfWriter>
+#include <QTextDocument>
+
+namespace napkin::report {
+
+using namespace detail;
+
+namespace {
+
+const char* kCss = R"(
+body { font-family: "DejaVu Sans", Helvetica, Arial, sans-serif; max-width: 980px; margin: 24px auto; color: #222; }
+h1 { font-size: 22px; margin-bottom: 4px; } h2 { font-size: 17px; margin-top: 22px; border-bottom: 1px solid #ccc; }
+table.t { border-collapse: collapse; font-size: 13px; margin: 6px 0; } table.t th { background: #eef1f5; text-align: left; }
+table.t td, table.t th { border: 1px solid #c8ccd2; padding: 3px 6px; vertical-align: top; }
+p.ok { color: #1b5e20; } p.bad { color: #b71c1c; } svg { max-width: 100%; height: auto; }
+)";
+
+QSize chartSize(Chart c) { return c == Chart::Ledger ? QSize(900, 260) : QSize(900, 480); }
+
+// Lays the sections out on pages: text through QTextDocument, charts as vector pictures, a block
+// never split across a page unless it is taller than a page.
+QByteArray renderPdf(const std::vector<Section>& sections, const std::vector<const app::PlanController*>& controllers,
+                     const Options& o)
+{
+    QByteArray bytes;
+    QBuffer buffer(&bytes);
+    buffer.open(QIODevice::WriteOnly);
+    QPdfWriter pdf(&buffer);
+    pdf.setResolution(96);
+    pdf.setPageSize(QPageSize(o.page == PageSize::Letter ? QPageSize::Letter : QPageSize::A4));
+    pdf.setPageMargins(QMarginsF(15, 15, 15, 15), QPageLayout::Millimeter);
+    pdf.setTitle(sections.empty() ? QStringLiteral("Napkin report") : QStringLiteral("Napkin report"));
+    pdf.setCreator(QStringLiteral("Napkin"));
+    QPainter painter(&pdf);
+    const QRect page = pdf.pageLayout().paintRectPixels(pdf.resolution());
+    const double W = page.width(), H = page.height();
+    double y = 0;
+    auto place = [&](double h) {
+        if (y > 0 && y + h > H) {
+            pdf.newPage();
+            y = 0;
+        }
+    };
+    auto drawHtml = [&](const QString& html) {
+        QTextDocument doc;
+        QFont f(QStringLiteral("DejaVu Sans"));
+        f.setPointSizeF(9);
+        doc.setDefaultFont(f);
+        doc.setDefaultStyleSheet(QStringLiteral("h1 { font-size: 16pt; } h2 { font-size: 12pt; } th { background-color: #eef1f5; }"
+                                                " p.ok { color: #1b5e20; } p.bad { color: #b71c1c; }"));
+        doc.setHtml(html);
+        doc.setTextWidth(W);
+        double h = doc.size().height();
+        if (h <= H) {
+            place(h);
+            painter.save();
+            painter.translate(0, y);
+            doc.drawContents(&painter);
+            painter.restore();
+            y += h;
+            return;
+        }
+        // Taller than a page: slice it page by page.
+        double offset = 0;
+        while (offset < h) {
+            if (y > 0) {
+                pdf.newPage();
+                y = 0;
+            }
+            const double slice = std::min(H, h - offset);
+            painter.save();
+            painter.translate(0, -offset);
+            doc.drawContents(&painter, QRectF(0, offset, W, slice));
+            painter.restore();
+            offset += slice;
+            y = slice;
+        }
+    };
+    std::size_t chartIndex = 0;
+    for (const auto& s : sections) {
+        drawHtml((s.title.isEmpty() ? QString() : QStringLiteral("<h2>") + esc(s.title) + QStringLiteral("</h2>")) + s.html);
+        if (!s.chart.isEmpty()) {
+            const Chart kind = s.chart == QLatin1String("ledger") ? Chart::Ledger : Chart::Roofline;
+            const auto* controller = controllers[std::min(chartIndex, controllers.size() - 1)];
+            if (controllers.size() > 1)
+                ++chartIndex; // comparisons: one ledger chart per scenario, in order
+            const QSize size = chartSize(kind);
+            const double scale = W / size.width();
+            const QPicture pic = chartPicture(const_cast<app::PlanController&>(*controller), kind, size);
+            place(size.height() * scale + 8);
+            painter.save();
+            painter.translate(0, y + 4);
+            painter.scale(scale, scale);
+            painter.drawPicture(0, 0, pic);
+            painter.restore();
+            y += size.height() * scale + 8;
+        }
+    }
+    painter.end();
+    return bytes;
+}
+
+QString inlineSvg(app::PlanController& c, Chart chart)
+{
+    const QSize size = chartSize(chart);
+    QString svg = QString::fromUtf8(pictureToSvg(chartPicture(c, chart, size), size,
+                                                 chart == Chart::Ledger ? QStringLiteral("Memory per GPU") : QStringLiteral("Roofline")));
+    const auto start = svg.indexOf(QStringLiteral("<svg"));
+    return start >= 0 ? svg.mid(start) : svg;
+}
+
+QByteArray renderHtml(const std::vector<Section>& sections, const std::vector<const app::PlanController*>& controllers,
+                      const Options& o)
+{
+    QString body;
+    std::size_t chartIndex = 0;
+    for (const auto& s : sections) {
+        if (!s.title.isEmpty())
+            body += QStringLiteral("<h2>") + esc(s.title) + QStringLiteral("</h2>\n");
+        body += s.html + QStringLiteral("\n");
+        if (!s.chart.isEmpty()) {
+            const auto* controller = controllers[std::min(chartIndex, controllers.size() - 1)];
+            if (controllers.size() > 1)
+                ++chartIndex;
+            body += QStringLiteral("<div class=\"chart\">") +
+                    inlineSvg(const_cast<app::PlanController&>(*controller),
+                              s.chart == QLatin1String("ledger") ? Chart::Ledger : Chart::Roofline) +
+                    QStringLiteral("</div>\n");
+        }
+    }
+    const QString title = o.title.isEmpty() ? QStringLiteral("Napkin report") : o.title;
+    // Well-formed XHTML so that any XML parser reads it (no named entities beyond the XML five).
+    const QString html = QStringLiteral("<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head>\n"
+                                        "<meta charset=\"utf-8\"/>\n<title>%1</title>\n<style>%2</style>\n</head>\n<body>\n%3</body>\n</html>\n")
+                             .arg(esc(title), QString::fromLatin1(kCss), body);
+    return html.toUtf8();
+}
+
+QString stemOf(const QString& path)
+{
+    const QFileInfo fi(path);
+    QString base = fi.fileName();
+    if (base.endsWith(QLatin1String(".md")))
+        base.chop(3);
+    return fi.dir().filePath(base);
+}
+
+QByteArray compareCsv(const std::vector<const app::PlanController*>& cs, const QStringList& labels)
+{
+    QString csv = QStringLiteral("section,name");
+    for (const auto& l : labels)
+        csv += QStringLiteral(",") + QString(l).replace(QLatin1Char(','), QLatin1Char(' '));
+    csv += QStringLiteral(",unit\n");
+    auto row = [&](const char* sec, const char* name, auto value, const char* unit) {
+        csv += QLatin1String(sec) + QStringLiteral(",") + QLatin1String(name);
+        for (const auto* c : cs)
+            csv += QStringLiteral(",") + QString::number(value(c->plan()), 'g', 17);
+        csv += QStringLiteral(",") + QLatin1String(unit) + QStringLiteral("\n");
+    };
+    row("params", "total", [](const core::Plan& p) { return p.params.total; }, "parameters");
+    row("memory", "weights", [](const core::Plan& p) { return p.memory.weights; }, "bytes");
+    row("memory", "gradients", [](const core::Plan& p) { return p.memory.gradients; }, "bytes");
+    row("memory", "master_weights", [](const core::Plan& p) { return p.memory.masterWeights; }, "bytes");
+    row("memory", "optimizer_states", [](const core::Plan& p) { return p.memory.optimizerStates; }, "bytes");
+    row("memory", "activations", [](const core::Plan& p) { return p.memory.activations; }, "bytes");
+    row("memory", "temporaries", [](const core::Plan& p) { return p.memory.temporaries; }, "bytes");
+    row("memory", "overhead", [](const core::Plan& p) { return p.memory.overhead; }, "bytes");
+    row("memory", "total", [](const core::Plan& p) { return p.memory.total; }, "bytes");
+    row("compute", "training_flops", [](const core::Plan& p) { return p.compute.trainingFlops; }, "FLOP");
+    row("time", "days", [](const core::Plan& p) { return p.time.days; }, "days");
+    row("time", "gpu_hours", [](const core::Plan& p) { return p.time.gpuHours; }, "GPU-hours");
+    row("cost", "usd", [](const core::Plan& p) { return p.cost.usd; }, "USD");
+    return csv.toUtf8();
+}
+
+} // namespace
+
+bool parseFormat(const QString& text, Format* out)
+{
+    const QString t = text.toLower();
+    if (t == QLatin1String("pdf")) *out = Format::Pdf;
+    else if (t == QLatin1String("html")) *out = Format::Html;
+    else if (t == QLatin1String("md") || t == QLatin1String("markdown")) *out = Format::Markdown;
+    else if (t == QLatin1String("csv")) *out = Format::Csv;
+    else if (t == QLatin1String("json")) *out = Format::Json;
+    else return false;
+    return true;
+}
+
+bool parseChartFormat(const QString& text, ChartFormat* out)
+{
+    const QString t = text.toLower();
+    if (t == QLatin1String("png")) *out = ChartFormat::Png;
+    else if (t == QLatin1String("svg")) *out = ChartFormat::Svg;
+    else if (t == QLatin1String("pdf")) *out = ChartFormat::Pdf;
+    else return false;
+    return true;
+}
+
+QByteArray renderReport(const Input& input, Format format, const Options& options, QString* error)
+{
+    auto e = evaluate(input, options.gib);
+    if (!e.error.isEmpty()) {
+        if (error)
+            *error = e.error;
+        return {};
+    }
+    const std::vector<const app::PlanController*> cs{e.controller.get()};
+    switch (format) {
+    case Format::Pdf: return renderPdf(reportSections(*e.controller, options), cs, options);
+    case Format::Html: return renderHtml(reportSections(*e.controller, options), cs, options);
+    case Format::Markdown: return reportMarkdown(*e.controller, options, QStringLiteral("ledger.png"), QStringLiteral("roofline.png")).toUtf8();
+    case Format::Csv: return QByteArray::fromStdString(core::planToCsv(e.controller->plan()));
+    case Format::Json: return QByteArray::fromStdString(core::planToJson(e.controller->plan()).dump(1) + "\n");
+    }
+    return {};
+}
+
+QString writeReport(const Input& input, Format format, const QString& outPath, const Options& options)
+{
+    if (format != Format::Markdown) {
+        QString error;
+        const QByteArray bytes = renderReport(input, format, options, &error);
+        return error.isEmpty() ? saveBytes(outPath, bytes) : error;
+    }
+    auto e = evaluate(input, options.gib);
+    if (!e.error.isEmpty())
+        return e.error;
+    const QString stem = stemOf(outPath);
+    const QString ledger = stem + QStringLiteral("-ledger.png"), roofline = stem + QStringLiteral("-roofline.png");
+    const QSize ls = chartSize(Chart::Ledger), rs = chartSize(Chart::Roofline);
+    if (auto err = saveBytes(ledger, pictureToPng(chartPicture(*e.controller, Chart::Ledger, ls), ls)); !err.isEmpty())
+        return err;
+    if (auto err = saveBytes(roofline, pictureToPng(chartPicture(*e.controller, Chart::Roofline, rs), rs)); !err.isEmpty())
+        return err;
+    const QString md = reportMarkdown(*e.controller, options, QFileInfo(ledger).fileName(), QFileInfo(roofline).fileName());
+    return saveBytes(outPath, md.toUtf8());
+}
+
+QString writeComparison(const std::vector<Input>& inputs, Format format, const QString& outPath, const Options& options)
+{
+    if (inputs.size() < 2)
+        return QStringLiteral("compare needs at least two scenarios");
+    std::vector<Evaluated> evaluated;
+    std::vector<const app::PlanController*> cs;
+    QStringList labels;
+    for (const auto& in : inputs) {
+        evaluated.push_back(evaluate(in, options.gib));
+        if (!evaluated.back().error.isEmpty())
+            return evaluated.back().error;
+        cs.push_back(evaluated.back().controller.get());
+        labels << in.label;
+    }
+    QByteArray bytes;
+    switch (format) {
+    case Format::Pdf: bytes = renderPdf(comparisonSections(cs, labels, options), cs, options); break;
+    case Format::Html: bytes = renderHtml(comparisonSections(cs, labels, options), cs, options); break;
+    case Format::Markdown: bytes = comparisonMarkdown(cs, labels, options).toUtf8(); break;
+    case Format::Csv: bytes = compareCsv(cs, labels); break;
+    case Format::Json: {
+        nlohmann::json j = {{"schema", "napkin.compare/1"}, {"plans", nlohmann::json::array()}};
+        for (int i = 0; i < int(cs.size()); ++i) {
+            auto p = core::planToJson(cs[std::size_t(i)]->plan());
+            p["label"] = labels.value(i).toStdString();
+            j["plans"].push_back(p);
+        }
+        bytes = QByteArray::fromStdString(j.dump(1) + "\n");
+        break;
+    }
+    }
+    return saveBytes(outPath, bytes);
+}
+
+QString writeChart(const Input& input, Chart chart, ChartFormat format, const QString& outPath, QSize size)
+{
+    auto e = evaluate(input, false);
+    if (!e.error.isEmpty())
+        return e.error;
+    if (!size.isValid() || size.width() < 200 || size.height() < 120 || size.width() > 8000 || size.height() > 8000)
+        return QStringLiteral("chart size %1x%2 out of range (200x120 to 8000x8000)").arg(size.width()).arg(size.height());
+    const QPicture pic = chartPicture(*e.controller, chart, size);
+    const QString title = chart == Chart::Ledger ? QStringLiteral("Memory per GPU") : QStringLiteral("Roofline");
+    switch (format) {
+    case ChartFormat::Png: return saveBytes(outPath, pictureToPng(pic, size));
+    case ChartFormat::Svg: return saveBytes(outPath, pictureToSvg(pic, size, title));
+    case ChartFormat::Pdf: return saveBytes(outPath, pictureToPdf(pic, size));
+    }
+    return {};
+}
+
+} // namespace napkin::report

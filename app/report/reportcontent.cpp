@@ -1,0 +1,288 @@
+#include "reportcontent.h"
+
+#include "format.h"
+#include "plancontroller.h"
+#include "sensitivity.h"
+
+#include <QDateTime>
+#include <QLocale>
+
+#include <cmath>
+#include <functional>
+
+namespace napkin::report::detail {
+
+namespace {
+
+QString qs(const std::string& s) { return QString::fromStdString(s); }
+QString dt(core::DType t) { return QString::fromLatin1(core::info(t).id.data(), qsizetype(core::info(t).id.size())); }
+
+QString intText(double v) { return QLocale(QLocale::English).toString(qlonglong(std::llround(v))); }
+
+QString table(const QStringList& header, const QList<QStringList>& rows, const QList<int>& rightAligned = {})
+{
+    QString h = QStringLiteral("<table class=\"t\" border=\"1\" cellspacing=\"0\" cellpadding=\"3\" width=\"100%\"><tr>");
+    for (const auto& c : header)
+        h += QStringLiteral("<th>") + esc(c) + QStringLiteral("</th>");
+    h += QStringLiteral("</tr>");
+    for (const auto& r : rows) {
+        h += QStringLiteral("<tr>");
+        for (int i = 0; i < r.size(); ++i)
+            h += (rightAligned.contains(i) ? QStringLiteral("<td align=\"right\">") : QStringLiteral("<td>")) + esc(r[i]) +
+                 QStringLiteral("</td>");
+        h += QStringLiteral("</tr>");
+    }
+    return h + QStringLiteral("</table>");
+}
+
+const core::Derivation* find(const core::Plan& p, const char* q)
+{
+    for (const auto& d : p.derivations)
+        if (std::string_view(d.quantity) == q)
+            return &d;
+    return nullptr;
+}
+
+QString words(const app::PlanController& c, const Options& o)
+{
+    const auto& sc = c.scenario();
+    const auto& p = c.plan();
+    const auto& s = sc.model.shape;
+    QString model = esc(qs(sc.model.name)) + QStringLiteral(", ") + intText(p.params.total) + QStringLiteral(" parameters");
+    if (sc.model.kind == core::ModelKind::Mlp)
+        model += QStringLiteral(" (deep linear model: %1 layers of width %2)").arg(sc.model.mlp.layers).arg(sc.model.mlp.width);
+    else
+        model += QStringLiteral(" (%1%2 layers, d_model %3, %4 heads, %5 KV heads, %6 ffn %7, vocab %8)")
+                     .arg(p.params.derivedShape ? QStringLiteral("derived shape: ") : QString())
+                     .arg(s.layers).arg(s.dModel).arg(s.heads).arg(s.kvHeads)
+                     .arg(QLatin1String(core::toString(s.ffnKind))).arg(s.ffn).arg(s.vocab);
+    const auto& pr = sc.precision;
+    QString h;
+    h += QStringLiteral("<p><b>Model:</b> %1.</p>").arg(model);
+    h += QStringLiteral("<p><b>Training:</b> %1 tokens in sequences of %2; micro-batch %3, global batch %4 (%5 accumulation steps × %6 data-parallel GPUs); recomputation %7%8.</p>")
+             .arg(num(sc.training.tokens)).arg(sc.training.seqLen).arg(sc.training.microBatch)
+             .arg(p.compute.effectiveGlobalBatch).arg(p.compute.accumulationSteps).arg(p.compute.dataParallel)
+             .arg(QLatin1String(core::toString(sc.training.recompute)))
+             .arg(sc.training.flashAttention ? QStringLiteral(", FlashAttention") : QString());
+    h += QStringLiteral("<p><b>Precision:</b> %1 (weights %2, gradients %3, master %4, optimizer states %5, activations %6, matmuls %7); optimizer %8.</p>")
+             .arg(esc(qs(pr.plan)), dt(pr.weights), dt(pr.gradients), pr.master ? dt(*pr.master) : QStringLiteral("none"),
+                  dt(pr.optimizer), dt(pr.activations), dt(pr.compute), QLatin1String(core::toString(sc.optimizer)));
+    h += QStringLiteral("<p><b>Cluster:</b> %1 × %2, ZeRO stage %3, $%4 per GPU-hour. GPU figures: %5.</p>")
+             .arg(sc.cluster.gpus).arg(esc(qs(sc.gpu->name))).arg(sc.parallel.zeroStage)
+             .arg(sc.cluster.pricePerGpuHour, 0, 'f', 2).arg(esc(qs(p.hardware.source())));
+    h += QStringLiteral("<p><b>Conventions:</b> FLOPs per token by %1; sizes in %2; MFU assumed %3 of the dense %4 peak (%5 TFLOP/s).</p>")
+             .arg(QLatin1String(p.compute.convention))
+             .arg(o.gib ? QStringLiteral("GiB (2^30 bytes)") : QStringLiteral("GB (10^9 bytes)"))
+             .arg(sc.cluster.mfu, 0, 'f', 2).arg(QLatin1String(p.hardware.computeDtype)).arg(num(p.hardware.peakFlops / 1e12));
+    return h;
+}
+
+QList<QStringList> ledgerRows(const core::Plan& p, bool gib)
+{
+    const auto& m = p.memory;
+    auto row = [&](const char* n, double v) {
+        return QStringList{QLatin1String(n), bytesText(v, gib), QStringLiteral("%1 %").arg(m.total > 0 ? 100 * v / m.total : 0, 0, 'f', 1)};
+    };
+    return {row("Weights", m.weights), row("Gradients", m.gradients), row("Master weights", m.masterWeights),
+            row("Optimizer states", m.optimizerStates), row("Activations", m.activations), row("Temporaries", m.temporaries),
+            row("Runtime overhead", m.overhead), row("Total", m.total),
+            {QStringLiteral("Capacity"), bytesText(m.capacity, gib), QString()}};
+}
+
+} // namespace
+
+QString esc(const QString& s) { return s.toHtmlEscaped(); }
+
+QString num(double v)
+{
+    if (!std::isfinite(v))
+        return QStringLiteral("n/a");
+    const double a = std::fabs(v);
+    if (a >= 1e6 || (a > 0 && a < 1e-3))
+        return QString::number(v, 'g', 4);
+    if (v == std::floor(v))
+        return QLocale(QLocale::English).toString(qlonglong(v));
+    return QString::number(v, 'g', 4);
+}
+
+QString bytesText(double bytes, bool gib)
+{
+    if (gib)
+        return QStringLiteral("%1 GiB").arg(bytes / 1073741824.0, 0, 'f', 2);
+    return qs(core::formatBytes(bytes));
+}
+
+std::vector<Section> reportSections(const app::PlanController& c, const Options& o)
+{
+    const auto& p = c.plan();
+    const auto& sc = c.scenario();
+    const auto& m = p.memory;
+    std::vector<Section> out;
+    const QString title = o.title.isEmpty() ? (sc.name.empty() ? qs(sc.model.name) : qs(sc.name)) : o.title;
+    out.push_back({QString(), QStringLiteral("<h1>%1</h1><p>Napkin %2 · %3 · a training budget: memory per GPU, compute and time, data movement.</p>")
+                                  .arg(esc(title), esc(o.napkinVersion), QDate::currentDate().toString(Qt::ISODate)),
+                   {}});
+    out.push_back({QStringLiteral("The plan"), words(c, o), {}});
+    const QString verdict = m.fits
+        ? QStringLiteral("<p class=\"ok\"><b>Fits:</b> %1 per GPU of %2, headroom %3.</p>").arg(bytesText(m.total, o.gib), bytesText(m.capacity, o.gib), bytesText(m.headroom, o.gib))
+        : QStringLiteral("<p class=\"bad\"><b>Does not fit:</b> %1 per GPU of %2, short by %3.</p>").arg(bytesText(m.total, o.gib), bytesText(m.capacity, o.gib), bytesText(-m.headroom, o.gib));
+    out.push_back({QStringLiteral("Memory per GPU"), verdict + table({QStringLiteral("Bucket"), QStringLiteral("Per GPU"), QStringLiteral("Share")}, ledgerRows(p, o.gib), {1, 2}),
+                   QStringLiteral("ledger")});
+    const QList<QStringList> compute{
+        {QStringLiteral("FLOPs per token (%1)").arg(QLatin1String(p.compute.convention)), num(p.compute.flopsPerToken)},
+        {QStringLiteral("Training FLOPs (model)"), num(p.compute.trainingFlops)},
+        {QStringLiteral("Hardware FLOPs (with recomputation)"), num(p.compute.hardwareFlops)},
+        {QStringLiteral("Time"), QStringLiteral("%1 days (%2 s)").arg(QString::number(p.time.days, 'f', 1), num(p.time.seconds))},
+        {QStringLiteral("GPU-hours"), intText(p.time.gpuHours)},
+        {QStringLiteral("Cost"), QStringLiteral("$") + intText(p.cost.usd)},
+        {QStringLiteral("Energy (GPUs at TDP)"), p.cost.energyKwh > 0 ? intText(p.cost.energyKwh) + QStringLiteral(" kWh") : QStringLiteral("n/a")},
+        {QStringLiteral("MFU assumed / HFU"), QStringLiteral("%1 / %2").arg(p.time.mfu, 0, 'f', 2).arg(p.time.hfu, 0, 'f', 2)},
+        {QStringLiteral("Step time, throughput"), QStringLiteral("%1 s, %2 tokens/s").arg(num(p.time.stepSeconds), num(p.time.tokensPerSecond))},
+    };
+    out.push_back({QStringLiteral("Compute, time and cost"), table({QStringLiteral("Quantity"), QStringLiteral("Value")}, compute, {1}), {}});
+    QList<QStringList> ops;
+    for (const auto& op : p.ops)
+        ops.push_back({QLatin1String(op.name), QLatin1String(core::toString(op.pass)), num(op.flops), num(op.bytes),
+                       QString::number(op.intensity, 'g', 4), QLatin1String(core::toString(op.bound)), num(op.timeSeconds)});
+    out.push_back({QStringLiteral("Roofline of one layer"),
+                   QStringLiteral("<p>%1 at %2 TFLOP/s dense %3 and %4 TB/s: ridge %5 FLOP/byte. Each op of one layer at micro-batch %6, forward and backward; below the ridge an op waits on memory.</p>")
+                       .arg(esc(qs(p.hardware.name()))).arg(num(p.hardware.peakFlops / 1e12)).arg(QLatin1String(p.hardware.computeDtype))
+                       .arg(num(p.hardware.bandwidth / 1e12)).arg(QString::number(p.hardware.ridge, 'f', 1)).arg(sc.training.microBatch),
+                   QStringLiteral("roofline")});
+    // Long tables go in chunks: a PDF page break then falls between chunks, never inside a row.
+    const QStringList opHeader{QStringLiteral("Op"), QStringLiteral("Pass"), QStringLiteral("FLOPs"), QStringLiteral("Bytes"),
+                               QStringLiteral("FLOP/byte"), QStringLiteral("Bound"), QStringLiteral("Ideal time (s)")};
+    for (int i = 0; i < ops.size(); i += 15)
+        out.push_back({i == 0 ? QStringLiteral("Roofline ops") : QString(), table(opHeader, ops.mid(i, 15), {2, 3, 4, 6}), {}});
+    QList<QStringList> ders;
+    for (const char* q : {"params.total", "memory.per_gpu.weights", "memory.per_gpu.optimizer_states", "memory.per_gpu.activations",
+                          "memory.per_gpu.temporaries", "memory.per_gpu.total", "compute.flops_per_token",
+                          "compute.training_flops", "time.seconds", "time.days", "time.gpu_hours", "cost.usd",
+                          "cost.energy_kwh", "hardware.ridge"}) {
+        if (const auto* d = find(p, q))
+            ders.push_back({QLatin1String(d->quantity), qs(core::formulaText(*d)), qs(core::substitutedText(*d)),
+                            num(d->value) + QStringLiteral(" ") + QLatin1String(d->unit), qs(core::sourceText(*d, p))});
+    }
+    const QStringList derHeader{QStringLiteral("Quantity"), QStringLiteral("Formula"), QStringLiteral("Values"),
+                                QStringLiteral("Result"), QStringLiteral("Source")};
+    for (int i = 0; i < ders.size(); i += 5)
+        out.push_back({i == 0 ? QStringLiteral("Derivations") : QString(), table(derHeader, ders.mid(i, 5)), {}});
+    QString warn;
+    for (const auto& w : p.warnings)
+        warn += QStringLiteral("<li>") + esc(qs(w.message)) + QStringLiteral("</li>");
+    out.push_back({QStringLiteral("Warnings"), warn.isEmpty() ? QStringLiteral("<p>None: the plan fits and its inputs are consistent.</p>")
+                                                              : QStringLiteral("<ul>") + warn + QStringLiteral("</ul>"),
+                   {}});
+    QList<QStringList> sens;
+    for (const auto& s : core::sensitivities(sc, 3))
+        sens.push_back({qs(s.input), QString::fromUtf8(s.change.c_str()),
+                        bytesText(s.memoryBefore, o.gib) + QStringLiteral(" → ") + bytesText(s.memoryAfter, o.gib) +
+                            (s.fitsAfter != s.fitsBefore ? (s.fitsAfter ? QStringLiteral(" (now fits)") : QStringLiteral(" (no longer fits)")) : QString()),
+                        QString::number(s.daysBefore, 'f', 1) + QStringLiteral(" → ") + QString::number(s.daysAfter, 'f', 1)});
+    out.push_back({QStringLiteral("What would change the answer"),
+                   QStringLiteral("<p>The inputs this plan is most sensitive to, each moved one step with everything else fixed (re-estimated, not rules of thumb).</p>") +
+                       table({QStringLiteral("Input"), QStringLiteral("Change"), QStringLiteral("Memory per GPU"), QStringLiteral("Days")}, sens, {2, 3}),
+                   {}});
+    return out;
+}
+
+std::vector<Section> comparisonSections(const std::vector<const app::PlanController*>& cs, const QStringList& labels, const Options& o)
+{
+    std::vector<Section> out;
+    out.push_back({QString(), QStringLiteral("<h1>%1</h1><p>Napkin %2 · %3 · %4 scenarios side by side; Δ is against the first.</p>")
+                                  .arg(esc(o.title.isEmpty() ? QStringLiteral("Comparison") : o.title), esc(o.napkinVersion),
+                                       QDate::currentDate().toString(Qt::ISODate)).arg(cs.size()),
+                   {}});
+    struct Row { QString name; std::function<double(const core::Plan&)> value; bool bytes; };
+    const std::vector<Row> rows{
+        {QStringLiteral("Parameters"), [](const core::Plan& p) { return p.params.total; }, false},
+        {QStringLiteral("Weights per GPU"), [](const core::Plan& p) { return p.memory.weights; }, true},
+        {QStringLiteral("Gradients per GPU"), [](const core::Plan& p) { return p.memory.gradients; }, true},
+        {QStringLiteral("Master weights per GPU"), [](const core::Plan& p) { return p.memory.masterWeights; }, true},
+        {QStringLiteral("Optimizer states per GPU"), [](const core::Plan& p) { return p.memory.optimizerStates; }, true},
+        {QStringLiteral("Activations per GPU"), [](const core::Plan& p) { return p.memory.activations; }, true},
+        {QStringLiteral("Temporaries per GPU"), [](const core::Plan& p) { return p.memory.temporaries; }, true},
+        {QStringLiteral("Overhead per GPU"), [](const core::Plan& p) { return p.memory.overhead; }, true},
+        {QStringLiteral("Total per GPU"), [](const core::Plan& p) { return p.memory.total; }, true},
+        {QStringLiteral("Training FLOPs"), [](const core::Plan& p) { return p.compute.trainingFlops; }, false},
+        {QStringLiteral("Hardware FLOPs"), [](const core::Plan& p) { return p.compute.hardwareFlops; }, false},
+        {QStringLiteral("Days"), [](const core::Plan& p) { return p.time.days; }, false},
+        {QStringLiteral("GPU-hours"), [](const core::Plan& p) { return p.time.gpuHours; }, false},
+        {QStringLiteral("Cost (USD)"), [](const core::Plan& p) { return p.cost.usd; }, false},
+        {QStringLiteral("Energy (kWh)"), [](const core::Plan& p) { return p.cost.energyKwh; }, false},
+    };
+    QStringList header{QStringLiteral("Quantity")};
+    QList<int> right;
+    for (int i = 0; i < int(cs.size()); ++i) {
+        header << labels.value(i);
+        right << int(header.size() - 1);
+        if (i > 0) {
+            header << QStringLiteral("Δ ") + labels.value(i);
+            right << int(header.size() - 1);
+        }
+    }
+    QList<QStringList> body;
+    for (const auto& r : rows) {
+        QStringList line{r.name};
+        const double first = r.value(cs.front()->plan());
+        for (int i = 0; i < int(cs.size()); ++i) {
+            const double v = r.value(cs[std::size_t(i)]->plan());
+            line << (r.bytes ? bytesText(v, o.gib) : num(v));
+            if (i > 0) {
+                const double d = v - first;
+                const QString pct = first != 0 ? QStringLiteral(" (%1%2 %)").arg(d >= 0 ? QStringLiteral("+") : QString()).arg(100 * d / first, 0, 'f', 1) : QString();
+                line << (r.bytes ? (d >= 0 ? QStringLiteral("+") : QStringLiteral("−")) + bytesText(std::fabs(d), o.gib) : (d >= 0 ? QStringLiteral("+") : QString()) + num(d)) + pct;
+            }
+        }
+        body << line;
+    }
+    QStringList fits{QStringLiteral("Fits")};
+    for (int i = 0; i < int(cs.size()); ++i) {
+        fits << (cs[std::size_t(i)]->plan().memory.fits ? QStringLiteral("yes") : QStringLiteral("no"));
+        if (i > 0)
+            fits << QString();
+    }
+    body << fits;
+    out.push_back({QStringLiteral("Side by side"), table(header, body, right), {}});
+    for (int i = 0; i < int(cs.size()); ++i)
+        out.push_back({labels.value(i), words(*cs[std::size_t(i)], o), QStringLiteral("ledger")});
+    return out;
+}
+
+QString reportMarkdown(const app::PlanController& c, const Options& o, const QString& ledgerPng, const QString& rooflinePng)
+{
+    QString md = qs(core::planToMarkdown(c.plan()));
+    // Charts beside the text, right after the section they illustrate.
+    md.replace(QStringLiteral("## Memory per GPU\n"), QStringLiteral("## Memory per GPU\n\n![Memory per GPU](%1)\n").arg(ledgerPng));
+    md.replace(QStringLiteral("## Roofline (one layer)\n"), QStringLiteral("## Roofline (one layer)\n\n![Roofline](%1)\n").arg(rooflinePng));
+    md += QStringLiteral("\n## What would change the answer\n\n| input | change | memory per GPU | days |\n|---|---|---:|---:|\n");
+    for (const auto& s : core::sensitivities(c.scenario(), 3))
+        md += QStringLiteral("| %1 | %2 | %3 → %4 | %5 → %6 |\n")
+                  .arg(qs(s.input), QString::fromUtf8(s.change.c_str()), bytesText(s.memoryBefore, o.gib), bytesText(s.memoryAfter, o.gib),
+                       QString::number(s.daysBefore, 'f', 1), QString::number(s.daysAfter, 'f', 1));
+    return md;
+}
+
+QString comparisonMarkdown(const std::vector<const app::PlanController*>& cs, const QStringList& labels, const Options& o)
+{
+    QString md = QStringLiteral("# %1\n\n").arg(o.title.isEmpty() ? QStringLiteral("Comparison") : o.title);
+    md += QStringLiteral("| quantity |");
+    for (const auto& l : labels)
+        md += QStringLiteral(" %1 |").arg(l);
+    md += QStringLiteral("\n|---|") + QStringLiteral("---:|").repeated(labels.size()) + QStringLiteral("\n");
+    auto row = [&](const QString& name, auto value, bool bytes) {
+        md += QStringLiteral("| ") + name + QStringLiteral(" |");
+        for (const auto* c : cs)
+            md += QStringLiteral(" ") + (bytes ? bytesText(value(c->plan()), o.gib) : num(value(c->plan()))) + QStringLiteral(" |");
+        md += QStringLiteral("\n");
+    };
+    row(QStringLiteral("parameters"), [](const core::Plan& p) { return p.params.total; }, false);
+    row(QStringLiteral("memory per GPU"), [](const core::Plan& p) { return p.memory.total; }, true);
+    row(QStringLiteral("training FLOPs"), [](const core::Plan& p) { return p.compute.trainingFlops; }, false);
+    row(QStringLiteral("days"), [](const core::Plan& p) { return p.time.days; }, false);
+    row(QStringLiteral("GPU-hours"), [](const core::Plan& p) { return p.time.gpuHours; }, false);
+    row(QStringLiteral("cost (USD)"), [](const core::Plan& p) { return p.cost.usd; }, false);
+    return md;
+}
+
+} // namespace napkin::report::detail

@@ -1,0 +1,38 @@
+#pragma once
+// The report's sections as XHTML fragments (shared by the PDF and HTML outputs) and as Markdown.
+
+#include "report.h"
+
+#include "plan.h"
+#include "scenario.h"
+
+#include <QString>
+#include <QStringList>
+
+namespace napkin::app {
+class PlanController;
+}
+
+namespace napkin::report::detail {
+
+struct Section {
+    QString title;   // "" for the header
+    QString html;    // XHTML fragment without the title
+    QString chart;   // "ledger" or "roofline": a chart follows the text
+};
+
+QString esc(const QString& s);
+QString num(double v);            // 6.738e+09 style for large, 34.3 for small
+QString bytesText(double bytes, bool gib);
+
+// Header, scenario in words, memory, compute, roofline, derivations, warnings, sensitivity.
+std::vector<Section> reportSections(const app::PlanController& c, const Options& options);
+// Side by side with deltas against the first scenario.
+std::vector<Section> comparisonSections(const std::vector<const app::PlanController*>& cs, const QStringList& labels,
+                                        const Options& options);
+QString reportMarkdown(const app::PlanController& c, const Options& options, const QString& ledgerPng,
+                       const QString& rooflinePng);
+QString comparisonMarkdown(const std::vector<const app::PlanController*>& cs, const QStringList& labels,
+                           const Options& options);
+
+} // namespace napkin::report::detail
