@@ -1,6 +1,9 @@
 #include "mainwindow.h"
 
+#include "chartexport.h"
+#include "chartstyle.h"
 #include "controlspanel.h"
+#include "report.h"
 #include "jsonreader.h"
 #include "derivationpanel.h"
 #include "ledgerchartpanel.h"
@@ -11,6 +14,12 @@
 #include "warningspanel.h"
 
 #include <QActionGroup>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QFormLayout>
+#include <QLineEdit>
 #include <QApplication>
 #include <QCloseEvent>
 #include <QFileDialog>
@@ -114,6 +123,8 @@ MainWindow::MainWindow(PlanController* controller, QWidget* parent)
     setCentralWidget(central);
 
     buildMenus();
+    addChartMenu(m_ledgerChart->plot(), tr("Memory per GPU"));
+    addChartMenu(m_roofline->plot(), tr("Roofline"));
     connect(controller, &PlanController::fileStateChanged, this, &MainWindow::updateTitle);
     connect(controller, &PlanController::errorsChanged, this, [this](const core::Errors& e) {
         if (!e.empty())
@@ -163,6 +174,40 @@ void MainWindow::buildMenus()
             saveFile(f);
     });
     file->addAction(tr("Import Hugging Face config…"), this, [this] { emit m_controls->importRequested(); });
+    file->addAction(tr("&Export report…"), QKeySequence(Qt::CTRL | Qt::Key_E), this, [this] {
+        QDialog dialog(this);
+        dialog.setWindowTitle(tr("Export report"));
+        auto* form = new QFormLayout(&dialog);
+        auto* format = new QComboBox;
+        format->addItem(tr("PDF (vector charts)"), QStringLiteral("pdf"));
+        format->addItem(tr("HTML (one self-contained file)"), QStringLiteral("html"));
+        format->addItem(tr("Markdown (charts as PNG beside it)"), QStringLiteral("md"));
+        format->addItem(tr("CSV (ledger and op tables)"), QStringLiteral("csv"));
+        format->addItem(tr("JSON (the plan)"), QStringLiteral("json"));
+        auto* page = new QComboBox;
+        page->addItem(tr("A4"));
+        page->addItem(tr("Letter"));
+        auto* title = new QLineEdit(QString::fromStdString(m_controller->scenario().name));
+        form->addRow(tr("Format"), format);
+        form->addRow(tr("Page size (PDF)"), page);
+        form->addRow(tr("Title"), title);
+        auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
+        form->addRow(buttons);
+        connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
+        connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
+        if (dialog.exec() != QDialog::Accepted)
+            return;
+        const QString ext = format->currentData().toString();
+        const QString f = QFileDialog::getSaveFileName(this, tr("Export report"), QStringLiteral("napkin-report.") + ext,
+                                                       tr("%1 (*.%2)").arg(format->currentText(), ext));
+        if (f.isEmpty())
+            return;
+        const QString why = exportReport(f, page->currentIndex() == 1, title->text());
+        if (why.isEmpty())
+            statusBar()->showMessage(tr("Report written to %1").arg(f), 5000);
+        else
+            QMessageBox::warning(this, tr("Export failed"), why);
+    });
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
@@ -217,6 +262,45 @@ void MainWindow::buildMenus()
     auto* overlay = view->addAction(tr("Seeds' op table on the roofline"));
     overlay->setCheckable(true);
     connect(overlay, &QAction::toggled, m_roofline, &RooflinePanel::setShowSeedOps);
+}
+
+QString MainWindow::exportReport(const QString& file, bool letter, const QString& title)
+{
+    report::Format format;
+    const QString ext = QFileInfo(file).suffix().toLower();
+    if (!report::parseFormat(ext, &format))
+        return tr("%1: unknown report format (allowed: .pdf, .html, .md, .csv, .json)").arg(file);
+    if (m_controller->hasErrors())
+        return tr("The inputs have errors; fix them before exporting: %1")
+            .arg(QString::fromStdString(core::describe(m_controller->errors().front())));
+    report::Options options;
+    options.page = letter ? report::PageSize::Letter : report::PageSize::A4;
+    options.gib = m_controller->units() == PlanController::Units::GiB;
+    options.title = title;
+    options.napkinVersion = QApplication::applicationVersion();
+    const QString baseDir = m_controller->fileName().isEmpty() ? QString() : QFileInfo(m_controller->fileName()).absolutePath();
+    return report::writeReport({m_controller->document(), QString(), baseDir}, format, file, options);
+}
+
+void MainWindow::addChartMenu(QCustomPlot* plot, const QString& title)
+{
+    plot->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(plot, &QWidget::customContextMenuRequested, this, [this, plot, title](const QPoint& pos) {
+        QMenu menu(this);
+        for (const char* ext : {"png", "svg", "pdf"}) {
+            const QString e = QLatin1String(ext);
+            menu.addAction(tr("Save chart as %1…").arg(e.toUpper()), this, [this, plot, title, e] {
+                const QString f = QFileDialog::getSaveFileName(this, tr("Save chart"), title.toLower().replace(QLatin1Char(' '), QLatin1Char('-')) + QLatin1Char('.') + e,
+                                                               tr("%1 (*.%2)").arg(e.toUpper(), e));
+                if (f.isEmpty())
+                    return;
+                const QString why = saveChart(plot, f, plot->size(), title);
+                if (!why.isEmpty())
+                    QMessageBox::warning(this, tr("Save failed"), why);
+            });
+        }
+        menu.exec(plot->mapToGlobal(pos));
+    });
 }
 
 void MainWindow::applySeedPreset(int index)

@@ -5,6 +5,7 @@
 
 class QAction;
 class QMenu;
+class QCustomPlot;
 class QTableView;
 
 namespace napkin::app {
@@ -38,6 +39,8 @@ public:
     void setDarkTheme(bool on);
 
     bool openFile(const QString& file);
+    // Writes a budget report of the current plan (format by extension: .pdf .html .md .csv .json).
+    QString exportReport(const QString& file, bool letter, const QString& title);
     bool saveFile(const QString& file);
     // The document and file of the last session (QSettings); false when there is none or it is invalid.
     bool restoreSession();
@@ -49,6 +52,7 @@ protected:
 
 private:
     void buildMenus();
+    void addChartMenu(QCustomPlot* plot, const QString& title);
     void updateTitle();
     void updateRecentMenu();
     bool maybeSave();

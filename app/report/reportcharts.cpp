@@ -1,5 +1,6 @@
 #include "reportcharts.h"
 
+#include "chartexport.h"
 #include "chartstyle.h"
 #include "ledgerchartpanel.h"
 #include "plancontroller.h"
@@ -36,7 +37,6 @@ Evaluated evaluate(const Input& input, bool gib)
 
 QPicture chartPicture(app::PlanController& controller, Chart chart, QSize size)
 {
-    QPicture picture;
     std::unique_ptr<QWidget> panel;
     QCustomPlot* plot = nullptr;
     if (chart == Chart::Ledger) {
@@ -49,71 +49,7 @@ QPicture chartPicture(app::PlanController& controller, Chart chart, QSize size)
         panel.reset(p);
     }
     panel->resize(size);
-    plot->resize(size);
-    plot->replot(QCustomPlot::rpImmediateRefresh); // lays out legends for this size
-    QCPPainter painter(&picture);
-    plot->toPainter(&painter, size.width(), size.height());
-    painter.end();
-    return picture;
-}
-
-QByteArray pictureToPng(const QPicture& picture, QSize size, qreal scale)
-{
-    QImage image(size * scale, QImage::Format_ARGB32_Premultiplied);
-    image.setDevicePixelRatio(scale);
-    image.fill(Qt::white);
-    QPainter p(&image);
-    p.setRenderHint(QPainter::Antialiasing);
-    p.drawPicture(0, 0, picture);
-    p.end();
-    QByteArray bytes;
-    QBuffer buffer(&bytes);
-    buffer.open(QIODevice::WriteOnly);
-    image.save(&buffer, "PNG");
-    return bytes;
-}
-
-QByteArray pictureToSvg(const QPicture& picture, QSize size, const QString& title)
-{
-    QByteArray bytes;
-    QBuffer buffer(&bytes);
-    buffer.open(QIODevice::WriteOnly);
-    QSvgGenerator svg;
-    svg.setOutputDevice(&buffer);
-    svg.setSize(size);
-    svg.setViewBox(QRect(QPoint(0, 0), size));
-    svg.setTitle(title);
-    svg.setDescription(QStringLiteral("Napkin"));
-    QPainter p(&svg);
-    p.drawPicture(0, 0, picture);
-    p.end();
-    return bytes;
-}
-
-QByteArray pictureToPdf(const QPicture& picture, QSize size)
-{
-    QByteArray bytes;
-    QBuffer buffer(&bytes);
-    buffer.open(QIODevice::WriteOnly);
-    QPdfWriter pdf(&buffer);
-    pdf.setResolution(72); // one unit = one point = one chart pixel
-    pdf.setPageSize(QPageSize(QSizeF(size), QPageSize::Point));
-    pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
-    pdf.setCreator(QStringLiteral("Napkin"));
-    QPainter p(&pdf);
-    p.drawPicture(0, 0, picture);
-    p.end();
-    return bytes;
-}
-
-QString saveBytes(const QString& path, const QByteArray& bytes)
-{
-    QSaveFile f(path);
-    if (!f.open(QIODevice::WriteOnly))
-        return QStringLiteral("cannot write %1: %2").arg(path, f.errorString());
-    if (f.write(bytes) != bytes.size() || !f.commit())
-        return QStringLiteral("cannot write %1: %2").arg(path, f.errorString());
-    return {};
+    return app::plotPicture(plot, size);
 }
 
 } // namespace napkin::report::detail

@@ -2,6 +2,7 @@
 // Charts for reports, drawn by the app's own panels (one chart implementation) into a QPicture so
 // that PDF and SVG stay vector.
 
+#include "chartexport.h"
 #include "report.h"
 
 #include <QByteArray>
@@ -23,11 +24,9 @@ struct Evaluated {
 Evaluated evaluate(const Input& input, bool gib);
 
 QPicture chartPicture(app::PlanController& controller, Chart chart, QSize size);
-QByteArray pictureToPng(const QPicture& picture, QSize size, qreal scale = 2.0);
-QByteArray pictureToSvg(const QPicture& picture, QSize size, const QString& title);
-QByteArray pictureToPdf(const QPicture& picture, QSize size);
-
-// Atomic write through QSaveFile; an empty string on success.
-QString saveBytes(const QString& path, const QByteArray& bytes);
+using app::pictureToPdf;
+using app::pictureToPng;
+using app::pictureToSvg;
+using app::saveBytes;
 
 } // namespace napkin::report::detail

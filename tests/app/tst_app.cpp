@@ -1,5 +1,8 @@
 // The desktop app offscreen: controls drive the ledger, typed text, errors, files, undo, import.
+#include "chartexport.h"
+#include "chartstyle.h"
 #include "controlspanel.h"
+#include "rooflinepanel.h"
 #include "ledgermodel.h"
 #include "mainwindow.h"
 #include "plancontroller.h"
@@ -10,6 +13,8 @@
 #include <QApplication>
 #include <QComboBox>
 #include <QDropEvent>
+#include <QFileInfo>
+#include <QImage>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMimeData>
@@ -273,6 +278,25 @@ private slots:
         QCOMPARE(spy.count(), 1);
         QCOMPARE(m_controller->selectedQuantity(), QStringLiteral("time.days"));
         QVERIFY(!m_window->summary()->text(QStringLiteral("time.days")).isEmpty());
+    }
+
+    void exportReportAndCharts()
+    {
+        QTemporaryDir dir;
+        for (const char* ext : {"pdf", "html", "md", "csv", "json"}) {
+            const QString f = dir.filePath(QStringLiteral("report.") + QLatin1String(ext));
+            QCOMPARE(m_window->exportReport(f, false, QStringLiteral("Test")), QString());
+            QVERIFY2(QFileInfo(f).size() > 100, ext);
+        }
+        QVERIFY(QFileInfo::exists(dir.filePath(QStringLiteral("report-ledger.png"))));
+        QVERIFY(!m_window->exportReport(dir.filePath(QStringLiteral("report.docx")), false, {}).isEmpty());
+        for (const char* ext : {"png", "svg", "pdf"}) {
+            const QString f = dir.filePath(QStringLiteral("chart.") + QLatin1String(ext));
+            QCOMPARE(napkin::app::saveChart(m_window->roofline()->plot(), f, QSize(600, 400), QStringLiteral("Roofline")), QString());
+            QVERIFY(QFileInfo(f).size() > 100);
+        }
+        QImage png(dir.filePath(QStringLiteral("chart.png")));
+        QCOMPARE(png.size(), QSize(1200, 800)); // 2x for sharp text
     }
 
     void unitsToggle()
