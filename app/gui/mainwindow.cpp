@@ -22,6 +22,7 @@
 #include <QLineEdit>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QGroupBox>
@@ -444,6 +445,7 @@ void MainWindow::closeEvent(QCloseEvent* event)
         return;
     }
     saveSession();
+    QFile::remove(PlanController::autosaveFile()); // saved or deliberately discarded: nothing to recover
     event->accept();
 }
 
@@ -478,6 +480,11 @@ void MainWindow::saveSession()
 
 bool MainWindow::restoreSession()
 {
+    // Unsaved work from a session that ended without saving (a crash, a kill) comes first.
+    if (m_controller->recoverAutosave()) {
+        statusBar()->showMessage(tr("Recovered unsaved changes from the last session"), 8000);
+        return true;
+    }
     QSettings s;
     const auto text = s.value(QStringLiteral("session/document")).toString().toStdString();
     if (text.empty())

@@ -6,7 +6,9 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QSaveFile>
+#include <QDir>
 #include <QSettings>
+#include <QStandardPaths>
 #include <QUndoCommand>
 #include <QUndoStack>
 
@@ -71,6 +73,16 @@ PlanController::PlanController(QObject* parent)
     m_timer.setInterval(0);
     connect(&m_timer, &QTimer::timeout, this, &PlanController::recomputeNow);
     connect(m_undo, &QUndoStack::cleanChanged, this, &PlanController::fileStateChanged);
+    m_autosave.setInterval(20000);
+    connect(&m_autosave, &QTimer::timeout, this, &PlanController::autosaveNow);
+    connect(m_undo, &QUndoStack::cleanChanged, this, [this](bool clean) {
+        if (clean) {
+            m_autosave.stop();
+            QFile::remove(autosaveFile());
+        } else {
+            m_autosave.start();
+        }
+    });
     m_document = core::defaultScenarioJson();
     m_scenario = core::defaultScenario();
     m_plan = core::estimate(m_scenario);
@@ -238,6 +250,46 @@ bool PlanController::save(const QString& file, QString* error)
 }
 
 bool PlanController::isModified() const { return !m_undo->isClean(); }
+
+QString PlanController::autosaveFile()
+{
+    return QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/autosave.napkin.json");
+}
+
+bool PlanController::autosaveNow()
+{
+    if (!isModified())
+        return false;
+    QDir().mkpath(QFileInfo(autosaveFile()).absolutePath());
+    QSaveFile f(autosaveFile());
+    if (!f.open(QIODevice::WriteOnly))
+        return false;
+    const nlohmann::json record = {{"file", m_fileName.toStdString()}, {"document", m_document}};
+    const QByteArray bytes = QByteArray::fromStdString(record.dump());
+    return f.write(bytes) == bytes.size() && f.commit();
+}
+
+bool PlanController::recoverAutosave()
+{
+    QFile f(autosaveFile());
+    if (!f.open(QIODevice::ReadOnly))
+        return false;
+    const auto record = core::parseJsonLimited(f.readAll().toStdString());
+    f.close();
+    if (!record.is_object() || !record.contains("document") || !record["document"].is_object())
+        return false;
+    const QString file = record.value("file", std::string()).empty() ? QString()
+                                                                      : QString::fromStdString(record["file"].get<std::string>());
+    const nlohmann::json doc = record["document"];
+    // The saved state underneath is the file the work belonged to, else the defaults.
+    QString ignored;
+    if ((file.isEmpty() || !open(file, &ignored)) && !resetDocument(core::defaultScenarioJson(), QString()))
+        return false;
+    if (doc != m_document) // one undo step back to the last saved state; the window shows unsaved work
+        m_undo->push(new DocumentCommand(this, m_document, doc, tr("Recovered unsaved changes"), -1));
+    recomputeNow();
+    return true;
+}
 
 QStringList PlanController::recentFiles() const
 {

@@ -55,6 +55,12 @@ public:
 
     QUndoStack* undoStack() const { return m_undo; }
 
+    // Autosave: while there are unsaved changes the document is written every 20 s (atomically) to
+    // autosaveFile(); a clean save, New or Open removes it. recoverAutosave() loads it after a crash.
+    static QString autosaveFile();
+    bool autosaveNow();
+    bool recoverAutosave();
+
     // Presentation settings shared by every view.
     Units units() const { return m_units; }
     void setUnits(Units u);
@@ -85,6 +91,7 @@ private:
     core::Errors m_errors;
     QUndoStack* m_undo = nullptr;
     QTimer m_timer;
+    QTimer m_autosave;
     QString m_fileName;
     QString m_baseDir;
     Units m_units = Units::GB;

@@ -19,6 +19,7 @@
 #include <QLineEdit>
 #include <QMimeData>
 #include <QSignalSpy>
+#include <QStandardPaths>
 #include <QSlider>
 #include <QTemporaryDir>
 #include <QTest>
@@ -297,6 +298,47 @@ private slots:
         }
         QImage png(dir.filePath(QStringLiteral("chart.png")));
         QCOMPARE(png.size(), QSize(1200, 800)); // 2x for sharp text
+    }
+
+    void autosaveRecoversUnsavedWork()
+    {
+        QStandardPaths::setTestModeEnabled(true); // autosave under ~/.qttest, not the user's data
+        QFile::remove(PlanController::autosaveFile());
+        m_controller->set(QStringLiteral("cluster.gpus"), 256);
+        m_controller->recomputeNow();
+        QVERIFY(m_controller->autosaveNow());
+        QVERIFY(QFileInfo::exists(PlanController::autosaveFile()));
+        const auto doc = m_controller->document();
+        // A new session after a kill: the work comes back, marked unsaved.
+        PlanController next;
+        MainWindow window(&next);
+        QVERIFY(window.restoreSession());
+        QVERIFY(next.document() == doc);
+        QVERIFY(next.isModified());
+        QCOMPARE(next.scenario().cluster.gpus, std::int64_t(256));
+        // Saving clears the autosave.
+        QTemporaryDir dir;
+        QVERIFY(window.saveFile(dir.filePath(QStringLiteral("r.napkin.json"))));
+        QVERIFY(!QFileInfo::exists(PlanController::autosaveFile()));
+    }
+
+    void saveToUnwritablePathKeepsEverything()
+    {
+        QTemporaryDir dir;
+        const QString file = dir.filePath(QStringLiteral("keep.napkin.json"));
+        QVERIFY(m_controller->save(file, nullptr));
+        QFile f(file);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QByteArray before = f.readAll();
+        f.close();
+        m_controller->set(QStringLiteral("cluster.gpus"), 8);
+        // A path under a regular file cannot be created (ENOTDIR), even for root.
+        QString error;
+        QVERIFY(!m_controller->save(file + QStringLiteral("/inside.napkin.json"), &error));
+        QVERIFY(error.contains(QStringLiteral("inside.napkin.json")));
+        QVERIFY(m_controller->isModified()); // nothing was lost: still unsaved
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QCOMPARE(f.readAll(), before);
     }
 
     void unitsToggle()
