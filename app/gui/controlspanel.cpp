@@ -371,6 +371,10 @@ void ControlsPanel::updateDerivedLabels()
                                 .arg(plan.compute.dataParallel)
                                 .arg(plan.compute.effectiveGlobalBatch));
     m_chinchilla->setText(tr("Chinchilla: 20 tokens/param = %1").arg(formatCount(20.0 * plan.params.total)));
+    if (auto* tokens = m_sliders.value(QStringLiteral("training.tokens")))
+        tokens->setMarker(20.0 * plan.params.total,
+                          tr("▲ Chinchilla point: about 20 tokens per parameter (Hoffmann et al. 2022) = %1 tokens")
+                              .arg(formatCount(20.0 * plan.params.total)));
     m_syncing = false;
 }
 

@@ -102,6 +102,8 @@ MainWindow::MainWindow(PlanController* controller, QWidget* parent)
     auto* side = new QSplitter(Qt::Vertical);
     side->addWidget(framed(tr("Compute and time"), m_summary));
     side->addWidget(framed(tr("Derivation"), m_derivation));
+    side->setStretchFactor(0, 0);
+    side->setStretchFactor(1, 1);
     top->addWidget(side);
     top->setStretchFactor(0, 5);
     top->setStretchFactor(1, 2);

@@ -6,7 +6,10 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QLocale>
+#include <QPainter>
 #include <QSlider>
+#include <QStyle>
+#include <QStyleOptionSlider>
 
 #include <cmath>
 
@@ -14,7 +17,35 @@ namespace napkin::app {
 
 namespace {
 constexpr int kSteps = 1000;
-}
+
+// A slider that also draws one marker on its track (a small triangle and a tick below the groove).
+class MarkedSlider : public QSlider {
+public:
+    using QSlider::QSlider;
+    int markerPosition = -1; // in slider units; -1: none
+
+protected:
+    void paintEvent(QPaintEvent* event) override
+    {
+        QSlider::paintEvent(event);
+        if (markerPosition < minimum() || markerPosition > maximum())
+            return;
+        QStyleOptionSlider opt;
+        initStyleOption(&opt);
+        const QRect groove = style()->subControlRect(QStyle::CC_Slider, &opt, QStyle::SC_SliderGroove, this);
+        const QRect handle = style()->subControlRect(QStyle::CC_Slider, &opt, QStyle::SC_SliderHandle, this);
+        const int span = groove.width() - handle.width();
+        const int x = groove.left() + handle.width() / 2 +
+                      QStyle::sliderPositionFromValue(minimum(), maximum(), markerPosition, span);
+        QPainter p(this);
+        p.setRenderHint(QPainter::Antialiasing);
+        p.setPen(Qt::NoPen);
+        p.setBrush(QColor(0xd8, 0x6c, 0x00));
+        const int y = height() - 1;
+        p.drawPolygon(QPolygon({QPoint(x, y - 6), QPoint(x - 4, y), QPoint(x + 4, y)}));
+    }
+};
+} // namespace
 
 QString formatCount(double v)
 {
@@ -31,7 +62,7 @@ QString formatCount(double v)
 }
 
 QuantitySlider::QuantitySlider(const QString& label, double min, double max, Scale scale, QWidget* parent)
-    : QWidget(parent), m_slider(new QSlider(Qt::Horizontal, this)), m_edit(new QLineEdit(this)),
+    : QWidget(parent), m_slider(new MarkedSlider(Qt::Horizontal, this)), m_edit(new QLineEdit(this)),
       m_unit(new QLabel(this)), m_error(new QLabel(this)), m_min(min), m_max(max), m_value(min), m_scale(scale),
       m_label(label)
 {
@@ -86,6 +117,15 @@ double QuantitySlider::valueAt(int position) const
         v = std::round(v / mag) * mag;
     }
     return std::clamp(v, m_min, m_max);
+}
+
+void QuantitySlider::setMarker(double v, const QString& tooltip)
+{
+    m_marker = v;
+    auto* s = static_cast<MarkedSlider*>(m_slider);
+    s->markerPosition = std::isfinite(v) && v >= m_min && v <= m_max ? positionFor(v) : -1;
+    s->setToolTip(tooltip);
+    s->update();
 }
 
 void QuantitySlider::setValue(double v)

@@ -5,6 +5,8 @@
 
 #include <QWidget>
 
+#include <limits>
+
 class QLabel;
 class QLineEdit;
 class QSlider;
@@ -22,6 +24,9 @@ public:
     void setInteger(bool integer);       // round to whole numbers
     void setDecimals(int decimals);      // display precision for non-integers
     void setValue(double v);             // programmatic: no valueEdited()
+    // A marked point on the track (the Chinchilla tokens for this model); NaN hides it.
+    void setMarker(double v, const QString& tooltip);
+    double marker() const { return m_marker; }
     double value() const { return m_value; }
     double minimum() const { return m_min; }
     double maximum() const { return m_max; }
@@ -52,6 +57,7 @@ private:
     bool m_integer = false;
     int m_decimals = 3;
     QString m_label;
+    double m_marker = std::numeric_limits<double>::quiet_NaN();
 };
 
 // "70B", "1.5T", "4,096" style display of a count.

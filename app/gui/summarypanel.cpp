@@ -16,7 +16,7 @@ SummaryPanel::SummaryPanel(PlanController* controller, QWidget* parent)
     setAutoFillBackground(true); // value changes repaint this panel, not the window behind it
     auto* grid = new QGridLayout(this);
     grid->setContentsMargins(6, 6, 6, 6);
-    grid->setVerticalSpacing(2);
+    grid->setVerticalSpacing(0);
     struct Item { const char* quantity; QString label; QString tip; };
     const Item items[] = {
         {"params.total", tr("Parameters"), tr("Exact count from the architecture, or as given")},
@@ -39,6 +39,7 @@ SummaryPanel::SummaryPanel(PlanController* controller, QWidget* parent)
         label->setToolTip(it.tip);
         auto* value = new QToolButton;
         value->setAutoRaise(true);
+        value->setStyleSheet(QStringLiteral("QToolButton { padding: 0px 2px; }"));
         value->setToolTip(it.tip + tr(" (click for the derivation)"));
         value->setCursor(Qt::PointingHandCursor);
         QFont f = value->font();
