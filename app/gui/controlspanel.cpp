@@ -79,7 +79,6 @@ ControlsPanel::ControlsPanel(PlanController* controller, QWidget* parent)
     m_shape = new QLabel;
     m_shape->setWordWrap(true);
     m_shape->setAutoFillBackground(true); // repainting its text must not repaint the panel
-    m_shape->setStyleSheet(QStringLiteral("color: palette(placeholder-text);"));
     model->layout()->addWidget(m_shape);
     m_import = new QPushButton(tr("Import config.json…"));
     m_import->setToolTip(tr("Read the architecture from a config.json (or drop the file on the window)"));
