@@ -23,6 +23,7 @@
 #endif
 
 #include <cctype>
+#include <cstring>
 #include <cmath>
 #include <exception>
 #include <iostream>
@@ -643,9 +644,15 @@ int cmdCompare(const Options& o, std::ostream& out, std::ostream& err)
     }
     ensureQtApp();
     std::vector<report::Input> inputs;
-    for (std::size_t i = 0; i < docs.size(); ++i)
-        inputs.push_back({docs[i], QFileInfo(QString::fromStdString(o.positional[i])).completeBaseName(),
-                          QFileInfo(QString::fromStdString(o.positional[i])).absolutePath()});
+    for (std::size_t i = 0; i < docs.size(); ++i) {
+        QString label = QFileInfo(QString::fromStdString(o.positional[i])).fileName();
+        for (const char* ext : {".napkin.json", ".json"})
+            if (label.endsWith(QLatin1String(ext))) {
+                label.chop(int(std::strlen(ext)));
+                break;
+            }
+        inputs.push_back({docs[i], label, QFileInfo(QString::fromStdString(o.positional[i])).absolutePath()});
+    }
     const QString why = report::writeComparison(inputs, f, QString::fromStdString(o.output), options);
     if (!why.isEmpty()) {
         err << "error: " << why.toStdString() << "\n";

@@ -54,6 +54,9 @@ QByteArray pictureToSvg(const QPicture& picture, QSize size, const QString& titl
     svg.setSize(size);
     svg.setViewBox(QRect(QPoint(0, 0), size));
     svg.setTitle(title);
+    // The picture was recorded at the screen's logical 96 dpi; at the generator's default 72 the
+    // replay would shrink to three quarters of the canvas.
+    svg.setResolution(96);
     svg.setDescription(QStringLiteral("Napkin"));
     QPainter p(&svg);
     p.drawPicture(0, 0, picture);
@@ -67,11 +70,14 @@ QByteArray pictureToPdf(const QPicture& picture, QSize size)
     QBuffer buffer(&bytes);
     buffer.open(QIODevice::WriteOnly);
     QPdfWriter pdf(&buffer);
-    pdf.setResolution(72); // one unit = one point = one chart pixel
+    // The page is the chart's size in points; the picture replays at its recording resolution (96
+    // dpi), scaled so that one chart pixel is one point.
+    pdf.setResolution(96);
     pdf.setPageSize(QPageSize(QSizeF(size), QPageSize::Point));
     pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
     pdf.setCreator(QStringLiteral("Napkin"));
     QPainter p(&pdf);
+    p.scale(96.0 / 72.0, 96.0 / 72.0);
     p.drawPicture(0, 0, picture);
     p.end();
     return bytes;

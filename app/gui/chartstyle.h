@@ -52,7 +52,8 @@ inline void applyPalette(QCustomPlot* plot, const QPalette& palette)
         axis->setTickPen(axisPen);
         axis->setSubTickPen(axisPen);
         axis->grid()->setPen(QPen(withAlpha(fg, 0.16), 1, Qt::DotLine));
-        axis->grid()->setSubGridPen(QPen(withAlpha(fg, 0.07), 1, Qt::DotLine));
+        // Solid and faint: a dotted sub-grid becomes tens of thousands of dashes in a vector PDF.
+        axis->grid()->setSubGridPen(QPen(withAlpha(fg, 0.05), 1, Qt::SolidLine));
         axis->grid()->setZeroLinePen(Qt::NoPen);
     }
     plot->legend->setTextColor(fg);

@@ -8,6 +8,7 @@
 
 #include <QBuffer>
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
 #include <QPageLayout>
 #include <QPainter>
@@ -42,7 +43,7 @@ QByteArray renderPdf(const std::vector<Section>& sections, const std::vector<con
     pdf.setResolution(96);
     pdf.setPageSize(QPageSize(o.page == PageSize::Letter ? QPageSize::Letter : QPageSize::A4));
     pdf.setPageMargins(QMarginsF(15, 15, 15, 15), QPageLayout::Millimeter);
-    pdf.setTitle(sections.empty() ? QStringLiteral("Napkin report") : QStringLiteral("Napkin report"));
+    pdf.setTitle(o.title.isEmpty() ? QStringLiteral("Napkin report") : o.title);
     pdf.setCreator(QStringLiteral("Napkin"));
     QPainter painter(&pdf);
     const QRect page = pdf.pageLayout().paintRectPixels(pdf.resolution());
@@ -210,9 +211,13 @@ bool parseChartFormat(const QString& text, ChartFormat* out)
     return true;
 }
 
-QByteArray renderReport(const Input& input, Format format, const Options& options, QString* error)
+QByteArray renderReport(const Input& input, Format format, const Options& givenOptions, QString* error)
 {
-    auto e = evaluate(input, options.gib);
+    auto e = evaluate(input, givenOptions.gib);
+    Options options = givenOptions;
+    if (options.title.isEmpty() && e.error.isEmpty()) // the scenario's name, else its model
+        options.title = QString::fromStdString(e.controller->scenario().name.empty() ? e.controller->scenario().model.name
+                                                                                      : e.controller->scenario().name);
     if (!e.error.isEmpty()) {
         if (error)
             *error = e.error;
@@ -239,6 +244,8 @@ QString writeReport(const Input& input, Format format, const QString& outPath, c
     auto e = evaluate(input, options.gib);
     if (!e.error.isEmpty())
         return e.error;
+    if (!QFileInfo(outPath).absoluteDir().exists() || QFileInfo(outPath).isDir())
+        return QStringLiteral("cannot write %1: no such directory, or it is a directory").arg(outPath);
     const QString stem = stemOf(outPath);
     const QString ledger = stem + QStringLiteral("-ledger.png"), roofline = stem + QStringLiteral("-roofline.png");
     const QSize ls = chartSize(Chart::Ledger), rs = chartSize(Chart::Roofline);
@@ -247,7 +254,12 @@ QString writeReport(const Input& input, Format format, const QString& outPath, c
     if (auto err = saveBytes(roofline, pictureToPng(chartPicture(*e.controller, Chart::Roofline, rs), rs)); !err.isEmpty())
         return err;
     const QString md = reportMarkdown(*e.controller, options, QFileInfo(ledger).fileName(), QFileInfo(roofline).fileName());
-    return saveBytes(outPath, md.toUtf8());
+    const QString why = saveBytes(outPath, md.toUtf8());
+    if (!why.isEmpty()) { // all or nothing: no charts without their report
+        QFile::remove(ledger);
+        QFile::remove(roofline);
+    }
+    return why;
 }
 
 QString writeComparison(const std::vector<Input>& inputs, Format format, const QString& outPath, const Options& options)

@@ -59,6 +59,11 @@ QString words(const app::PlanController& c, const Options& o)
     const auto& pr = sc.precision;
     QString h;
     h += QStringLiteral("<p><b>Model:</b> %1.</p>").arg(model);
+    if (sc.model.kind == core::ModelKind::Mlp)
+        h += QStringLiteral("<p><b>Training:</b> %1 examples; batch %2 per GPU, global batch %3 (%4 accumulation steps × %5 data-parallel GPUs).</p>")
+                 .arg(num(sc.training.tokens)).arg(sc.training.microBatch).arg(p.compute.effectiveGlobalBatch)
+                 .arg(p.compute.accumulationSteps).arg(p.compute.dataParallel);
+    else
     h += QStringLiteral("<p><b>Training:</b> %1 tokens in sequences of %2; micro-batch %3, global batch %4 (%5 accumulation steps × %6 data-parallel GPUs); recomputation %7%8.</p>")
              .arg(num(sc.training.tokens)).arg(sc.training.seqLen).arg(sc.training.microBatch)
              .arg(p.compute.effectiveGlobalBatch).arg(p.compute.accumulationSteps).arg(p.compute.dataParallel)
@@ -132,10 +137,10 @@ std::vector<Section> reportSections(const app::PlanController& c, const Options&
         {QStringLiteral("FLOPs per token (%1)").arg(QLatin1String(p.compute.convention)), num(p.compute.flopsPerToken)},
         {QStringLiteral("Training FLOPs (model)"), num(p.compute.trainingFlops)},
         {QStringLiteral("Hardware FLOPs (with recomputation)"), num(p.compute.hardwareFlops)},
-        {QStringLiteral("Time"), QStringLiteral("%1 days (%2 s)").arg(QString::number(p.time.days, 'f', 1), num(p.time.seconds))},
-        {QStringLiteral("GPU-hours"), intText(p.time.gpuHours)},
-        {QStringLiteral("Cost"), QStringLiteral("$") + intText(p.cost.usd)},
-        {QStringLiteral("Energy (GPUs at TDP)"), p.cost.energyKwh > 0 ? intText(p.cost.energyKwh) + QStringLiteral(" kWh") : QStringLiteral("n/a")},
+        {QStringLiteral("Time"), QStringLiteral("%1 days (%2 s)").arg(p.time.days >= 0.1 ? QString::number(p.time.days, 'f', 1) : num(p.time.days), num(p.time.seconds))},
+        {QStringLiteral("GPU-hours"), p.time.gpuHours >= 100 ? intText(p.time.gpuHours) : num(p.time.gpuHours)},
+        {QStringLiteral("Cost"), QStringLiteral("$") + (p.cost.usd >= 100 ? intText(p.cost.usd) : num(p.cost.usd))},
+        {QStringLiteral("Energy (GPUs at TDP)"), p.cost.energyKwh > 0 ? (p.cost.energyKwh >= 100 ? intText(p.cost.energyKwh) : num(p.cost.energyKwh)) + QStringLiteral(" kWh") : QStringLiteral("n/a")},
         {QStringLiteral("MFU assumed / HFU"), QStringLiteral("%1 / %2").arg(p.time.mfu, 0, 'f', 2).arg(p.time.hfu, 0, 'f', 2)},
         {QStringLiteral("Step time, throughput"), QStringLiteral("%1 s, %2 tokens/s").arg(num(p.time.stepSeconds), num(p.time.tokensPerSecond))},
     };
