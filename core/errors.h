@@ -15,7 +15,7 @@ struct UserError {
 
 using Errors = std::vector<UserError>;
 
-// "training.seq_len = -5: must be a positive integer (allowed: 1 to 16777216)"
+// "training.seq_len = -5: out of range (allowed: an integer from 1 to 16777216)"
 std::string describe(const UserError& e);
 
 } // namespace napkin::core

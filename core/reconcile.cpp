@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace napkin::core {
 
@@ -17,7 +18,9 @@ Reconciliation reconcile(const Scenario& sc, const Plan& plan, const Measurement
 {
     Reconciliation r;
     auto bad = [&](const char* field, double v, const char* allowed) {
-        errors.push_back({field, std::to_string(v), "must be a positive, finite number", allowed});
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.6g", v);
+        errors.push_back({field, buf, "must be a positive, finite number", allowed});
     };
     if (meas.stepSeconds && !positive(meas.stepSeconds))
         bad("--step-time", *meas.stepSeconds, "seconds greater than 0");

@@ -72,7 +72,8 @@ std::vector<Sensitivity> sensitivities(const Scenario& base, std::size_t count)
     if (base.parallel.zeroStage < 3)
         consider("parallel.zero", num(base.parallel.zeroStage) + " → " + num(base.parallel.zeroStage + 1),
                  [&](Scenario& s) { s.parallel.zeroStage += 1; });
-    const double mfuDown = std::max(0.05, base.cluster.mfu - 0.1);
+    // One step down: 0.1 lower, or half when MFU is already that low.
+    const double mfuDown = base.cluster.mfu > 0.2 ? base.cluster.mfu - 0.1 : base.cluster.mfu / 2;
     consider("cluster.mfu", num(base.cluster.mfu) + " → " + num(mfuDown), [&](Scenario& s) { s.cluster.mfu = mfuDown; });
     consider("training.tokens", num(t.tokens) + " → " + num(2 * t.tokens), [&](Scenario& s) { s.training.tokens *= 2; });
     std::stable_sort(out.begin(), out.end(), [](const Sensitivity& a, const Sensitivity& b) { return a.score > b.score; });

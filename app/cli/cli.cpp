@@ -60,8 +60,12 @@ Commands
 Options
   --set PATH=VALUE       override one dotted scenario path (repeatable); VALUE is JSON when valid,
                          else a string: --set model.preset=llama-2-7b --set cluster.gpus=8
-  --format FORMAT        text (default), json, md or csv (plan); text or json elsewhere
-  -o FILE                write the output to FILE (atomically) instead of stdout
+  --format FORMAT        plan: text (default), json, md, csv, pdf, html; compare: text, json, md,
+                         csv, html, pdf; chart: png, svg, pdf; text or json elsewhere
+  -o, --output FILE      write the output to FILE (atomically) instead of stdout
+  --page a4|letter       page size of PDF reports (default a4)
+  --title TEXT           report title (default: the scenario's name)
+  --gib                  sizes in GiB (2^30 bytes) instead of GB in reports
   --help, --version
 
 Exit status: 0 success, 2 invalid input (one line per error on stderr), 1 internal or I/O error.
@@ -614,15 +618,28 @@ int cmdCompare(const Options& o, std::ostream& out, std::ostream& err)
         printErrors(errors, err);
         return InvalidInput;
     }
-    if (o.format == "text" || (o.format == "json" && o.output.empty())) {
+    auto label = [&](std::size_t i) {
+        std::string l = o.positional[i].substr(o.positional[i].rfind('/') == std::string::npos ? 0 : o.positional[i].rfind('/') + 1);
+        for (const std::string ext : {".napkin.json", ".json"})
+            if (l.size() > ext.size() && l.compare(l.size() - ext.size(), ext.size(), ext) == 0) {
+                l.resize(l.size() - ext.size());
+                break;
+            }
+        return l;
+    };
+    auto baseDir = [&](std::size_t i) {
+        const auto slash = o.positional[i].rfind('/');
+        return slash == std::string::npos ? std::string() : o.positional[i].substr(0, slash);
+    };
+    if (o.format == "text" || o.format == "json") {
         json j = {{"schema", "napkin.compare/1"}, {"plans", json::array()}};
         std::string t;
         for (std::size_t i = 0; i < docs.size(); ++i) {
             Errors e2;
-            const auto sc = core::parseScenario(docs[i], core::builtinCatalog(), e2);
+            const auto sc = core::parseScenario(docs[i], core::builtinCatalog(), e2, baseDir(i));
             const auto p = core::estimate(sc);
             auto pj = core::planToJson(p);
-            pj["label"] = o.positional[i];
+            pj["label"] = label(i);
             j["plans"].push_back(pj);
             char buf[300];
             std::snprintf(buf, sizeof buf, "%-30s %12s per GPU (%s)  %8.1f days  %10.4g GPU-hours  $%.4g\n",
@@ -768,7 +785,7 @@ int run(int argc, char** argv, std::ostream& out, std::ostream& err)
         }
         if (o.command.empty() || o.command == "--help" || o.command == "help") {
             if (o.command.empty())
-                err << "error: no command given (allowed: plan, fit, op, presets)\n";
+                err << "error: no command given (allowed: plan, fit, op, presets, dtype, reconcile, compare, chart)\n";
             (o.command.empty() ? err : out) << kUsage;
             return o.command.empty() ? InvalidInput : Ok;
         }

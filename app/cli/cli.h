@@ -1,5 +1,5 @@
 #pragma once
-// napkin-cli's commands: plan, fit, op, presets. Exit codes: 0 success, 2 invalid input (one
+// napkin-cli's commands: plan, fit, op, presets, dtype, reconcile, compare, chart. Exit codes: 0 success, 2 invalid input (one
 // line per error on stderr, naming the field), 1 internal or I/O error.
 
 #include <iosfwd>
