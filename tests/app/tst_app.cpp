@@ -2,6 +2,7 @@
 #include "chartexport.h"
 #include "chartstyle.h"
 #include "controlspanel.h"
+#include "ledgerchartpanel.h"
 #include "rooflinepanel.h"
 #include "ledgermodel.h"
 #include "mainwindow.h"
@@ -103,6 +104,57 @@ private slots:
         m_controller->recomputeNow();
         QCOMPARE(m_controller->scenario().training.seqLen, std::int64_t(2048));
         QCOMPARE(rowBytes(model, Temporaries), t / 2);
+    }
+
+    void eachSliderChangesTheRightCells_data()
+    {
+        // Which ledger rows a one-step change of each input must move (and which it must not):
+        // weights, gradients, master, optimizer, activations, temporaries; plus whether the days
+        // and the roofline's points move.
+        QTest::addColumn<QString>("path");
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<QString>("changed"); // W G M O A T, '.' = unchanged
+        QTest::addColumn<bool>("daysMove");
+        QTest::addColumn<bool>("rooflineMoves");
+        QTest::newRow("micro-batch") << QStringLiteral("training.micro_batch") << QStringLiteral("2") << QStringLiteral("....AT") << false << true;
+        QTest::newRow("sequence") << QStringLiteral("training.seq_len") << QStringLiteral("2048") << QStringLiteral("....AT") << true << true;
+        QTest::newRow("GPUs (ZeRO-1 shards optimizer states)") << QStringLiteral("cluster.gpus") << QStringLiteral("32") << QStringLiteral("...O..") << true << false;
+        QTest::newRow("parameters") << QStringLiteral("model.params") << QStringLiteral("13B") << QStringLiteral("WG.OA.") << true << true; // same 32k vocabulary: logits unchanged
+        QTest::newRow("tokens") << QStringLiteral("training.tokens") << QStringLiteral("4T") << QStringLiteral("......") << true << false;
+        QTest::newRow("MFU") << QStringLiteral("cluster.mfu") << QStringLiteral("0.4") << QStringLiteral("......") << true << false;
+        QTest::newRow("global batch") << QStringLiteral("training.global_batch") << QStringLiteral("2048") << QStringLiteral("......") << false << false;
+    }
+    void eachSliderChangesTheRightCells()
+    {
+        QFETCH(QString, path);
+        QFETCH(QString, text);
+        QFETCH(QString, changed);
+        QFETCH(bool, daysMove);
+        QFETCH(bool, rooflineMoves);
+        auto* model = m_window->ledgerModel();
+        QVector<double> before;
+        for (int r = Weights; r <= Temporaries; ++r)
+            before << rowBytes(model, r);
+        const double days = m_controller->plan().time.days;
+        const auto points = m_window->roofline()->opPoints();
+        const auto bars = m_window->ledgerChart()->bucketValues();
+        auto* s = m_window->controls()->slider(path);
+        QVERIFY(s);
+        typeInto(s->edit(), text);
+        m_controller->recomputeNow();
+        QVERIFY(!m_controller->hasErrors());
+        for (int r = Weights; r <= Temporaries; ++r) {
+            const bool moved = rowBytes(model, r) != before[r];
+            QVERIFY2(moved == (changed[r] != QLatin1Char('.')),
+                     qPrintable(QStringLiteral("row %1 %2").arg(r).arg(moved ? QStringLiteral("moved") : QStringLiteral("did not move"))));
+        }
+        QCOMPARE(m_controller->plan().time.days != days, daysMove);
+        QCOMPARE(m_window->roofline()->opPoints() != points, rooflineMoves);
+        // The chart follows the table exactly.
+        const auto after = m_window->ledgerChart()->bucketValues();
+        for (int r = Weights; r <= Temporaries; ++r)
+            QCOMPARE(after[r], rowBytes(model, r));
+        QCOMPARE(after != bars, changed != QStringLiteral("......"));
     }
 
     void typedSuffixesParse_data()

@@ -169,6 +169,8 @@ private slots:
     // I/O and commands.
     void outputFile();
     void outputToMissingDirectory();
+    void outputOnFullDisk();
+    void newCommands();
     void unknownCommand();
     void help_data();
     void help();
@@ -489,6 +491,63 @@ void TestCli::outputToMissingDirectory()
     QVERIFY2(r.err.startsWith("error: "), qPrintable(describe(args, r)));
     QVERIFY2(r.err.contains(file.toUtf8()), qPrintable(describe(args, r)));
     QVERIFY(!QFileInfo::exists(file));
+}
+
+void TestCli::outputOnFullDisk()
+{
+    // A full disk, simulated with a file-size limit: writes past 1 KB fail with EFBIG (SIGXFSZ is
+    // ignored so the process sees the error). The previous file must survive, with no temporary left.
+    QTemporaryDir dir;
+    const QString file = dir.filePath(QStringLiteral("plan.json"));
+    {
+        QFile f(file);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("previous contents\n");
+    }
+    QProcess p;
+    p.start(QStringLiteral("/bin/sh"), {QStringLiteral("-c"),
+                                        QStringLiteral("trap '' XFSZ; ulimit -f 2; exec \"$0\" plan --format json -o \"$1\""),
+                                        cliPath(), file});
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+    QCOMPARE(p.exitCode(), 1);
+    const QByteArray err = p.readAllStandardError();
+    QVERIFY2(err.startsWith("error: ") && err.contains(file.toUtf8()), err.constData());
+    QFile f(file);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QCOMPARE(f.readAll(), QByteArray("previous contents\n"));
+    QCOMPARE(QDir(dir.path()).entryList(QDir::Files).size(), 1); // no temporary left behind
+}
+
+void TestCli::newCommands()
+{
+    // dtype: CS336's facts about 1e-8 (underflows in fp16, survives in bf16).
+    CliResult r = runCli({QStringLiteral("dtype"), QStringLiteral("1e-8"), QStringLiteral("--format"), QStringLiteral("json")});
+    QCOMPARE(r.exitCode, 0);
+    const auto dt = QJsonDocument::fromJson(r.out).object();
+    bool fp16Underflow = false, bf16Survives = false;
+    for (const auto& v : dt.value(QStringLiteral("formats")).toArray()) {
+        const auto o = v.toObject();
+        if (o.value(QStringLiteral("dtype")).toString() == QStringLiteral("fp16"))
+            fp16Underflow = o.value(QStringLiteral("underflow")).toBool();
+        if (o.value(QStringLiteral("dtype")).toString() == QStringLiteral("bf16"))
+            bf16Survives = !o.value(QStringLiteral("underflow")).toBool() && o.value(QStringLiteral("stored")).toDouble() > 0;
+    }
+    QVERIFY(fp16Underflow && bf16Survives);
+    QCOMPARE(runCli({QStringLiteral("dtype"), QStringLiteral("abc")}).exitCode, 2);
+    // reconcile: 6PT, 7e9 params, 8 H100 at 989.5 TFLOP/s, 64 x 4096 tokens per step in 2 s.
+    r = runCli({QStringLiteral("reconcile"), QStringLiteral("--set"), QStringLiteral("model.params=7e9"), QStringLiteral("--set"),
+                QStringLiteral("flops.convention=6PT"), QStringLiteral("--set"), QStringLiteral("cluster.gpus=8"), QStringLiteral("--set"),
+                QStringLiteral("training.global_batch=64"), QStringLiteral("--step-time"), QStringLiteral("2"), QStringLiteral("--peak-allocated"),
+                QStringLiteral("60e9"), QStringLiteral("--format"), QStringLiteral("json")});
+    QCOMPARE(r.exitCode, 0);
+    const auto rec = QJsonDocument::fromJson(r.out).object();
+    const double mfu = rec.value(QStringLiteral("measured")).toObject().value(QStringLiteral("mfu")).toDouble();
+    QVERIFY(std::abs(mfu - 6 * 7e9 * 131072 / (8 * 989.5e12)) < 1e-9);
+    QCOMPARE(rec.value(QStringLiteral("measured")).toObject().value(QStringLiteral("tokens_per_second")).toDouble(), 131072.0);
+    QVERIFY(rec.value(QStringLiteral("memory")).toObject().contains(QStringLiteral("gap_bytes")));
+    QCOMPARE(runCli({QStringLiteral("reconcile"), QStringLiteral("--step-time"), QStringLiteral("-1")}).exitCode, 2);
+    QCOMPARE(runCli({QStringLiteral("reconcile")}).exitCode, 2);
 }
 
 void TestCli::unknownCommand()
