@@ -6,6 +6,7 @@
 #include "report.h"
 #include "jsonreader.h"
 #include "derivationpanel.h"
+#include "dtypedialog.h"
 #include "ledgerchartpanel.h"
 #include "ledgermodel.h"
 #include "plancontroller.h"
@@ -261,6 +262,11 @@ void MainWindow::buildMenus()
         QFont f = QApplication::font();
         f.setPointSize(m_baseFontPoints + m_zoom);
         QApplication::setFont(f);
+    });
+    view->addAction(tr("D&type explorer…"), this, [this] {
+        auto* d = new DtypeDialog(this);
+        d->setAttribute(Qt::WA_DeleteOnClose);
+        d->show();
     });
     auto* overlay = view->addAction(tr("Seeds' op table on the roofline"));
     overlay->setCheckable(true);

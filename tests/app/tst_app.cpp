@@ -2,6 +2,7 @@
 #include "chartexport.h"
 #include "chartstyle.h"
 #include "controlspanel.h"
+#include "dtypedialog.h"
 #include "ledgerchartpanel.h"
 #include "rooflinepanel.h"
 #include "ledgermodel.h"
@@ -17,6 +18,7 @@
 #include <QFileInfo>
 #include <QImage>
 #include <QLabel>
+#include <QTableWidget>
 #include <QLineEdit>
 #include <QMimeData>
 #include <QSignalSpy>
@@ -391,6 +393,24 @@ private slots:
         QVERIFY(m_controller->isModified()); // nothing was lost: still unsaved
         QVERIFY(f.open(QIODevice::ReadOnly));
         QCOMPARE(f.readAll(), before);
+    }
+
+    void dtypeExplorer()
+    {
+        napkin::app::DtypeDialog d;
+        d.setValueText(QStringLiteral("1e-8"));
+        auto* t = d.table();
+        QCOMPARE(t->rowCount(), 7);
+        QCOMPARE(t->item(1, 0)->text(), QStringLiteral("fp16"));
+        QCOMPARE(t->item(1, 2)->text(), QStringLiteral("0"));             // 1e-8 underflows in fp16
+        QVERIFY(t->item(1, 5)->text().contains(QStringLiteral("underflow")));
+        QVERIFY(t->item(2, 2)->text().toDouble() > 0);                     // and survives in bf16
+        d.setValueText(QStringLiteral("1.001"));
+        QCOMPARE(t->item(2, 2)->text(), QStringLiteral("1"));             // bf16: 1 + 0.001 is 1
+        QCOMPARE(t->item(0, 1)->text(), QStringLiteral("0 | 01111111 | 00000000010000011000101"));
+        d.setValueText(QStringLiteral("lots"));
+        QVERIFY(!d.errorText().isEmpty());
+        QCOMPARE(t->item(2, 2)->text(), QStringLiteral("1"));             // the last table stays
     }
 
     void unitsToggle()
