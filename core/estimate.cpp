@@ -98,7 +98,11 @@ Plan estimate(const Scenario& sc)
 
     // ---- Batch -----------------------------------------------------------------------------
     auto& c = p.compute;
-    const std::int64_t dp = std::max<std::int64_t>(1, sc.cluster.gpus); // TP = PP = CP = 1 for now
+    const auto& par = sc.parallel;
+    const std::int64_t tp = std::max(1, par.tp), pp = std::max(1, par.pp), cp = std::max(1, par.cp);
+    const std::int64_t vStages = std::max(1, par.virtualStages);
+    // Megatron-LM layout: GPUs = TP · PP · CP · DP (resolved and checked when the scenario is read).
+    const std::int64_t dp = par.dp > 0 ? par.dp : std::max<std::int64_t>(1, sc.cluster.gpus / (tp * pp * cp));
     c.dataParallel = dp;
     const std::int64_t perStep = tr.microBatch * dp;
     c.accumulationSteps = perStep > 0 ? std::max<std::int64_t>(1, (tr.globalBatch + perStep - 1) / perStep) : 1;
@@ -112,114 +116,184 @@ Plan estimate(const Scenario& sc)
     if (c.effectiveGlobalBatch != tr.globalBatch) {
         p.warnings.push_back({"batch_not_divisible",
                               "training.global_batch " + std::to_string(tr.globalBatch) +
-                                  " is not a multiple of micro_batch × GPUs = " + std::to_string(perStep) +
+                                  " is not a multiple of micro_batch × data-parallel GPUs = " + std::to_string(perStep) +
                                   "; the plan uses " + std::to_string(c.effectiveGlobalBatch) + " (" +
                                   std::to_string(c.accumulationSteps) + " accumulation steps)"});
     }
+    if (pp > 1) {
+        // Narayanan et al. 2021 §2.2: pipeline bubble (p - 1) / m for 1F1B, (p - 1) / (v · m) interleaved.
+        p.memory.bubbleFraction = double(pp - 1) / (double(vStages) * double(c.accumulationSteps));
+        derive(p, "parallel.bubble_fraction", "({p} - 1) / ({v} · {m})", p.memory.bubbleFraction, "",
+               "Narayanan et al. 2021 (Megatron-LM) §2.2: pipeline bubble of 1F1B (v = 1) and interleaved schedules",
+               {{"p", double(pp)}, {"v", double(vStages)}, {"m", double(c.accumulationSteps)}});
+    }
 
-    // ---- Memory: model states (ZeRO §3) -----------------------------------------------------
+    // ---- Memory, stage by stage ----------------------------------------------------------------
+    // The most loaded rank is reported: with pipeline parallelism the first stage holds the
+    // embedding and the most in-flight micro-batches, the last the output layer and the logits.
     auto& m = p.memory;
     const int zero = sc.parallel.zeroStage;
     const double N = double(dp);
     const double shardW = zero >= 3 ? N : 1, shardG = zero >= 2 ? N : 1, shardO = zero >= 1 ? N : 1;
-    const double bw = bytesPerValue(pr.weights);
-    const double perTensorScales = info(pr.weights).perTensorScaleBytes * p.params.matrices;
-    m.weights = (P * bw + perTensorScales) / shardW;
-    derive(p, "memory.per_gpu.weights", "({P} · {bytes} + {scales}) / {shard}", m.weights, "bytes", kSrcZero,
-           {{"P", P}, {"bytes", bw}, {"scales", perTensorScales}, {"shard", shardW}});
-    const double bg = bytesPerValue(pr.gradients);
-    m.gradients = P * bg / shardG;
-    derive(p, "memory.per_gpu.gradients", "{P} · {bytes} / {shard}", m.gradients, "bytes", kSrcZero,
-           {{"P", P}, {"bytes", bg}, {"shard", shardG}});
-    const double bm = pr.master ? bytesPerValue(*pr.master) : 0.0;
-    m.masterWeights = P * bm / shardO;
-    derive(p, "memory.per_gpu.master_weights", "{P} · {bytes} / {shard}", m.masterWeights, "bytes",
-           "ZeRO §3.1: fp32 master copy of the parameters (0 bytes when the plan keeps none)",
-           {{"P", P}, {"bytes", bm}, {"shard", shardO}});
-    const double bo = bytesPerValue(pr.optimizer);
-    if (sc.optimizer == OptimizerKind::Adafactor) {
-        m.optimizerStates = p.params.adafactorStateElems * bo / shardO;
-        derive(p, "memory.per_gpu.optimizer_states", "{factored_elements} · {bytes} / {shard}", m.optimizerStates,
-               "bytes", "Shazeer & Stern 2018 (Adafactor): row + column second-moment factors per matrix, no momentum",
-               {{"factored_elements", p.params.adafactorStateElems}, {"bytes", bo}, {"shard", shardO}});
-    } else {
-        const double states = optimizerStates(sc.optimizer);
-        m.optimizerStates = P * states * bo / shardO;
-        derive(p, "memory.per_gpu.optimizer_states", "{P} · {states} · {bytes} / {shard}", m.optimizerStates, "bytes",
-               "CS336 lecture 2 optimizer lattice: SGD 0, momentum/AdaGrad/RMSProp/Lion/Muon 1, Adam(W) 2 states",
-               {{"P", P}, {"states", states}, {"bytes", bo}, {"shard", shardO}});
-    }
-    m.statesBytesPerParam = bw + bg + bm +
-                            (sc.optimizer == OptimizerKind::Adafactor ? p.params.adafactorStateElems / P
-                                                                       : double(optimizerStates(sc.optimizer))) * bo;
-
-    // ---- Memory: activations and temporaries --------------------------------------------------
+    const double bw = bytesPerValue(pr.weights), bg = bytesPerValue(pr.gradients);
+    const double bm = pr.master ? bytesPerValue(*pr.master) : 0.0, bo = bytesPerValue(pr.optimizer);
     const double e = bytesPerValue(pr.activations);
     const double s = double(tr.seqLen), b = double(tr.microBatch);
-    if (isMlp) {
-        // CS336 lecture 2: one activation per layer per example per feature, B·D·L values.
-        const double D = double(sc.model.mlp.width), L = double(sc.model.mlp.layers);
-        m.activationsPerLayer = b * D * e;
+    const double statesPerParam = sc.optimizer == OptimizerKind::Adafactor ? p.params.adafactorStateElems / P
+                                                                           : double(optimizerStates(sc.optimizer));
+    m.statesBytesPerParam = bw + bg + bm + statesPerParam * bo;
+    // Parameters of a stage: its L/p layers, the embedding (first) and the output layer (last),
+    // split over the tensor-parallel group (Narayanan et al. 2021 §3; Megatron places them so).
+    const auto& pc = p.params;
+    const double layersAll = isMlp ? P : pc.layers;
+    const double firstParts = layersAll / double(pp) + pc.embedding + pc.positional + (pp == 1 ? pc.head + pc.finalNorm : 0);
+    const double lastParts = layersAll / double(pp) + pc.head + pc.finalNorm;
+    const double allParts = layersAll + pc.embedding + pc.positional + pc.head + pc.finalNorm;
+    const double L = isMlp ? double(sc.model.mlp.layers) : double(shape.layers);
+    const double stageLayers = L / double(pp);
+    // 1F1B keeps min(p, m) micro-batches in flight on the first stage, one on the last; the
+    // interleaved schedule adds (p - 1) / (p · v) (Korthikanti et al. 2022 §4.2.3).
+    const double inflightFirst = double(std::min<std::int64_t>(pp, c.accumulationSteps)) *
+                                 (vStages > 1 ? 1.0 + double(pp - 1) / double(pp * vStages) : 1.0);
+
+    struct Stage {
+        double params = 0, weights = 0, gradients = 0, master = 0, optimizer = 0, activations = 0, temporaries = 0;
+        double perLayer = 0;
+        std::int64_t k = 0;
+        double bestK = 0;
+        LayerActivationTerms terms;
+        double outside = 0, boundary = 0, work = 0;
+    };
+    auto buildStage = [&](bool first, bool last) {
+        Stage st;
+        const double share = (tp == 1 && pp == 1) ? 1.0 : (first ? firstParts : lastParts) / allParts / double(tp);
+        st.params = P * share;
+        const double scales = info(pr.weights).perTensorScaleBytes * pc.matrices / double(pp);
+        st.weights = (st.params * bw + scales) / shardW;
+        st.gradients = st.params * bg / shardG;
+        st.master = st.params * bm / shardO;
+        st.optimizer = st.params * statesPerParam * bo / shardO;
+        const double inflight = first ? inflightFirst : 1.0;
+        if (isMlp) {
+            const double D = double(sc.model.mlp.width);
+            st.perLayer = b * D * e;
+            if (tr.recompute == Recompute::Full) {
+                st.k = tr.checkpointEvery > 0 ? tr.checkpointEvery : std::max<std::int64_t>(1, std::llround(std::sqrt(L)));
+                st.activations = (std::ceil(L / double(st.k)) + double(st.k)) * b * D * e;
+            } else {
+                st.activations = b * D * L * e;
+            }
+            return st;
+        }
+        const double h = double(shape.dModel), V = double(shape.vocab), sr = s / double(cp);
+        const bool sp = par.sequenceParallel;
+        // Outside the layers: embedding dropout mask (sbh) on the first stage, final norm input and
+        // output-layer input (2 · e · sbh) on the last (Korthikanti §4.3); split by SP and CP.
+        st.outside = sr * b * h * ((first && shape.dropout ? 1.0 : 0.0) + (last ? 2 * e : 0.0)) / (sp ? double(tp) : 1.0);
         if (tr.recompute == Recompute::Full) {
-            // The lecture's chain: L/k saved boundaries + k live while a segment is recomputed.
-            const std::int64_t k = tr.checkpointEvery > 0 ? tr.checkpointEvery
-                                                          : std::max<std::int64_t>(1, std::llround(std::sqrt(L)));
-            m.checkpointEvery = k;
-            m.activations = (std::ceil(L / double(k)) + double(k)) * b * D * e;
+            st.k = tr.checkpointEvery > 0 ? tr.checkpointEvery : std::max<std::int64_t>(1, std::llround(std::sqrt(L)));
+            const std::int64_t k = std::min<std::int64_t>(st.k, std::max<std::int64_t>(1, std::llround(stageLayers)));
+            const auto kept = layerActivations(shape, sr, b, e, Recompute::Full, tr.flashAttention, double(tp), sp);
+            const auto work = layerActivations(shape, sr, b, e, Recompute::None, tr.flashAttention, double(tp), sp);
+            st.boundary = kept.total;
+            st.work = work.total;
+            st.perLayer = kept.total;
+            // Chain model (Chen et al. 2016; CS336 lecture 2): L/k saved boundaries per micro-batch in
+            // flight + one segment of k layers re-materialised during its backward: O(L/k + k).
+            st.activations = std::ceil(stageLayers / double(k)) * kept.total * inflight + double(k) * work.total + st.outside;
+            st.bestK = std::clamp(std::sqrt(stageLayers * kept.total / work.total), 1.0, std::max(1.0, stageLayers));
+        } else {
+            st.terms = layerActivations(shape, sr, b, e, tr.recompute, tr.flashAttention, double(tp), sp);
+            st.perLayer = st.terms.total;
+            st.activations = stageLayers * st.terms.total * inflight + st.outside;
+        }
+        // Logits on the last stage, vocabulary-parallel over TP (Megatron's parallel cross-entropy):
+        // s·b·V in the activation dtype + the fp32 cross-entropy path (Korthikanti §4.3: 4sbv).
+        st.temporaries = last ? sr * b * V * (e + 4) / double(tp) : 0.0;
+        return st;
+    };
+    auto stageTensors = [](const Stage& st) {
+        return st.weights + st.gradients + st.master + st.optimizer + st.activations + st.temporaries;
+    };
+    const Stage firstStage = buildStage(true, pp == 1);
+    Stage chosen = firstStage;
+    if (pp > 1) {
+        const Stage lastStage = buildStage(false, true);
+        m.perStageTensors = {stageTensors(firstStage), stageTensors(lastStage)};
+        if (stageTensors(lastStage) > stageTensors(firstStage)) {
+            chosen = lastStage;
+            m.mostLoadedStage = pp - 1;
+        }
+    }
+    m.paramsPerRank = chosen.params;
+    if (tp > 1 || pp > 1)
+        derive(p, "memory.params_per_rank", "{P} · {stage_share} / {tp}", chosen.params, "parameters",
+               "Narayanan et al. 2021: layers split over p pipeline stages (embedding first, output layer last), "
+               "each stage's matrices over t tensor-parallel ranks",
+               {{"P", P}, {"stage_share", chosen.params * double(tp) / P}, {"tp", double(tp)}});
+    const double Pr = chosen.params;
+    m.weights = chosen.weights;
+    derive(p, "memory.per_gpu.weights", "({P} · {bytes} + {scales}) / {shard}", m.weights, "bytes", kSrcZero,
+           {{"P", Pr}, {"bytes", bw}, {"scales", info(pr.weights).perTensorScaleBytes * pc.matrices / double(pp)}, {"shard", shardW}});
+    m.gradients = chosen.gradients;
+    derive(p, "memory.per_gpu.gradients", "{P} · {bytes} / {shard}", m.gradients, "bytes", kSrcZero,
+           {{"P", Pr}, {"bytes", bg}, {"shard", shardG}});
+    m.masterWeights = chosen.master;
+    derive(p, "memory.per_gpu.master_weights", "{P} · {bytes} / {shard}", m.masterWeights, "bytes",
+           "ZeRO §3.1: fp32 master copy of the parameters (0 bytes when the plan keeps none)",
+           {{"P", Pr}, {"bytes", bm}, {"shard", shardO}});
+    m.optimizerStates = chosen.optimizer;
+    if (sc.optimizer == OptimizerKind::Adafactor)
+        derive(p, "memory.per_gpu.optimizer_states", "{factored_elements} · {bytes} / {shard}", m.optimizerStates,
+               "bytes", "Shazeer & Stern 2018 (Adafactor): row + column second-moment factors per matrix, no momentum",
+               {{"factored_elements", Pr * statesPerParam}, {"bytes", bo}, {"shard", shardO}});
+    else
+        derive(p, "memory.per_gpu.optimizer_states", "{P} · {states} · {bytes} / {shard}", m.optimizerStates, "bytes",
+               "CS336 lecture 2 optimizer lattice: SGD 0, momentum/AdaGrad/RMSProp/Lion/Muon 1, Adam(W) 2 states",
+               {{"P", Pr}, {"states", statesPerParam}, {"bytes", bo}, {"shard", shardO}});
+
+    m.activations = chosen.activations;
+    m.activationsPerLayer = chosen.perLayer;
+    m.checkpointEvery = chosen.k;
+    m.temporaries = chosen.temporaries;
+    const bool mostLoadedIsFirst = m.mostLoadedStage == 0;
+    const double inflightChosen = mostLoadedIsFirst ? inflightFirst : 1.0;
+    if (isMlp) {
+        const double D = double(sc.model.mlp.width);
+        if (tr.recompute == Recompute::Full)
             derive(p, "memory.per_gpu.activations", "(ceil({L} / {k}) + {k}) · {B} · {D} · {bytes}", m.activations,
                    "bytes", "CS336 lecture 2: checkpoint every k layers of a chain, O(L/k + k), best near k = sqrt(L)",
-                   {{"L", L}, {"k", double(k)}, {"B", b}, {"D", D}, {"bytes", e}});
-        } else {
-            m.activations = b * D * L * e;
+                   {{"L", L}, {"k", double(chosen.k)}, {"B", b}, {"D", D}, {"bytes", e}});
+        else
             derive(p, "memory.per_gpu.activations", "{B} · {D} · {L} · {bytes}", m.activations, "bytes",
                    "CS336 lecture 2: activations B·D·L for the deep linear model",
                    {{"B", b}, {"D", D}, {"L", L}, {"bytes", e}});
-        }
-        m.temporaries = 0;
-        derive(p, "memory.per_gpu.temporaries", "{zero}", 0, "bytes", "the toy model has no logits",
-               {{"zero", 0}});
+        derive(p, "memory.per_gpu.temporaries", "{zero}", 0, "bytes", "the toy model has no logits", {{"zero", 0}});
     } else {
-        const double L = double(shape.layers), h = double(shape.dModel), V = double(shape.vocab);
-        // Outside the layers: embedding dropout mask (sbh), final norm input and output-layer input
-        // (2 · e · sbh) (Korthikanti §4.3).
-        const double outside = s * b * h * ((shape.dropout ? 1.0 : 0.0) + 2 * e);
+        const double V = double(shape.vocab), sr = s / double(cp);
         if (tr.recompute == Recompute::Full) {
-            const std::int64_t k = tr.checkpointEvery > 0
-                                       ? tr.checkpointEvery
-                                       : std::max<std::int64_t>(1, std::llround(std::sqrt(L)));
-            m.checkpointEvery = k;
-            const auto kept = layerActivations(shape, s, b, e, Recompute::Full, tr.flashAttention);
-            const auto work = layerActivations(shape, s, b, e, Recompute::None, tr.flashAttention);
-            const double boundaries = std::ceil(L / double(k));
-            m.activationsPerLayer = kept.total;
-            // Chain model (Chen et al. 2016; CS336 lecture 2): L/k saved boundaries + one segment of
-            // k layers re-materialised during its backward: O(L/k + k).
-            m.activations = boundaries * kept.total + double(k) * work.total + outside;
-            derive(p, "memory.per_gpu.activations", "ceil({L} / {k}) · {boundary} + {k} · {layer} + {outside}",
-                   m.activations, "bytes",
+            derive(p, "memory.per_gpu.activations",
+                   "ceil({L_stage} / {k}) · {boundary} · {in_flight} + {k} · {layer} + {outside}", m.activations, "bytes",
                    "CS336 lecture 2 / Chen et al. 2016: checkpoint every k layers, O(L/k + k); boundary = 2sbh "
                    "(Korthikanti Table 2, full recompute)",
-                   {{"L", L}, {"k", double(k)}, {"boundary", kept.total}, {"layer", work.total}, {"outside", outside}});
-            // With unequal boundary and layer sizes the chain optimum moves to k* = sqrt(L · boundary / layer).
-            const double bestK = std::clamp(std::sqrt(L * kept.total / work.total), 1.0, L);
-            m.checkpointBestK = bestK;
-            derive(p, "memory.checkpoint_best_k", "sqrt({L} · {boundary} / {layer})", bestK, "layers",
+                   {{"L_stage", stageLayers}, {"k", double(chosen.k)}, {"boundary", chosen.boundary},
+                    {"in_flight", inflightChosen}, {"layer", chosen.work}, {"outside", chosen.outside}});
+            m.checkpointBestK = chosen.bestK;
+            derive(p, "memory.checkpoint_best_k", "sqrt({L} · {boundary} / {layer})", chosen.bestK, "layers",
                    "minimum of ceil(L/k) · boundary + k · layer (Chen et al. 2016 chain model)",
-                   {{"L", L}, {"boundary", kept.total}, {"layer", work.total}});
+                   {{"L", stageLayers}, {"boundary", chosen.boundary}, {"layer", chosen.work}});
         } else {
-            const auto a = layerActivations(shape, s, b, e, tr.recompute, tr.flashAttention);
-            m.activationsPerLayer = a.total;
-            m.activations = L * a.total + outside;
-            derive(p, "memory.per_gpu.activations", "{L} · {s} · {b} · ({per_token} + {per_score} · {a} · {s}) + {stats} · {L} + {outside}",
+            derive(p, "memory.per_gpu.activations",
+                   "{L_stage} · {in_flight} · ({s} · {b} · ({per_token} + {per_score} · {a} · {s}) + {stats}) + {outside}",
                    m.activations, "bytes", kSrcKorthikanti,
-                   {{"L", L}, {"s", s}, {"b", b}, {"per_token", a.perTokenBytes}, {"per_score", a.perScoreBytes},
-                    {"a", double(shape.heads)}, {"stats", a.flashStatsBytes}, {"outside", outside}});
+                   {{"L_stage", stageLayers}, {"in_flight", inflightChosen}, {"s", sr}, {"b", b},
+                    {"per_token", chosen.terms.perTokenBytes}, {"per_score", chosen.terms.perScoreBytes},
+                    {"a", double(shape.heads)}, {"stats", chosen.terms.flashStatsBytes}, {"outside", chosen.outside}});
         }
-        // Logits in the activation dtype plus the fp32 cross-entropy path (Korthikanti §4.3: 4sbv).
-        m.temporaries = s * b * V * (e + 4);
-        derive(p, "memory.per_gpu.temporaries", "{s} · {b} · {V} · ({bytes} + 4)", m.temporaries, "bytes",
-               "logits s·b·V in the activation dtype + fp32 softmax/cross-entropy (Korthikanti et al. 2022 §4.3)",
-               {{"s", s}, {"b", b}, {"V", V}, {"bytes", e}});
+        derive(p, "memory.per_gpu.temporaries", "{s} · {b} · {V} · ({bytes} + 4) / {tp}", m.temporaries, "bytes",
+               "logits s·b·V in the activation dtype + fp32 softmax/cross-entropy (Korthikanti et al. 2022 §4.3), "
+               "vocabulary-parallel over TP; on the last pipeline stage only",
+               {{"s", sr}, {"b", b}, {"V", V}, {"bytes", e}, {"tp", double(tp)}});
     }
 
     // ---- Memory: overhead and total ----------------------------------------------------------
@@ -227,7 +301,7 @@ Plan estimate(const Scenario& sc)
     m.overheadContext = sc.overhead.cudaContextBytes;
     m.overheadWorkspace = sc.overhead.workspaceBytes;
     m.overheadComm = sc.overhead.commBufferBytes ? *sc.overhead.commBufferBytes
-                                                 : (dp > 1 ? kDefaultCommBufferBytes : 0.0);
+                                                 : (sc.cluster.gpus > 1 ? kDefaultCommBufferBytes : 0.0);
     m.overheadAllocator = sc.overhead.allocatorFraction * tensors;
     m.overhead = m.overheadContext + m.overheadWorkspace + m.overheadComm + m.overheadAllocator;
     derive(p, "memory.per_gpu.overhead", "{context} + {workspace} + {comm} + {fraction} · {tensors}", m.overhead,

@@ -41,7 +41,7 @@ FitResult fit(const Scenario& sc)
     Scenario mb = sc;
     auto fitsBatch = [&](std::int64_t b) {
         mb.training.microBatch = b;
-        mb.training.globalBatch = std::max(sc.training.globalBatch, b * sc.cluster.gpus);
+        mb.training.globalBatch = std::max(sc.training.globalBatch, b * std::max<std::int64_t>(1, sc.parallel.dp));
         return estimate(mb).memory.fits;
     };
     if (fitsBatch(1)) {

@@ -123,9 +123,13 @@ nlohmann::json planToJson(const Plan& p)
                    {"checkpoint_every", m.checkpointEvery},
                    {"checkpoint_best_k", m.checkpointBestK},
                    {"states_bytes_per_param", m.statesBytesPerParam},
+                   {"params_per_rank", m.paramsPerRank},
+                   {"most_loaded_stage", m.mostLoadedStage},
+                   {"per_stage", m.perStageTensors},
                    {"capacity", m.capacity},
                    {"headroom", m.headroom},
                    {"fits", m.fits}};
+    j["parallel"] = {{"data_parallel", p.compute.dataParallel}, {"bubble_fraction", m.bubbleFraction}};
     const auto& c = p.compute;
     j["compute"] = {{"convention", c.convention},
                     {"flops_per_token", c.flopsPerToken},

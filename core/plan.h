@@ -49,6 +49,11 @@ struct MemoryLedger {
     double checkpointBestK = 0;       // continuous optimum sqrt(L · boundary / layer), full recompute only
     double overheadContext = 0, overheadWorkspace = 0, overheadComm = 0, overheadAllocator = 0;
     double statesBytesPerParam = 0; // unsharded weights+grads+master+optimizer per parameter
+    // Model parallelism (Megatron layout): the ledger above is the most loaded rank's.
+    double paramsPerRank = 0;
+    std::int64_t mostLoadedStage = 0;        // pipeline stage the ledger describes
+    std::vector<double> perStageTensors;     // tensor bytes of the first and the last stage (pp > 1)
+    double bubbleFraction = 0;               // (p - 1) / (v · m); 0 without pipeline parallelism
 };
 
 struct ComputeBudget {

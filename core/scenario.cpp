@@ -384,7 +384,16 @@ Scenario parseScenario(const nlohmann::json& doc, const Catalog& catalog, Errors
     readCluster(section("cluster"), catalog, sc, errors);
     {
         ObjectReader r(section("parallel"), "parallel", errors);
-        sc.parallel.zeroStage = int(r.integer("zero", 0, 3, true).value_or(0));
+        auto& pa = sc.parallel;
+        pa.zeroStage = int(r.integer("zero", 0, 3, true).value_or(0));
+        pa.tp = int(r.integer("tp", 1, 4096).value_or(1));
+        pa.pp = int(r.integer("pp", 1, 4096).value_or(1));
+        pa.virtualStages = int(r.integer("virtual_stages", 1, 512).value_or(1));
+        pa.cp = int(r.integer("cp", 1, 4096).value_or(1));
+        if (const auto* d = r.child("dp"); d && !(d->is_string() && d->get<std::string>() == "auto") && !d->is_null())
+            pa.dp = r.integer("dp", 1, kMaxGpus).value_or(0);
+        pa.sequenceParallel = r.boolean("sequence_parallel").value_or(false);
+        pa.gpusPerNode = int(r.integer("gpus_per_node", 1, 1024).value_or(8));
         r.finish();
     }
     {
@@ -409,6 +418,47 @@ Scenario parseScenario(const nlohmann::json& doc, const Catalog& catalog, Errors
     top.finish();
 
     // Cross-field checks, once each field is known to be valid on its own.
+    // The parallel layout: tp · pp · cp · dp = GPUs; TP divides the heads, PP the layers, CP the sequence.
+    {
+        auto& pa = sc.parallel;
+        const std::int64_t mp = std::int64_t(pa.tp) * pa.pp * pa.cp;
+        const std::int64_t gpus = sc.cluster.gpus;
+        if (gpus > 0) {
+            if (pa.dp > 0 && mp * pa.dp != gpus)
+                errors.push_back({"parallel.dp", std::to_string(pa.dp),
+                                  "tp · pp · cp · dp = " + std::to_string(mp * pa.dp) + " but cluster.gpus is " + std::to_string(gpus),
+                                  "cluster.gpus / (tp · pp · cp), or \"auto\""});
+            else if (pa.dp == 0 && gpus % mp != 0)
+                errors.push_back({"parallel.tp", std::to_string(pa.tp),
+                                  "tp · pp · cp = " + std::to_string(mp) + " does not divide cluster.gpus " + std::to_string(gpus),
+                                  "a layout whose product divides the GPU count"});
+            else if (pa.dp == 0)
+                pa.dp = gpus / mp;
+        }
+        if (sc.model.kind == ModelKind::Mlp && mp > 1)
+            errors.push_back({"parallel.tp", std::to_string(pa.tp), "the toy model runs data-parallel only", "tp = pp = cp = 1"});
+        if (sc.model.kind != ModelKind::Mlp) {
+            const auto& s = sc.model.shape;
+            if (s.heads > 0 && s.heads % pa.tp != 0)
+                errors.push_back({"parallel.tp", std::to_string(pa.tp), "must divide the " + std::to_string(s.heads) + " attention heads",
+                                  "a divisor of model.heads"});
+            else if (s.kvHeads > 0 && s.kvHeads % pa.tp != 0 && pa.tp % s.kvHeads != 0)
+                errors.push_back({"parallel.tp", std::to_string(pa.tp),
+                                  "must divide the " + std::to_string(s.kvHeads) + " KV heads, or be a multiple of them (KV replicated)",
+                                  "a divisor or multiple of model.kv_heads"});
+            if (s.layers > 0 && s.layers % (std::int64_t(pa.pp) * pa.virtualStages) != 0)
+                errors.push_back({"parallel.pp", std::to_string(pa.pp),
+                                  "pp · virtual_stages = " + std::to_string(std::int64_t(pa.pp) * pa.virtualStages) +
+                                      " must divide the " + std::to_string(s.layers) + " layers",
+                                  "a divisor of model.layers"});
+            if (pa.virtualStages > 1 && pa.pp == 1)
+                errors.push_back({"parallel.virtual_stages", std::to_string(pa.virtualStages),
+                                  "interleaving needs pipeline parallelism", "1 when pp = 1"});
+            if (sc.training.seqLen > 0 && sc.training.seqLen % pa.cp != 0)
+                errors.push_back({"parallel.cp", std::to_string(pa.cp),
+                                  "must divide training.seq_len " + std::to_string(sc.training.seqLen), "a divisor of the sequence length"});
+        }
+    }
     if (sc.model.kind == ModelKind::Mlp && sc.training.checkpointEvery > sc.model.mlp.layers && sc.model.mlp.layers > 0)
         errors.push_back({"training.checkpoint_every", std::to_string(sc.training.checkpointEvery),
                           "exceeds the model's " + std::to_string(sc.model.mlp.layers) + " layers",

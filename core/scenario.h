@@ -49,7 +49,14 @@ struct ClusterConfig {
 
 struct ParallelConfig {
     int zeroStage = 0;
-    // TP, PP, CP come with the parallelism issue; the data-parallel size is the GPU count today.
+    // Megatron-LM layout (Narayanan et al. 2021): GPUs = tp · pp · cp · dp.
+    int tp = 1;
+    int pp = 1;
+    int virtualStages = 1;    // interleaved pipeline chunks per stage
+    int cp = 1;               // context parallelism: the sequence split over cp ranks
+    std::int64_t dp = 0;      // resolved: GPUs / (tp · pp · cp)
+    bool sequenceParallel = false;
+    int gpusPerNode = 8;
 };
 
 struct OverheadConfig {

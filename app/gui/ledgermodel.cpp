@@ -37,7 +37,7 @@ void LedgerModel::setPlan(const core::Plan& p, const core::Scenario& sc)
     const auto& m = p.memory;
     const auto& pr = sc.precision;
     const int zero = sc.parallel.zeroStage;
-    const double n = double(std::max<std::int64_t>(1, sc.cluster.gpus));
+    const double n = double(std::max<std::int64_t>(1, p.compute.dataParallel)); // ZeRO shards over data parallelism
     auto perParam = [&](core::DType t, double states, double shard) {
         const double b = core::bytesPerValue(t) * states / shard;
         return shard > 1 ? tr("%1 × %2 / %3").arg(num(states)).arg(num(core::bytesPerValue(t))).arg(num(shard)) + QStringLiteral(" = ") + num(b)

@@ -1,0 +1,137 @@
+// Model parallelism per rank (Megatron layout): Korthikanti Table 2 through the whole plan at t = 8,
+// the pipeline bubble, parameters per rank, ZeRO over the data-parallel group, and the constraints.
+#include "testsupport.h"
+
+using namespace napkin;
+using napkin::test::golden;
+using napkin::test::scenario;
+using napkin::test::scenarioErrors;
+
+namespace {
+constexpr double GiB = 1073741824.0;
+// The paper's 22B and 175B GPT models, unfused attention, 16-bit activations with dropout.
+std::string gptModel(int layers, int hidden, int heads)
+{
+    return "model={\"kind\": \"transformer\", \"layers\": " + std::to_string(layers) + ", \"d_model\": " + std::to_string(hidden) +
+           ", \"heads\": " + std::to_string(heads) + ", \"ffn\": " + std::to_string(4 * hidden) +
+           ", \"ffn_kind\": \"gelu\", \"vocab\": 51200, \"norm\": \"layernorm\", \"biases\": \"all\", \"positions\": \"learned\", "
+           "\"max_positions\": 2048, \"dropout\": true}";
+}
+} // namespace
+
+class TestParallel : public QObject {
+    Q_OBJECT
+private slots:
+    void korthikantiTable2ThroughThePlan_data()
+    {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<QString>("technique");
+        QTest::addColumn<double>("expectedGiB");
+        const char* techniques[] = {"tp", "tp_sp", "tp_selective", "tp_sp_selective", "full"};
+        for (const auto& row : golden()["korthikanti_gib_t8"]) {
+            const bool big = row["model"] == "175B";
+            const QString model = QString::fromStdString(big ? gptModel(96, 12288, 96) : gptModel(48, 6144, 64));
+            for (const char* t : techniques)
+                QTest::newRow(qPrintable(QString::fromStdString(row["model"].get<std::string>() + " " + t)))
+                    << model << QString::fromLatin1(t) << row[t].get<double>();
+        }
+    }
+    void korthikantiTable2ThroughThePlan()
+    {
+        QFETCH(QString, model);
+        QFETCH(QString, technique);
+        QFETCH(double, expectedGiB);
+        const bool sp = technique.contains(QStringLiteral("sp"));
+        const QString recompute = technique == QStringLiteral("full") ? QStringLiteral("full")
+                                : technique.contains(QStringLiteral("selective")) ? QStringLiteral("selective")
+                                                                                  : QStringLiteral("none");
+        const auto plan = core::estimate(scenario({model.toStdString(), "training.seq_len=2048", "training.micro_batch=1",
+                                                   "training.global_batch=8", "training.flash_attention=false",
+                                                   "training.recompute=" + recompute.toStdString(), "cluster.gpus=8",
+                                                   "parallel.tp=8", std::string("parallel.sequence_parallel=") + (sp ? "true" : "false"),
+                                                   "training.checkpoint_every=1"}));
+        // Full recompute keeps 2sbh per layer regardless of t (Table 2's last row, no SP).
+        QVERIFY2(std::abs(plan.memory.activationsPerLayer / GiB - expectedGiB) <= golden()["korthikanti_setup"]["tol_abs_gib"].get<double>(),
+                 qPrintable(QStringLiteral("got %1 GiB").arg(plan.memory.activationsPerLayer / GiB)));
+    }
+
+    void bubble()
+    {
+        // Narayanan et al. 2021: (p - 1) / m for 1F1B and (p - 1) / (v · m) interleaved.
+        // 32 GPUs = pp 4 × dp 8; global batch 64 at micro-batch 1: m = 64 / 8 = 8 micro-batches.
+        auto plan = core::estimate(scenario({"cluster.gpus=32", "parallel.pp=4", "training.global_batch=64"}));
+        QCOMPARE(plan.compute.dataParallel, std::int64_t(8));
+        QCOMPARE(plan.compute.accumulationSteps, std::int64_t(8));
+        QCOMPARE(plan.memory.bubbleFraction, 3.0 / 8);
+        plan = core::estimate(scenario({"cluster.gpus=32", "parallel.pp=4", "parallel.virtual_stages=2", "training.global_batch=64"}));
+        QCOMPARE(plan.memory.bubbleFraction, 3.0 / 16);
+        QCOMPARE(core::estimate(scenario({})).memory.bubbleFraction, 0.0);
+    }
+
+    void paramsPerRank()
+    {
+        // Llama 2 7B (6,738,415,616): per layer 202,383,360; embedding and head 131,072,000 each;
+        // final norm 4096.
+        const double perLayer = 202383360, emb = 131072000, head = 131072000, fin = 4096, P = 6738415616;
+        auto plan = core::estimate(scenario({"cluster.gpus=64", "parallel.tp=2"}));
+        QCOMPARE(plan.memory.paramsPerRank, P / 2);
+        QCOMPARE(plan.compute.dataParallel, std::int64_t(32));
+        // pp = 4: the first stage has 8 layers and the embedding; the last 8 layers, the head and the
+        // final norm. The last stage is the larger here by the norm's 4096 parameters, and holds the logits.
+        plan = core::estimate(scenario({"cluster.gpus=64", "parallel.pp=4", "training.global_batch=1024"}));
+        const double first = 8 * perLayer + emb, last = 8 * perLayer + head + fin;
+        QCOMPARE(plan.memory.paramsPerRank, plan.memory.mostLoadedStage == 0 ? first : last);
+        QCOMPARE(plan.memory.perStageTensors.size(), std::size_t(2));
+        // ZeRO-1 shards the optimizer over the 16 data-parallel ranks, not all 64 GPUs.
+        QCOMPARE(plan.compute.dataParallel, std::int64_t(16));
+        QCOMPARE(plan.memory.optimizerStates, plan.memory.paramsPerRank * 8 / 16);
+        // Time does not depend on the layout at a given MFU.
+        QCOMPARE(plan.time.seconds, core::estimate(scenario({"cluster.gpus=64"})).time.seconds);
+    }
+
+    void firstStageHoldsInFlightMicroBatches()
+    {
+        // 1F1B: the first of p stages keeps min(p, m) micro-batches of its L/p layers: the same
+        // activations as all L layers of one micro-batch when m >= p.
+        const auto one = core::estimate(scenario({"cluster.gpus=8", "training.global_batch=64"}));
+        const auto four = core::estimate(scenario({"cluster.gpus=8", "parallel.pp=4", "training.global_batch=64"}));
+        QCOMPARE(four.memory.activationsPerLayer, one.memory.activationsPerLayer);
+        // m = 64 / dp 2 = 32 >= p: the first stage holds 4 micro-batches of 8 layers = 32 layers' worth
+        // (Llama has no embedding dropout, so nothing outside the layers on the first stage). It is the
+        // most loaded: the last stage holds 8 layers' worth plus the logits (about 0.8 GB).
+        QCOMPARE(four.memory.mostLoadedStage, std::int64_t(0));
+        QCOMPARE(four.memory.activations, 32 * one.memory.activationsPerLayer);
+        QCOMPARE(four.memory.temporaries, 0.0);
+        QVERIFY(four.memory.perStageTensors[0] > four.memory.perStageTensors[1]);
+    }
+
+    void constraints_data()
+    {
+        QTest::addColumn<QString>("sets");
+        QTest::addColumn<QString>("field");
+        QTest::newRow("tp does not divide heads") << QStringLiteral("parallel.tp=3\ncluster.gpus=3") << QStringLiteral("parallel.tp");
+        QTest::newRow("pp does not divide layers") << QStringLiteral("parallel.pp=5\ncluster.gpus=5") << QStringLiteral("parallel.pp");
+        QTest::newRow("layout does not divide gpus") << QStringLiteral("parallel.tp=8\ncluster.gpus=12") << QStringLiteral("parallel.tp");
+        QTest::newRow("dp inconsistent") << QStringLiteral("parallel.tp=2\nparallel.dp=4\ncluster.gpus=16") << QStringLiteral("parallel.dp");
+        QTest::newRow("cp does not divide seq") << QStringLiteral("parallel.cp=3\ncluster.gpus=3\ntraining.seq_len=4096") << QStringLiteral("parallel.cp");
+        QTest::newRow("interleave without pp") << QStringLiteral("parallel.virtual_stages=2") << QStringLiteral("parallel.virtual_stages");
+        QTest::newRow("tp 0") << QStringLiteral("parallel.tp=0") << QStringLiteral("parallel.tp");
+        QTest::newRow("toy model with tp") << QStringLiteral("model={\"kind\": \"mlp\", \"width\": 4, \"layers\": 2}\nparallel.tp=2\ncluster.gpus=2")
+                                           << QStringLiteral("parallel.tp");
+    }
+    void constraints()
+    {
+        QFETCH(QString, sets);
+        QFETCH(QString, field);
+        nlohmann::json doc = core::defaultScenarioJson();
+        core::Errors errors;
+        for (const auto& s : sets.split(QLatin1Char('\n')))
+            core::applySet(doc, s.toStdString(), errors);
+        core::parseScenario(doc, core::builtinCatalog(), errors);
+        QVERIFY(!errors.empty());
+        QCOMPARE(QString::fromStdString(errors.front().field), field);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestParallel)
+#include "tst_parallel.moc"
