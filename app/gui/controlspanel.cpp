@@ -209,6 +209,23 @@ ControlsPanel::ControlsPanel(PlanController* controller, QWidget* parent)
              {QStringLiteral("0"), QStringLiteral("1"), QStringLiteral("2"), QStringLiteral("3")},
              {tr("0: replicate"), tr("1: shard optimizer states"), tr("2: + gradients"), tr("3: + parameters")},
              tr("Rajbhandari et al. 2019: which model states are sharded over the GPUs"));
+    addSlider(cluster, QStringLiteral("parallel.tp"), tr("Tensor parallel (TP)"), 1, 64, true, true, tr("ranks"),
+              tr("Splits each layer's matrices and activations over t GPUs; must divide the heads"));
+    addSlider(cluster, QStringLiteral("parallel.pp"), tr("Pipeline stages (PP)"), 1, 128, true, true, tr("stages"),
+              tr("Splits the layers into stages; the first stage holds min(p, m) micro-batches in flight"));
+    addSlider(cluster, QStringLiteral("parallel.cp"), tr("Context parallel (CP)"), 1, 64, true, true, tr("ranks"),
+              tr("Splits the sequence over ranks; must divide the sequence length"));
+    m_sp = new QCheckBox(tr("Sequence parallel (with TP)"));
+    m_sp->setToolTip(tr("Korthikanti et al. 2022: norm and dropout activations are split over the TP ranks too"));
+    cluster->layout()->addWidget(m_sp);
+    connect(m_sp, &QCheckBox::toggled, this, [this](bool on) {
+        if (!m_syncing)
+            m_controller->set(QStringLiteral("parallel.sequence_parallel"), on);
+    });
+    m_layout = new QLabel;
+    m_layout->setWordWrap(true);
+    m_layout->setAutoFillBackground(true);
+    cluster->layout()->addWidget(m_layout);
     auto* mfu = addSlider(cluster, QStringLiteral("cluster.mfu"), tr("MFU"), 0.01, 1.0, false, false, QString(),
                           tr("Model FLOPs utilisation you expect: 0.5 is good (CS336)"));
     mfu->setDecimals(2);
@@ -334,6 +351,8 @@ void ControlsPanel::syncFromDocument()
     m_model->setCurrentIndex(mi >= 0 ? mi : m_model->findData(QStringLiteral("custom")));
     const auto* ck = at(doc, QStringLiteral("training.checkpoint_every"));
     m_checkpoint->setValue(ck && ck->is_number_integer() ? ck->get<int>() : 0);
+    const auto* spv = at(doc, QStringLiteral("parallel.sequence_parallel"));
+    m_sp->setChecked(spv && spv->is_boolean() && spv->get<bool>());
     const auto* fa = at(doc, QStringLiteral("training.flash_attention"));
     m_flash->setChecked(!fa || !fa->is_boolean() || fa->get<bool>());
     m_syncing = false;
@@ -370,6 +389,13 @@ void ControlsPanel::updateDerivedLabels()
                                 .arg(plan.compute.dataParallel)
                                 .arg(plan.compute.effectiveGlobalBatch));
     m_chinchilla->setText(tr("Chinchilla: 20 tokens/param = %1").arg(formatCount(20.0 * plan.params.total)));
+    m_layout->setText(tr("Layout: TP %1 × PP %2 × CP %3 × DP %4 = %5 GPUs%6")
+                          .arg(sc.parallel.tp).arg(sc.parallel.pp).arg(sc.parallel.cp).arg(plan.compute.dataParallel)
+                          .arg(sc.cluster.gpus)
+                          .arg(sc.parallel.pp > 1 ? tr("; bubble %1 %, ledger of stage %2")
+                                                        .arg(100 * plan.memory.bubbleFraction, 0, 'f', 1)
+                                                        .arg(plan.memory.mostLoadedStage)
+                                                  : QString()));
     if (auto* tokens = m_sliders.value(QStringLiteral("training.tokens")))
         tokens->setMarker(20.0 * plan.params.total,
                           tr("▲ Chinchilla point: about 20 tokens per parameter (Hoffmann et al. 2022) = %1 tokens")

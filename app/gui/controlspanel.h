@@ -46,6 +46,8 @@ private:
     QComboBox* m_model = nullptr;
     QuantitySlider* m_params = nullptr;
     QCheckBox* m_flash = nullptr;
+    QCheckBox* m_sp = nullptr;
+    QLabel* m_layout = nullptr;
     QSpinBox* m_checkpoint = nullptr;
     QPushButton* m_import = nullptr;
     QLabel* m_shape = nullptr;
