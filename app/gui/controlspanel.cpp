@@ -101,6 +101,7 @@ ControlsPanel::ControlsPanel(PlanController* controller, QWidget* parent)
         {"heads", tr("Attention heads"), 1, 512, tr("Query heads; must divide d_model unless head_dim is set")},
         {"kv_heads", tr("KV heads"), 1, 512, tr("Key/value heads: fewer than heads is GQA, 1 is MQA")},
         {"ffn", tr("FFN size"), 64, 262144, tr("Inner size of the MLP")},
+        {"head_dim", tr("Head size"), 16, 1024, tr("Width of each attention head (d_model / heads unless set)")},
         {"vocab", tr("Vocabulary"), 256, 1048576, tr("Rows of the embedding and columns of the logits")},
     };
     for (const auto& f : fields) {
@@ -108,10 +109,36 @@ ControlsPanel::ControlsPanel(PlanController* controller, QWidget* parent)
                             QString(), f.tip);
         disconnect(s, &QuantitySlider::valueEdited, nullptr, nullptr);
         const QString key = QLatin1String(f.key);
-        connect(s, &QuantitySlider::valueEdited, this, [this, key](double v) { editArchitecture(key, v); });
+        connect(s, &QuantitySlider::valueEdited, this, [this, key](double v) { editArchitecture(key, std::int64_t(v)); });
     }
-    addCombo(archBody, QStringLiteral("model.ffn_kind"), tr("MLP"), {QStringLiteral("swiglu"), QStringLiteral("gelu")},
-             {tr("SwiGLU (3 matrices)"), tr("GELU (2 matrices)")}, tr("Gated SwiGLU or a 2-matrix GELU MLP"));
+    struct ArchChoice { const char* key; QString label; QStringList ids; QStringList names; QString tip; };
+    const ArchChoice choices[] = {
+        {"ffn_kind", tr("MLP"), {QStringLiteral("swiglu"), QStringLiteral("gelu")}, {tr("SwiGLU (3 matrices)"), tr("GELU (2 matrices)")},
+         tr("Gated SwiGLU or a 2-matrix GELU MLP")},
+        {"norm", tr("Norm"), {QStringLiteral("rmsnorm"), QStringLiteral("layernorm"), QStringLiteral("nonparametric")},
+         {tr("RMSNorm (weight)"), tr("LayerNorm (weight + bias)"), tr("non-parametric (OLMo 1)")}, tr("Normalisation layers and their parameters")},
+        {"biases", tr("Biases"), {QStringLiteral("none"), QStringLiteral("all"), QStringLiteral("qkv"), QStringLiteral("attention"), QStringLiteral("mlp")},
+         {tr("none (Llama)"), tr("all (GPT-2/3)"), tr("q, k, v (Qwen2)"), tr("q, k, v, o"), tr("MLP only")}, tr("Which linear layers carry biases")},
+        {"positions", tr("Positions"), {QStringLiteral("rotary"), QStringLiteral("learned"), QStringLiteral("relative"), QStringLiteral("none")},
+         {tr("rotary (no parameters)"), tr("learned table"), tr("relative (Transformer-XL)"), tr("none")}, tr("How positions enter the model")},
+        {"tied_embeddings", tr("Tied embeddings"), {QStringLiteral("false"), QStringLiteral("true")}, {tr("no: separate output layer"), tr("yes: shared with the input")},
+         tr("Whether the output layer reuses the embedding matrix")},
+        {"dropout", tr("Dropout"), {QStringLiteral("false"), QStringLiteral("true")}, {tr("no"), tr("yes (masks stored)")},
+         tr("GPT-style dropout: its masks are saved activations (Korthikanti et al. 2022)")},
+        {"qk_norm", tr("QK-norm"), {QStringLiteral("false"), QStringLiteral("true")}, {tr("no"), tr("yes (OLMo 2)")},
+         tr("RMSNorm over the q and k projections")},
+    };
+    for (const auto& ch : choices) {
+        auto* c = addCombo(archBody, QStringLiteral("model.") + QLatin1String(ch.key), ch.label, ch.ids, ch.names, ch.tip);
+        disconnect(c, &QComboBox::activated, nullptr, nullptr);
+        const QString key = QLatin1String(ch.key);
+        connect(c, &QComboBox::activated, this, [this, c, key] {
+            const QString id = c->currentData().toString();
+            editArchitecture(key, id == QLatin1String("true")    ? nlohmann::json(true)
+                                  : id == QLatin1String("false") ? nlohmann::json(false)
+                                                                 : nlohmann::json(id.toStdString()));
+        });
+    }
 
     // ---- Training
     auto* training = group(root, tr("Training"));
@@ -289,13 +316,13 @@ QComboBox* ControlsPanel::addCombo(QWidget* box, const QString& path, const QStr
     return c;
 }
 
-void ControlsPanel::editArchitecture(const QString& key, double value)
+void ControlsPanel::editArchitecture(const QString& key, const nlohmann::json& value)
 {
     if (m_syncing)
         return;
     const auto& model = m_controller->document().value("model", nlohmann::json::object());
     if (model.contains("preset") || model.contains("hf_config") || model.contains("kind")) {
-        m_controller->set(QStringLiteral("model.") + key, std::int64_t(value));
+        m_controller->set(QStringLiteral("model.") + key, value);
         return;
     }
     // A bare parameter count becomes a custom architecture from its derived shape.
@@ -303,7 +330,7 @@ void ControlsPanel::editArchitecture(const QString& key, double value)
     nlohmann::json arch = {{"kind", "transformer"}, {"layers", s.layers}, {"d_model", s.dModel}, {"heads", s.heads},
                            {"kv_heads", s.kvHeads}, {"ffn", s.ffn}, {"ffn_kind", core::toString(s.ffnKind)},
                            {"vocab", s.vocab}, {"tied_embeddings", s.tiedEmbeddings}};
-    arch[key.toStdString()] = std::int64_t(value);
+    arch[key.toStdString()] = value;
     nlohmann::json doc = m_controller->document();
     doc["model"] = arch;
     m_controller->setDocument(doc, tr("Change model.%1").arg(key));
@@ -377,12 +404,22 @@ void ControlsPanel::updateDerivedLabels()
                                       {QStringLiteral("model.heads"), double(s.heads)},
                                       {QStringLiteral("model.kv_heads"), double(s.kvHeads)},
                                       {QStringLiteral("model.ffn"), double(s.ffn)},
+                                      {QStringLiteral("model.head_dim"), double(s.headDim)},
                                       {QStringLiteral("model.vocab"), double(s.vocab)}};
     for (auto it = arch.cbegin(); it != arch.cend(); ++it)
         if (auto* sl = m_sliders.value(it.key()))
             sl->setValue(it.value());
-    if (auto* c = m_combos.value(QStringLiteral("model.ffn_kind")))
-        c->setCurrentIndex(c->findData(QLatin1String(core::toString(s.ffnKind))));
+    const QHash<QString, QString> archIds{
+        {QStringLiteral("model.ffn_kind"), QLatin1String(core::toString(s.ffnKind))},
+        {QStringLiteral("model.norm"), QLatin1String(core::toString(s.norm))},
+        {QStringLiteral("model.biases"), QLatin1String(core::toString(s.biases))},
+        {QStringLiteral("model.positions"), QLatin1String(core::toString(s.positions))},
+        {QStringLiteral("model.tied_embeddings"), s.tiedEmbeddings ? QStringLiteral("true") : QStringLiteral("false")},
+        {QStringLiteral("model.dropout"), s.dropout ? QStringLiteral("true") : QStringLiteral("false")},
+        {QStringLiteral("model.qk_norm"), s.qkNorm ? QStringLiteral("true") : QStringLiteral("false")}};
+    for (auto it = archIds.cbegin(); it != archIds.cend(); ++it)
+        if (auto* c = m_combos.value(it.key()))
+            c->setCurrentIndex(c->findData(it.value()));
     m_accumulation->setText(tr("%1 accumulation steps × micro-batch %2 × %3 GPUs = %4 sequences")
                                 .arg(plan.compute.accumulationSteps)
                                 .arg(sc.training.microBatch)

@@ -2,6 +2,8 @@
 // Every input of the scenario as a control. Edits go to the controller as dotted paths; the panel
 // re-reads the controller's document when it changes (undo, open, presets).
 
+#include <nlohmann/json.hpp>
+
 #include <QHash>
 #include <QWidget>
 
@@ -37,7 +39,7 @@ private:
                               bool log, bool integer, const QString& unit, const QString& tip);
     QComboBox* addCombo(QWidget* box, const QString& path, const QString& label, const QStringList& ids,
                         const QStringList& names, const QString& tip);
-    void editArchitecture(const QString& key, double value);
+    void editArchitecture(const QString& key, const nlohmann::json& value);
     void updateDerivedLabels();
 
     PlanController* m_controller;

@@ -395,6 +395,33 @@ private slots:
         QCOMPARE(f.readAll(), before);
     }
 
+    void architectureFields()
+    {
+        // Tying Llama 2 7B's embeddings removes the separate output layer: V · d = 32000 · 4096.
+        auto* tied = m_window->controls()->combo(QStringLiteral("model.tied_embeddings"));
+        QVERIFY(tied);
+        tied->setCurrentIndex(tied->findData(QStringLiteral("true")));
+        emit tied->activated(tied->currentIndex());
+        m_controller->recomputeNow();
+        QCOMPARE(m_controller->plan().params.total, 6738415616.0 - 32000.0 * 4096);
+        // q/k/v biases add (H + 2 KV) · hd = 3 · 4096 per layer.
+        auto* biases = m_window->controls()->combo(QStringLiteral("model.biases"));
+        biases->setCurrentIndex(biases->findData(QStringLiteral("qkv")));
+        emit biases->activated(biases->currentIndex());
+        m_controller->recomputeNow();
+        QCOMPARE(m_controller->plan().params.total, 6738415616.0 - 32000.0 * 4096 + 32.0 * 3 * 4096);
+        // On a bare parameter count, an architecture field turns it into a custom transformer.
+        m_controller->set(QStringLiteral("model.params"), 7e9);
+        m_controller->recomputeNow();
+        auto* norm = m_window->controls()->combo(QStringLiteral("model.norm"));
+        norm->setCurrentIndex(norm->findData(QStringLiteral("layernorm")));
+        emit norm->activated(norm->currentIndex());
+        m_controller->recomputeNow();
+        QVERIFY(!m_controller->hasErrors());
+        QCOMPARE(m_controller->scenario().model.kind, core::ModelKind::Transformer);
+        QCOMPARE(m_controller->scenario().model.shape.norm, core::NormKind::LayerNorm);
+    }
+
     void dtypeExplorer()
     {
         napkin::app::DtypeDialog d;
