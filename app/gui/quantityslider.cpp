@@ -119,6 +119,11 @@ double QuantitySlider::valueAt(int position) const
     return std::clamp(v, m_min, m_max);
 }
 
+QString QuantitySlider::displayText(double v) const
+{
+    return m_integer || m_scale == Scale::Log ? formatCount(v) : QString::number(v, 'f', m_decimals);
+}
+
 void QuantitySlider::setMarker(double v, const QString& tooltip)
 {
     m_marker = v;
@@ -130,6 +135,8 @@ void QuantitySlider::setMarker(double v, const QString& tooltip)
 
 void QuantitySlider::setValue(double v)
 {
+    if (v == m_value && m_error->isHidden() && m_edit->text() == displayText(v))
+        return; // unchanged: no repaint while another control is dragged
     m_value = v;
     m_error->hide();
     const QSignalBlocker block(m_slider);
@@ -181,7 +188,7 @@ void QuantitySlider::showValue()
 {
     if (m_edit->hasFocus() && m_error->isVisible())
         return;
-    m_edit->setText(m_integer || m_scale == Scale::Log ? formatCount(m_value) : QString::number(m_value, 'f', m_decimals));
+    m_edit->setText(displayText(m_value));
 }
 
 } // namespace napkin::app

@@ -47,6 +47,7 @@ private:
     void onSliderMoved(int position);
     void onEdited();
     void showValue();
+    QString displayText(double v) const;
 
     QSlider* m_slider;
     QLineEdit* m_edit;
