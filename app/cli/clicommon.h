@@ -1,0 +1,45 @@
+#pragma once
+// What napkin-cli's command files share: the parsed options and the helpers that read scenarios and
+// write output. Internal to napkin_cli.
+
+#include "errors.h"
+#include "scenario.h"
+
+#include <nlohmann/json.hpp>
+
+#include <initializer_list>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace napkin::cli::detail {
+
+struct Options {
+    std::string command;
+    std::vector<std::string> positional;
+    std::vector<std::string> sets;
+    std::string format = "text";
+    std::string output;
+    std::optional<std::string> m, k, n, dtype;
+    std::optional<std::string> stepTime, tokensPerSecond, peakAllocated, peakReserved;
+    std::optional<std::string> size, page, title;
+    bool gib = false;
+    bool exact = false;
+};
+
+void printErrors(const core::Errors& errors, std::ostream& err);
+// Defaults, then the file, then each --set, then strict parsing.
+std::optional<core::Scenario> loadScenario(const Options& o, const std::string* file, core::Errors& errors);
+// The scenario document (defaults, file, --set) without parsing it.
+std::optional<nlohmann::json> scenarioDocument(const Options& o, const std::string* file, core::Errors& errors);
+// To stdout, or atomically to -o FILE.
+int writeOutput(const Options& o, const std::string& text, std::ostream& out, std::ostream& err);
+bool checkFormat(const Options& o, std::initializer_list<const char*> allowed, std::ostream& err);
+
+// Commands in infocommands.cpp.
+int cmdPresets(const Options& o, std::ostream& out, std::ostream& err);
+int cmdDtype(const Options& o, std::ostream& out, std::ostream& err);
+int cmdReconcile(const Options& o, std::ostream& out, std::ostream& err);
+
+} // namespace napkin::cli::detail
