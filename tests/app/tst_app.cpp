@@ -3,6 +3,7 @@
 #include "chartstyle.h"
 #include "controlspanel.h"
 #include "dtypedialog.h"
+#include "jsonreader.h"
 #include "ledgerchartpanel.h"
 #include "rooflinepanel.h"
 #include "ledgermodel.h"
@@ -17,6 +18,7 @@
 #include <QDropEvent>
 #include <QFileInfo>
 #include <QImage>
+#include <QCheckBox>
 #include <QLabel>
 #include <QTableWidget>
 #include <QLineEdit>
@@ -268,6 +270,51 @@ private slots:
         const auto saved = nlohmann::json::parse(f.readAll().toStdString());
         QVERIFY(!saved.contains("overhead"));
         QVERIFY(saved["training"]["seq_len"] == 8192);
+    }
+
+    void openSaveRoundTripsEveryControl()
+    {
+        // Move every control off its default (a valid combination), save, start over, open: each
+        // control shows its value again and the document is the same.
+        auto* c = m_window->controls();
+        const QList<QPair<QString, QString>> sliders{
+            {QStringLiteral("training.tokens"), QStringLiteral("3T")},   {QStringLiteral("training.seq_len"), QStringLiteral("2048")},
+            {QStringLiteral("training.micro_batch"), QStringLiteral("2")}, {QStringLiteral("training.global_batch"), QStringLiteral("512")},
+            {QStringLiteral("cluster.gpus"), QStringLiteral("128")},      {QStringLiteral("cluster.mfu"), QStringLiteral("0.45")},
+            {QStringLiteral("cluster.price_per_gpu_hour"), QStringLiteral("3.1")}, {QStringLiteral("parallel.tp"), QStringLiteral("2")},
+            {QStringLiteral("parallel.pp"), QStringLiteral("2")},          {QStringLiteral("parallel.cp"), QStringLiteral("2")}};
+        for (const auto& [path, text] : sliders) {
+            QVERIFY2(c->slider(path), qPrintable(path));
+            typeInto(c->slider(path)->edit(), text);
+        }
+        const QList<QPair<QString, QString>> combos{
+            {QStringLiteral("training.recompute"), QStringLiteral("selective")}, {QStringLiteral("precision.plan"), QStringLiteral("bf16-mixed-master")},
+            {QStringLiteral("precision.activations"), QStringLiteral("fp16")},  {QStringLiteral("optimizer.name"), QStringLiteral("lion")},
+            {QStringLiteral("cluster.gpu"), QStringLiteral("h200-sxm")},         {QStringLiteral("parallel.zero"), QStringLiteral("2")},
+            {QStringLiteral("flops.convention"), QStringLiteral("megatron")}};
+        for (const auto& [path, id] : combos) {
+            auto* box = c->combo(path);
+            QVERIFY2(box, qPrintable(path));
+            box->setCurrentIndex(box->findData(id));
+            QVERIFY2(box->currentIndex() >= 0, qPrintable(path));
+            emit box->activated(box->currentIndex());
+        }
+        c->flashCheck()->setChecked(false);
+        m_controller->recomputeNow();
+        QVERIFY2(!m_controller->hasErrors(), m_controller->hasErrors() ? core::describe(m_controller->errors().front()).c_str() : "");
+        const auto doc = m_controller->document();
+        QTemporaryDir dir;
+        const QString file = dir.filePath(QStringLiteral("all.napkin.json"));
+        QVERIFY(m_window->saveFile(file));
+        m_controller->newScenario();
+        QVERIFY(m_controller->document() != doc);
+        QVERIFY(m_window->openFile(file));
+        QVERIFY(m_controller->document() == doc);
+        for (const auto& [path, text] : sliders)
+            QCOMPARE(c->slider(path)->value(), core::parseQuantity(text.toStdString()).value());
+        for (const auto& [path, id] : combos)
+            QCOMPARE(c->combo(path)->currentData().toString(), id);
+        QVERIFY(!c->flashCheck()->isChecked());
     }
 
     void openRejectsInvalidFileAndKeepsScenario()
