@@ -1,0 +1,93 @@
+#include "stats.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace napkin::gpu {
+
+Stats rateStats(const std::vector<double>& rates)
+{
+    Stats s;
+    for (double r : rates)
+        if (std::isfinite(r) && r > 0)
+            s.samples.push_back(r);
+    if (s.samples.empty())
+        return s;
+    std::vector<double> sorted = s.samples;
+    std::sort(sorted.begin(), sorted.end());
+    const size_t n = sorted.size();
+    s.best = sorted.back();
+    s.median = n % 2 == 1 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+    return s;
+}
+
+double bytesMoved(Kernel k, double n, double elementBytes)
+{
+    switch (k) {
+    case Kernel::Copy:      // c = a: read a, write c
+    case Kernel::Scale:     // b = s c
+    case Kernel::MemcpyD2D: // one read and one write of the buffer
+    case Kernel::Relu:
+    case Kernel::Gelu:
+    case Kernel::Intensity: return 2 * n * elementBytes;
+    case Kernel::Triad: return 3 * n * elementBytes; // c = a + s b: read a and b, write c
+    case Kernel::Read: return n * elementBytes;      // read a; the per-block partial sums are negligible
+    }
+    return 0;
+}
+
+double flopsOf(Kernel k, double n, int fmasPerElement)
+{
+    switch (k) {
+    case Kernel::Relu: return n;           // CS336 lecture 2: one comparison per value
+    case Kernel::Gelu: return 20 * n;      // CS336 lecture 2: ~20 ops per value (core/roofline.cpp)
+    case Kernel::Intensity: return 2.0 * fmasPerElement * n; // an FMA is 2 FLOP
+    case Kernel::Scale: return n;
+    case Kernel::Triad: return 2 * n;
+    default: return 0;
+    }
+}
+
+double allReduceBusBw(double algbwBytesPerSecond, int ranks)
+{
+    if (ranks <= 1)
+        return 0;
+    return algbwBytesPerSecond * 2.0 * (ranks - 1) / ranks; // nccl-tests doc/PERFORMANCE.md
+}
+
+double gemmFlops(double m, double n, double k) { return 2 * m * n * k; }
+
+double gemmRelativeError(double got, double ref, double sumAbs)
+{
+    if (!std::isfinite(got))
+        return INFINITY;
+    const double e = std::fabs(got - ref);
+    return sumAbs > 0 ? e / sumAbs : e;
+}
+
+double gemmTolerance(const std::string& dtype)
+{
+    if (dtype == "fp32")
+        return 1e-4;
+    if (dtype == "tf32" || dtype == "fp16")
+        return 1e-2;
+    if (dtype == "bf16")
+        return 2e-2;
+    return 5e-2; // fp8_e4m3
+}
+
+int fmasForIntensity(double flopPerByte)
+{
+    const int f = static_cast<int>(std::lround(flopPerByte * 8 / 2));
+    return std::max(f, 1);
+}
+
+double streamPatternSum(long long n)
+{
+    // sum over i < n of (i mod 1024): full cycles of 0..1023 (523776 each) plus a partial cycle
+    const long long cycles = n / 1024;
+    const long long rest = n % 1024;
+    return static_cast<double>(cycles) * 523776.0 + static_cast<double>(rest * (rest - 1) / 2);
+}
+
+} // namespace napkin::gpu
