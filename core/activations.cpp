@@ -1,5 +1,7 @@
 #include "activations.h"
 
+#include <cmath>
+
 namespace napkin::core {
 
 LayerActivationTerms layerActivations(const TransformerShape& m, double s, double b, double e, Recompute recompute,
@@ -32,6 +34,28 @@ LayerActivationTerms layerActivations(const TransformerShape& m, double s, doubl
     r.flashStatsBytes = flash ? 4.0 * a * s * b / t : 0.0; // fp32 log-sum-exp per row (Dao 2023)
     r.total = s * b * r.perTokenBytes + r.perScoreBytes * a * s * s * b + r.flashStatsBytes;
     return r;
+}
+
+double checkpointedActivations(double layers, double k, double boundaryBytes, double layerBytes)
+{
+    return std::ceil(layers / k) * boundaryBytes + k * layerBytes;
+}
+
+CheckpointCurve checkpointCurve(std::int64_t layers, double boundaryBytes, double layerBytes)
+{
+    CheckpointCurve c;
+    if (layers < 1)
+        return c;
+    c.bytes.reserve(std::size_t(layers));
+    for (std::int64_t k = 1; k <= layers; ++k) {
+        const double v = checkpointedActivations(double(layers), double(k), boundaryBytes, layerBytes);
+        c.bytes.push_back(v);
+        if (c.bestK == 0 || v < c.bestBytes) {
+            c.bestK = k;
+            c.bestBytes = v;
+        }
+    }
+    return c;
 }
 
 } // namespace napkin::core

@@ -4,6 +4,9 @@
 #include "model.h"
 #include "scenario.h"
 
+#include <cstdint>
+#include <vector>
+
 namespace napkin::core {
 
 struct LayerActivationTerms {
@@ -22,5 +25,19 @@ struct LayerActivationTerms {
 // and models without dropout.
 LayerActivationTerms layerActivations(const TransformerShape& m, double s, double b, double e, Recompute recompute,
                                       bool flash, double t = 1, bool sequenceParallel = false);
+
+// Activation memory of a chain of L equal layers checkpointed every k layers (Chen et al. 2016;
+// CS336 lecture 2): ceil(L / k) saved boundaries plus one segment of k layers re-materialised during
+// its backward, ceil(L / k) · boundary + k · layer bytes, O(L/k + k), smallest near k = sqrt(L) when
+// boundary = layer.
+double checkpointedActivations(double layers, double k, double boundaryBytes, double layerBytes);
+
+// The curve over k = 1 .. L (index k - 1) and the k where it is smallest (the smallest such k on ties).
+struct CheckpointCurve {
+    std::vector<double> bytes;
+    std::int64_t bestK = 0;
+    double bestBytes = 0;
+};
+CheckpointCurve checkpointCurve(std::int64_t layers, double boundaryBytes, double layerBytes);
 
 } // namespace napkin::core
