@@ -330,7 +330,7 @@ cudaError_t measureHostLinks(const DeviceContext& ctx, StreamArrays& s, double c
         }
         if (e == cudaErrorMemoryAllocation) {
             cudaGetLastError();
-            out.skipped.push_back({"h2d_pinned", "cannot allocate pinned host memory"});
+            out.skipped.push_back({pinned ? "h2d_pinned" : "h2d_pageable", "cannot allocate host memory"});
             continue;
         }
         if (e != cudaSuccess)

@@ -107,8 +107,10 @@ private slots:
             QVERIFY(best > 1e10 && best < 2e13);
         else
             QVERIFY2(best >= 0.3 * s->bandwidth && best <= 1.0 * s->bandwidth, std::to_string(best).c_str());
-        // The hbm arrays are >= 8 x L2, so no cache-inflated figure: read <= 1.1 x copy's bandwidth bound
-        QVERIFY((*result("h2d_pinned"))["best"].get<double>() < 2e11); // PCIe 5 x16 / C2C bound
+        const auto* h2d = result("h2d_pinned");
+        QVERIFY(h2d);
+        // Host link: above 1 GB/s, below 500 GB/s (PCIe 5 x16 is 64 GB/s; Grace Hopper C2C 450 GB/s)
+        QVERIFY((*h2d)["best"].get<double>() > 1e9 && (*h2d)["best"].get<double>() < 5e11);
     }
     void points()
     {
