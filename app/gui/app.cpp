@@ -2,7 +2,9 @@
 
 #include "mainwindow.h"
 #include "jsonreader.h"
+#include "lecturecontroller.h"
 #include "plancontroller.h"
+#include "report.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -41,8 +43,23 @@ int runApp(int argc, char** argv)
     QCommandLineOption setOpt(QStringLiteral("set"), QStringLiteral("Override one scenario path (napkin-cli rules)."),
                               QStringLiteral("PATH=VALUE"));
     QCommandLineOption darkOpt(QStringLiteral("dark"), QStringLiteral("Use the dark theme."));
-    parser.addOptions({scenarioOpt, shotOpt, sizeOpt, setOpt, darkOpt});
-    parser.process(app);
+    QCommandLineOption lectureOpt(QStringLiteral("lecture"),
+                                  QStringLiteral("Start lecture mode with a walkthrough file or a built-in id (default cs336-lecture2)."),
+                                  QStringLiteral("FILE|ID"));
+    QCommandLineOption stepOpt(QStringLiteral("lecture-step"), QStringLiteral("Start the walkthrough at step N (1-based)."),
+                               QStringLiteral("N"), QStringLiteral("1"));
+    QCommandLineOption handoutOpt(QStringLiteral("handout"), QStringLiteral("Write the walkthrough's PDF handout and exit."),
+                                  QStringLiteral("OUT.pdf"));
+    QCommandLineOption calibrationOpt(QStringLiteral("calibration"),
+                                      QStringLiteral("A calibration profile for the walkthrough's steps that ask for one."),
+                                      QStringLiteral("FILE"));
+    parser.addOptions({scenarioOpt, shotOpt, sizeOpt, setOpt, darkOpt, lectureOpt, stepOpt, handoutOpt, calibrationOpt});
+    // --lecture takes an optional value: alone (or before another option) it means the built-in one.
+    QStringList args = QApplication::arguments();
+    for (int i = 1; i < args.size(); ++i)
+        if (args[i] == QLatin1String("--lecture") && (i + 1 == args.size() || args[i + 1].startsWith(QLatin1Char('-'))))
+            args.insert(i + 1, QStringLiteral("cs336-lecture2"));
+    parser.process(args);
 
     PlanController controller;
     MainWindow window(&controller);
@@ -65,6 +82,37 @@ int runApp(int argc, char** argv)
         controller.set(s.left(eq), value.is_discarded() ? nlohmann::json(text) : value);
     }
     controller.recomputeNow();
+    const bool lecture = parser.isSet(lectureOpt) || parser.isSet(handoutOpt);
+    int lectureStep = 0;
+    if (lecture) {
+        QString why;
+        auto* lc = window.lecture();
+        if (!lc->load(parser.isSet(lectureOpt) ? parser.value(lectureOpt) : QStringLiteral("cs336-lecture2"), &why)) {
+            std::fprintf(stderr, "error: --lecture %s\n", qPrintable(why));
+            return 2;
+        }
+        lc->setCalibrationProfile(parser.value(calibrationOpt));
+        bool ok = false;
+        const int step = parser.value(stepOpt).toInt(&ok);
+        if (!ok || step < 1 || step > lc->stepCount()) {
+            std::fprintf(stderr, "error: --lecture-step %s: expected a step from 1 to %d\n", qPrintable(parser.value(stepOpt)),
+                         lc->stepCount());
+            return 2;
+        }
+        if (parser.isSet(handoutOpt)) {
+            const QString out = parser.value(handoutOpt);
+            const QString err = window.exportLectureHandout(out, false);
+            if (!err.isEmpty()) {
+                std::fprintf(stderr, "error: %s\n", qPrintable(err));
+                return 1;
+            }
+            return 0;
+        }
+        window.setLectureFullScreen(!screenshot);
+        lectureStep = step;
+        if (!screenshot)
+            window.startLecture(step - 1);
+    }
     if (controller.hasErrors()) {
         for (const auto& e : controller.errors())
             std::fprintf(stderr, "error: %s\n", core::describe(e).c_str());
@@ -80,6 +128,8 @@ int runApp(int argc, char** argv)
             return 2;
         }
         window.resize(w, h);
+        if (lectureStep > 0) // after the resize: the presenter panel takes its share of this width
+            window.startLecture(lectureStep - 1);
         window.show();
         // Let layouts settle and queued replots run before grabbing.
         for (int i = 0; i < 5; ++i)

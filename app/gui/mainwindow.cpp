@@ -9,6 +9,10 @@
 #include "dtypedialog.h"
 #include "ledgerchartpanel.h"
 #include "ledgermodel.h"
+#include "lecturecontroller.h"
+#include "lecturehandout.h"
+#include "lecturepanel.h"
+#include "reconciledialog.h"
 #include "plancontroller.h"
 #include "rooflinepanel.h"
 #include "summarypanel.h"
@@ -19,6 +23,7 @@
 #include <QComboBox>
 #include <QDialog>
 #include <QDialogButtonBox>
+#include <QDockWidget>
 #include <QFormLayout>
 #include <QLineEdit>
 #include <QApplication>
@@ -99,17 +104,17 @@ MainWindow::MainWindow(PlanController* controller, QWidget* parent)
 
     auto* right = new QSplitter(Qt::Vertical);
     auto* top = new QSplitter(Qt::Horizontal);
-    top->addWidget(framed(tr("Memory per GPU"), ledger));
+    top->addWidget(m_frames[QStringLiteral("ledger")] = framed(tr("Memory per GPU"), ledger));
     auto* side = new QSplitter(Qt::Vertical);
-    side->addWidget(framed(tr("Compute and time"), m_summary));
-    side->addWidget(framed(tr("Derivation"), m_derivation));
+    side->addWidget(m_frames[QStringLiteral("summary")] = framed(tr("Compute and time"), m_summary));
+    side->addWidget(m_frames[QStringLiteral("derivation")] = framed(tr("Derivation"), m_derivation));
     side->setStretchFactor(0, 0);
     side->setStretchFactor(1, 1);
     top->addWidget(side);
     top->setStretchFactor(0, 5);
     top->setStretchFactor(1, 2);
     auto* bottom = new QSplitter(Qt::Horizontal);
-    bottom->addWidget(framed(tr("Roofline: one layer, forward and backward"), m_roofline));
+    bottom->addWidget(m_frames[QStringLiteral("roofline")] = framed(tr("Roofline: one layer, forward and backward"), m_roofline));
     bottom->addWidget(framed(tr("Warnings"), m_warnings));
     bottom->setStretchFactor(0, 3);
     bottom->setStretchFactor(1, 1);
@@ -125,6 +130,29 @@ MainWindow::MainWindow(PlanController* controller, QWidget* parent)
     central->setStretchFactor(1, 1);
     central->setSizes({340, 940});
     setCentralWidget(central);
+
+    // Lecture mode: the presenter panel docks on the right while a walkthrough runs.
+    m_lecture = new LectureController(controller, this);
+    m_lecturePanel = new LecturePanel(m_lecture, controller);
+    m_lectureDock = new QDockWidget(tr("Lecture"), this);
+    m_lectureDock->setObjectName(QStringLiteral("lectureDock"));
+    m_lectureDock->setFeatures(QDockWidget::NoDockWidgetFeatures);
+    m_lectureDock->setTitleBarWidget(new QWidget);
+    auto* lectureScroll = new QScrollArea;
+    lectureScroll->setWidget(m_lecturePanel);
+    lectureScroll->setWidgetResizable(true);
+    lectureScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    m_lectureDock->setWidget(lectureScroll);
+    addDockWidget(Qt::RightDockWidgetArea, m_lectureDock);
+    m_lectureDock->hide();
+    connect(m_lecture, &LectureController::activeChanged, this, &MainWindow::setLectureMode);
+    connect(m_lecture, &LectureController::stepChanged, this, [this] {
+        const auto* step = m_lecture->currentStep();
+        if (!step)
+            return;
+        highlightPanel(QString::fromLatin1(core::toString(step->focus)));
+        m_roofline->setShowSeedOps(step->rooflineOverlay);
+    });
 
     buildMenus();
     addChartMenu(m_ledgerChart->plot(), tr("Memory per GPU"));
@@ -212,6 +240,24 @@ void MainWindow::buildMenus()
         else
             QMessageBox::warning(this, tr("Export failed"), why);
     });
+    file->addAction(tr("Export lecture &handout…"), this, [this] {
+        if (m_lecture->stepCount() == 0) {
+            QString why;
+            if (!m_lecture->load(QStringLiteral("cs336-lecture2"), &why)) {
+                QMessageBox::warning(this, tr("Export failed"), why);
+                return;
+            }
+        }
+        const QString f = QFileDialog::getSaveFileName(this, tr("Export lecture handout"), QStringLiteral("lecture-handout.pdf"),
+                                                       tr("PDF (*.pdf)"));
+        if (f.isEmpty())
+            return;
+        const QString why = exportLectureHandout(f, false);
+        if (why.isEmpty())
+            statusBar()->showMessage(tr("Handout written to %1").arg(f), 5000);
+        else
+            QMessageBox::warning(this, tr("Export failed"), why);
+    });
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
@@ -271,6 +317,33 @@ void MainWindow::buildMenus()
     auto* overlay = view->addAction(tr("Seeds' op table on the roofline"));
     overlay->setCheckable(true);
     connect(overlay, &QAction::toggled, m_roofline, &RooflinePanel::setShowSeedOps);
+    view->addSeparator();
+    view->addAction(tr("&Lecture mode (CS336 lecture 2)"), QKeySequence(Qt::CTRL | Qt::Key_L), this, [this] {
+        QString why;
+        if (m_lecture->stepCount() == 0 && !m_lecture->load(QStringLiteral("cs336-lecture2"), &why)) {
+            QMessageBox::warning(this, tr("Lecture mode"), why);
+            return;
+        }
+        startLecture(0);
+    });
+    view->addAction(tr("Open a lecture &walkthrough…"), this, [this] {
+        const QString f = QFileDialog::getOpenFileName(this, tr("Open a lecture walkthrough"), QString(),
+                                                       tr("Napkin lectures (*.json);;All files (*)"));
+        QString why;
+        if (f.isEmpty())
+            return;
+        if (!m_lecture->load(f, &why))
+            QMessageBox::warning(this, tr("Cannot open walkthrough"), why);
+        else
+            startLecture(0);
+    });
+
+    auto* tools = menuBar()->addMenu(tr("&Tools"));
+    tools->addAction(tr("&Reconcile a measured run…"), this, [this] {
+        auto* d = new ReconcileDialog(m_controller, this);
+        d->setAttribute(Qt::WA_DeleteOnClose);
+        d->show();
+    });
 }
 
 QString MainWindow::exportReport(const QString& file, bool letter, const QString& title)
@@ -365,6 +438,57 @@ void MainWindow::setProjectorMode(bool on)
         showFullScreen();
     else
         showNormal();
+}
+
+void MainWindow::startLecture(int step)
+{
+    if (m_lecture->isActive())
+        m_lecture->goTo(step);
+    else
+        m_lecture->start(step);
+}
+
+void MainWindow::setLectureMode(bool on)
+{
+    // Projector fonts (+8 pt) and a high-contrast theme: white on black, yellow for the focus.
+    QFont f = QApplication::font();
+    f.setPointSize(m_baseFontPoints + (on ? 8 : 0) + m_zoom);
+    QApplication::setFont(f);
+    if (on) {
+        m_paletteBeforeLecture = QApplication::palette();
+        QApplication::setStyle(QStyleFactory::create(QStringLiteral("Fusion")));
+        QApplication::setPalette(LecturePanel::highContrastPalette());
+    } else {
+        QApplication::setPalette(m_paletteBeforeLecture);
+        highlightPanel(QString());
+        m_roofline->setShowSeedOps(false);
+    }
+    m_lectureDock->setVisible(on);
+    if (on) // the presenter panel takes about a third of the screen
+        resizeDocks({m_lectureDock}, {width() * 36 / 100}, Qt::Horizontal);
+    if (m_lectureFullScreen)
+        on ? showFullScreen() : showNormal();
+}
+
+void MainWindow::highlightPanel(const QString& focus)
+{
+    m_highlighted = m_frames.contains(focus) ? focus : QString();
+    const QString color = LecturePanel::highContrastPalette().color(QPalette::Highlight).name();
+    for (auto it = m_frames.begin(); it != m_frames.end(); ++it)
+        it.value()->setStyleSheet(it.key() == m_highlighted
+                                      ? QStringLiteral("QGroupBox { border: 4px solid %1; margin-top: 1.4em; font-weight: bold; }"
+                                                       "QGroupBox::title { subcontrol-origin: margin; left: 8px; color: %1; }")
+                                            .arg(color)
+                                      : QString());
+}
+
+QString MainWindow::exportLectureHandout(const QString& file, bool letter)
+{
+    report::Options options;
+    options.page = letter ? report::PageSize::Letter : report::PageSize::A4;
+    options.gib = m_controller->units() == PlanController::Units::GiB;
+    options.napkinVersion = QApplication::applicationVersion();
+    return report::writeLectureHandout(m_lecture->lecture(), file, options, m_lecture->calibrationProfile());
 }
 
 void MainWindow::setDarkTheme(bool on)

@@ -1,11 +1,15 @@
 #pragma once
 // The Napkin window: controls on the left, the three budgets on the right.
 
+#include <QHash>
 #include <QMainWindow>
+#include <QPalette>
 
 class QAction;
 class QMenu;
 class QCustomPlot;
+class QDockWidget;
+class QGroupBox;
 class QTableView;
 
 namespace napkin::app {
@@ -14,6 +18,8 @@ class ControlsPanel;
 class DerivationPanel;
 class LedgerChartPanel;
 class LedgerModel;
+class LectureController;
+class LecturePanel;
 class PlanController;
 class RooflinePanel;
 class SummaryPanel;
@@ -38,6 +44,17 @@ public:
     void setProjectorMode(bool on);
     void setDarkTheme(bool on);
 
+    // Lecture mode (View > Lecture mode, napkin --lecture): projector fonts, a high-contrast
+    // theme, full screen (unless disabled, for screenshots), the presenter panel and the focused
+    // panel highlighted.
+    LectureController* lecture() const { return m_lecture; }
+    LecturePanel* lecturePanel() const { return m_lecturePanel; }
+    void startLecture(int step = 0);
+    void setLectureFullScreen(bool on) { m_lectureFullScreen = on; }
+    QString highlightedPanel() const { return m_highlighted; } // "ledger", "summary", ... or ""
+    // Writes the current walkthrough as a PDF handout; an empty string on success, else why.
+    QString exportLectureHandout(const QString& file, bool letter);
+
     bool openFile(const QString& file);
     // Writes a budget report of the current plan (format by extension: .pdf .html .md .csv .json).
     QString exportReport(const QString& file, bool letter, const QString& title);
@@ -57,6 +74,8 @@ private:
     void updateRecentMenu();
     bool maybeSave();
     void saveSession();
+    void setLectureMode(bool on);
+    void highlightPanel(const QString& focus);
 
     PlanController* m_controller;
     ControlsPanel* m_controls;
@@ -68,6 +87,13 @@ private:
     DerivationPanel* m_derivation;
     WarningsPanel* m_warnings;
     QMenu* m_recentMenu = nullptr;
+    LectureController* m_lecture = nullptr;
+    LecturePanel* m_lecturePanel = nullptr;
+    QDockWidget* m_lectureDock = nullptr;
+    QHash<QString, QGroupBox*> m_frames; // lecture focus -> the panel's frame
+    QString m_highlighted;
+    bool m_lectureFullScreen = true;
+    QPalette m_paletteBeforeLecture;
     int m_baseFontPoints = 0;
     int m_zoom = 0;
 };

@@ -1,0 +1,187 @@
+#include "lecturehandout.h"
+
+#include "checkpointchart.h"
+#include "chartexport.h"
+#include "chartstyle.h"
+#include "format.h"
+#include "ledgerchartpanel.h"
+#include "plancontroller.h"
+#include "reportcharts.h"
+#include "reportcontent.h"
+#include "rooflinepanel.h"
+
+#include <QBuffer>
+#include <QLocale>
+#include <QPageLayout>
+#include <QPainter>
+#include <QPdfWriter>
+#include <QTextDocument>
+
+#include <cmath>
+
+namespace napkin::report {
+
+namespace {
+
+bool isBytesQuantity(const std::string& q)
+{
+    if (q == "memory.states_bytes_per_param" || q.rfind("fit.", 0) == 0)
+        return false;
+    return q.rfind("memory.per_gpu.", 0) == 0 || q == "memory.capacity" || q == "memory.headroom" ||
+           q == "memory.activations_per_layer" || q.rfind("tensor.bytes", 0) == 0 || q.rfind("checkpoint.bytes_at.", 0) == 0 ||
+           q == "checkpoint.min_bytes" || (q.size() > 6 && q.compare(q.size() - 6, 6, ".bytes") == 0);
+}
+
+QString grouped(double v) { return QLocale(QLocale::English).toString(qlonglong(std::llround(v))); }
+
+} // namespace
+
+QString lectureValueText(const std::string& quantity, double v, bool gib)
+{
+    if (!std::isfinite(v))
+        return QStringLiteral("n/a");
+    const bool integral = v == std::floor(v) && std::fabs(v) < 1e7;
+    if (isBytesQuantity(quantity)) {
+        if (std::fabs(v) < 1e7)
+            return grouped(v) + QStringLiteral(" bytes");
+        return detail::bytesText(v, gib);
+    }
+    if (integral)
+        return grouped(v);
+    return std::fabs(v) >= 1e6 ? detail::num(v) : QString::fromStdString(core::formatNumber(v));
+}
+
+QString lectureNumbersHtml(const std::vector<core::ExpectCheck>& checks, bool gib)
+{
+    if (checks.empty())
+        return {};
+    QString html = QStringLiteral("<table class=\"t\" cellspacing=\"0\" cellpadding=\"4\">");
+    for (const auto& c : checks) {
+        const QString label = QString::fromStdString(c.expect.label.empty() ? c.expect.quantity : c.expect.label);
+        const QString value = c.actual ? lectureValueText(c.expect.quantity, *c.actual, gib) : QStringLiteral("n/a");
+        QString claim;
+        if (!c.ok)
+            claim = QStringLiteral(" <span style=\"color:#e65100\">(the lecture: %1)</span>")
+                        .arg(lectureValueText(c.expect.quantity, c.expect.value, gib).toHtmlEscaped());
+        html += QStringLiteral("<tr><td>%1</td><td><b>%2</b>%3</td></tr>").arg(label.toHtmlEscaped(), value.toHtmlEscaped(), claim);
+    }
+    return html + QStringLiteral("</table>");
+}
+
+QString lectureDerivationHtml(const core::Plan& plan, const std::string& quantity)
+{
+    for (const auto& d : plan.derivations) {
+        if (quantity != d.quantity)
+            continue;
+        return QStringLiteral("<p><code>%1 = %2</code><br/><code>= %3</code><br/><code>= %4 %5</code></p>"
+                              "<p><i>Source:</i> %6</p>")
+            .arg(QString::fromLatin1(d.quantity), QString::fromStdString(core::formulaText(d)).toHtmlEscaped(),
+                 QString::fromStdString(core::substitutedText(d)).toHtmlEscaped(),
+                 QString::fromStdString(core::formatNumber(d.value)), QString::fromLatin1(d.unit),
+                 QString::fromStdString(core::sourceText(d, plan)).toHtmlEscaped());
+    }
+    return {};
+}
+
+QByteArray renderLectureHandout(const core::Lecture& lecture, const Options& o, const QString& calibrationProfile,
+                                QString* error)
+{
+    QByteArray bytes;
+    QBuffer buffer(&bytes);
+    buffer.open(QIODevice::WriteOnly);
+    QPdfWriter pdf(&buffer);
+    pdf.setResolution(96);
+    pdf.setPageSize(QPageSize(o.page == PageSize::Letter ? QPageSize::Letter : QPageSize::A4));
+    pdf.setPageMargins(QMarginsF(15, 15, 15, 15), QPageLayout::Millimeter);
+    pdf.setTitle(QString::fromStdString(lecture.title));
+    pdf.setCreator(QStringLiteral("Napkin"));
+    QPainter painter(&pdf);
+    const QRect page = pdf.pageLayout().paintRectPixels(pdf.resolution());
+    const double W = page.width();
+    const int n = int(lecture.steps.size());
+    for (int i = 0; i < n; ++i) {
+        const auto& step = lecture.steps[std::size_t(i)];
+        bool calibrated = false;
+        const auto doc = core::lectureStepDocument(step, calibrationProfile.toStdString(), &calibrated);
+        auto e = detail::evaluate({doc, QString(), QString()}, o.gib);
+        if (!e.error.isEmpty()) {
+            if (error)
+                *error = QStringLiteral("step %1 (%2): %3").arg(i + 1).arg(QString::fromStdString(step.id), e.error);
+            return {};
+        }
+        app::PlanController& c = *e.controller;
+        if (i > 0)
+            pdf.newPage();
+        QString html;
+        if (i == 0)
+            html += QStringLiteral("<p style=\"color:#555\">%1%2</p>")
+                        .arg(detail::esc(QString::fromStdString(lecture.title)),
+                             lecture.description.empty() ? QString()
+                                                         : QStringLiteral(": ") + detail::esc(QString::fromStdString(lecture.description)));
+        html += QStringLiteral("<h1>%1. %2</h1>").arg(i + 1).arg(detail::esc(QString::fromStdString(step.title)));
+        html += QStringLiteral("<p>%1</p>").arg(detail::esc(QString::fromStdString(step.narration)));
+        if (step.calibration)
+            html += QStringLiteral("<p><i>%1</i></p>")
+                        .arg(calibrated ? QStringLiteral("Peaks measured: calibration profile %1.").arg(detail::esc(calibrationProfile))
+                                        : detail::esc(QString::fromStdString(step.fallback.empty() ? std::string("No calibration profile: spec-sheet peaks.")
+                                                                                                   : step.fallback)));
+        html += QStringLiteral("<h2>The numbers</h2>") + lectureNumbersHtml(core::checkExpectations(step, c.scenario(), c.plan()), o.gib);
+        if (!step.derivation.empty())
+            html += QStringLiteral("<h2>Derivation</h2>") + lectureDerivationHtml(c.plan(), step.derivation);
+        if (!step.hint.empty())
+            html += QStringLiteral("<p><i>Try:</i> %1</p>").arg(detail::esc(QString::fromStdString(step.hint)));
+        html += QStringLiteral("<p style=\"color:#555\">Scenario: %1 (%2, %3 × %4).</p>")
+                    .arg(detail::esc(QString::fromStdString(c.scenario().model.name)),
+                         detail::esc(QString::fromStdString(c.scenario().precision.plan)),
+                         QString::number(c.scenario().cluster.gpus), detail::esc(QString::fromStdString(c.scenario().gpu->name)));
+        QTextDocument text;
+        QFont f(QStringLiteral("DejaVu Sans"));
+        f.setPointSizeF(10);
+        text.setDefaultFont(f);
+        text.setDefaultStyleSheet(QStringLiteral("h1 { font-size: 17pt; } h2 { font-size: 12pt; } td { padding-right: 12px; }"));
+        text.setHtml(html);
+        text.setTextWidth(W);
+        text.drawContents(&painter);
+        double y = text.size().height() + 8;
+
+        // A chart where the step's focus is one.
+        QPicture picture;
+        QSize size(900, 420);
+        if (step.focus == core::LectureFocus::Ledger) {
+            size = QSize(900, 260);
+            picture = detail::chartPicture(c, Chart::Ledger, size);
+        } else if (step.focus == core::LectureFocus::Roofline) {
+            app::RooflinePanel panel(&c);
+            panel.setShowSeedOps(step.rooflineOverlay);
+            panel.resize(size);
+            picture = app::plotPicture(panel.plot(), size);
+        } else if (step.focus == core::LectureFocus::Checkpoint) {
+            app::CheckpointChart chart;
+            chart.resize(size);
+            chart.setCurve(core::checkpointCurveFor(c.scenario()), c.plan().memory.checkpointEvery, o.gib);
+            picture = app::plotPicture(chart.plot(), size);
+        }
+        if (!picture.isNull()) {
+            const double scale = W / size.width();
+            painter.save();
+            painter.translate(0, y);
+            painter.scale(scale, scale);
+            painter.drawPicture(0, 0, picture);
+            painter.restore();
+        }
+    }
+    painter.end();
+    return bytes;
+}
+
+QString writeLectureHandout(const core::Lecture& lecture, const QString& outPath, const Options& options,
+                            const QString& calibrationProfile)
+{
+    QString error;
+    const QByteArray bytes = renderLectureHandout(lecture, options, calibrationProfile, &error);
+    if (!error.isEmpty())
+        return error;
+    return app::saveBytes(outPath, bytes);
+}
+
+} // namespace napkin::report

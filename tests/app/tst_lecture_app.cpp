@@ -1,0 +1,255 @@
+// Lecture mode offscreen: the presenter's keys move through the walkthrough and each step sets the
+// scenario through the PlanController, sliders stay live inside a step, Esc leaves and restores the
+// scenario, the PDF handout holds every step; and the reconcile dialog reproduces Korthikanti et al.
+// 2022's published MFU. Expected numbers are computed here by hand from the papers' inputs.
+#include "checkpointchart.h"
+#include "controlspanel.h"
+#include "lecturecontroller.h"
+#include "lecturepanel.h"
+#include "mainwindow.h"
+#include "plancontroller.h"
+#include "quantityslider.h"
+#include "reconciledialog.h"
+#include "rooflinepanel.h"
+
+#include <QApplication>
+#include <QDockWidget>
+#include <QFile>
+#include <QLineEdit>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QStandardPaths>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace napkin;
+using napkin::app::MainWindow;
+using napkin::app::PlanController;
+
+namespace {
+
+int stepIndexOf(const app::LectureController* l, const char* id)
+{
+    for (int i = 0; i < l->stepCount(); ++i)
+        if (l->lecture().steps[std::size_t(i)].id == id)
+            return i;
+    return -1;
+}
+
+QString squeeze(QString s)
+{
+    for (auto [lig, text] : {std::pair{0xFB00, "ff"}, {0xFB01, "fi"}, {0xFB02, "fl"}, {0xFB03, "ffi"}, {0xFB04, "ffl"}})
+        s.replace(QChar(lig), QLatin1String(text));
+    s.remove(QRegularExpression(QStringLiteral("\\s+")));
+    return s;
+}
+
+QString runTool(const char* name, const QStringList& args)
+{
+    const QString program = QStandardPaths::findExecutable(QLatin1String(name));
+    if (program.isEmpty())
+        return QString();
+    QProcess p;
+    p.start(program, args);
+    if (!p.waitForFinished(60000) || p.exitCode() != 0)
+        return QString();
+    return QString::fromUtf8(p.readAllStandardOutput());
+}
+
+// 6 · P · T / (G · C · MFU) in days (CS336 lecture 2).
+double daysByHand(double P, double T, double G, double C, double mfu) { return 6 * P * T / (G * C * mfu) / 86400; }
+
+} // namespace
+
+class TestLectureApp : public QObject {
+    Q_OBJECT
+private slots:
+    void init()
+    {
+        QCoreApplication::setOrganizationName(QStringLiteral("NapkinTest"));
+        m_controller = new PlanController;
+        m_window = new MainWindow(m_controller);
+        m_window->setLectureFullScreen(false);
+        m_controller->recomputeNow();
+        QString why;
+        QVERIFY2(m_window->lecture()->load(QStringLiteral("cs336-lecture2"), &why), qPrintable(why));
+        m_window->show();
+        QVERIFY(QTest::qWaitForWindowExposed(m_window));
+    }
+    void cleanup()
+    {
+        delete m_window;
+        delete m_controller;
+    }
+
+    void keysMoveThroughTheSteps()
+    {
+        auto* l = m_window->lecture();
+        m_window->startLecture(0);
+        QVERIFY(l->isActive());
+        QVERIFY(m_window->findChild<QDockWidget*>(QStringLiteral("lectureDock"))->isVisible());
+        QCOMPARE(l->stepIndex(), 0);
+        QTest::keyClick(m_window, Qt::Key_PageDown);
+        QCOMPARE(l->stepIndex(), 1);
+        QTest::keyClick(m_window, Qt::Key_Space);
+        QCOMPARE(l->stepIndex(), 2);
+        QTest::keyClick(m_window, Qt::Key_PageUp);
+        QCOMPARE(l->stepIndex(), 1);
+        QTest::keyClick(m_window, Qt::Key_End);
+        QCOMPARE(l->stepIndex(), l->stepCount() - 1);
+        QTest::keyClick(m_window, Qt::Key_PageDown); // past the end: stays
+        QCOMPARE(l->stepIndex(), l->stepCount() - 1);
+        QTest::keyClick(m_window, Qt::Key_Home);
+        QCOMPARE(l->stepIndex(), 0);
+        QCOMPARE(m_window->lecturePanel()->titleText(), QStringLiteral("How many bytes is a tensor?"));
+    }
+
+    void eachStepSetsItsScenario()
+    {
+        auto* l = m_window->lecture();
+        m_window->startLecture(stepIndexOf(l, "70b-15t-1024-h100"));
+        const auto& plan = m_controller->plan();
+        QCOMPARE(m_controller->scenario().cluster.gpus, std::int64_t(1024));
+        QVERIFY(std::abs(plan.time.days - daysByHand(70e9, 15e12, 1024, 989.5e12, 0.5)) < 1e-9 * plan.time.days);
+        QCOMPARE(m_window->highlightedPanel(), QStringLiteral("summary"));
+        QCOMPARE(m_controller->selectedQuantity(), QStringLiteral("time.days"));
+        QVERIFY(m_window->lecturePanel()->derivationText().contains(QStringLiteral("time.days")));
+
+        QTest::keyClick(m_window, Qt::Key_PageDown); // 40B at 16 bytes a parameter on 8 GPUs
+        QCOMPARE(m_controller->scenario().cluster.gpus, std::int64_t(8));
+        QCOMPARE(m_window->highlightedPanel(), QStringLiteral("ledger"));
+
+        m_window->startLecture(stepIndexOf(l, "7b-ledger"));
+        QCOMPARE(m_controller->plan().memory.weights, 7e9 * 2);           // bf16
+        QCOMPARE(m_controller->plan().memory.optimizerStates, 7e9 * 8);   // two fp32 moments
+        QVERIFY(m_window->lecturePanel()->numbersText().contains(QStringLiteral("14.00 GB")));
+
+        m_window->startLecture(stepIndexOf(l, "roofline-gemm"));
+        QCOMPARE(m_window->highlightedPanel(), QStringLiteral("roofline"));
+        QVERIFY(m_window->roofline()->showSeedOps());
+
+        m_window->startLecture(stepIndexOf(l, "fp16-vs-bf16"));
+        auto* table = m_window->lecturePanel()->dtypeTable();
+        QVERIFY(table->isVisible());
+        QCOMPARE(table->item(1, 0)->text(), QStringLiteral("fp16"));
+        QCOMPARE(table->item(1, 2)->text(), QStringLiteral("0"));       // 1e-8 underflows in fp16
+        QCOMPARE(table->item(2, 0)->text(), QStringLiteral("bf16"));
+        QVERIFY(table->item(2, 2)->text().startsWith(QStringLiteral("1.0")));  // and survives in bf16
+        QVERIFY(!m_window->roofline()->showSeedOps());
+
+        m_window->startLecture(stepIndexOf(l, "checkpointing"));
+        QVERIFY(m_window->lecturePanel()->checkpointChart()->isVisible());
+        QCOMPARE(m_window->lecturePanel()->checkpointChart()->pointCount(), 64);
+        // (64/8 + 8) · 32 · 4096 · 2 bytes at the step's k = 8.
+        QCOMPARE(m_controller->plan().memory.activations, 16.0 * 32 * 4096 * 2);
+    }
+
+    void escapeLeavesAndRestores()
+    {
+        const auto before = m_controller->document();
+        m_window->startLecture(3);
+        QVERIFY(m_controller->document() != before);
+        QTest::keyClick(m_window, Qt::Key_Escape);
+        QVERIFY(!m_window->lecture()->isActive());
+        QVERIFY(m_controller->document() == before);
+        QVERIFY(!m_window->findChild<QDockWidget*>(QStringLiteral("lectureDock"))->isVisible());
+        QCOMPARE(m_window->highlightedPanel(), QString());
+        const int step = m_window->lecture()->stepIndex();
+        QTest::keyClick(m_window, Qt::Key_PageDown); // no longer the presenter's key
+        QCOMPARE(m_window->lecture()->stepIndex(), step);
+    }
+
+    void slidersStayLiveInsideAStep()
+    {
+        auto* l = m_window->lecture();
+        const int at = stepIndexOf(l, "70b-15t-1024-h100");
+        m_window->startLecture(at);
+        QVERIFY(!m_window->lecturePanel()->numbersText().contains(QStringLiteral("the lecture")));
+        auto* gpus = m_window->controls()->slider(QStringLiteral("cluster.gpus"));
+        QVERIFY(gpus);
+        gpus->edit()->setFocus();
+        gpus->edit()->selectAll();
+        gpus->edit()->setText(QStringLiteral("2048"));
+        emit gpus->edit()->editingFinished();
+        m_controller->recomputeNow();
+        QCOMPARE(l->stepIndex(), at); // still the same step
+        QVERIFY(std::abs(m_controller->plan().time.days - daysByHand(70e9, 15e12, 2048, 989.5e12, 0.5)) < 1e-6);
+        // The claim no longer holds; the panel says what the lecture said beside the live value.
+        QVERIFY(m_window->lecturePanel()->numbersText().contains(QStringLiteral("the lecture: 143.9")));
+        // Space typed into a slider's box is text, not "next".
+        QTest::keyClick(gpus->edit(), Qt::Key_Space);
+        QCOMPARE(l->stepIndex(), at);
+    }
+
+    void handoutHoldsEveryStep()
+    {
+        QTemporaryDir dir;
+        const QString pdf = dir.filePath(QStringLiteral("handout.pdf"));
+        QCOMPARE(m_window->exportLectureHandout(pdf, false), QString());
+        QFile f(pdf);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QVERIFY(f.read(5).startsWith("%PDF"));
+        const QString info = runTool("pdfinfo", {pdf});
+        if (info.isEmpty())
+            QSKIP("pdfinfo/pdftotext (poppler-utils) not installed");
+        QVERIFY(info.contains(QRegularExpression(QStringLiteral("Pages:\\s+13\\b"))));
+        const QString text = squeeze(runTool("pdftotext", {pdf, QStringLiteral("-")}));
+        for (const auto& step : m_window->lecture()->lecture().steps)
+            QVERIFY2(text.contains(squeeze(QString::fromStdString(step.title))), step.title.c_str());
+        // The seeds' numbers, as the handout prints them.
+        for (const char* n : {"524,288bytes", "262,144bytes", "143.9", "14.00GB", "56.00GB", "295.37", "0.9995", "120.47", "682.66", "4e+10", "5.333e+10"})
+            QVERIFY2(text.contains(QLatin1String(n)), n);
+    }
+
+    // Korthikanti et al. 2022 (arXiv 2205.05198), Tables 3 and 5: the 22B GPT (48 layers, h = 6144,
+    // 64 heads, s = 2048, V = 51200) on 8 A100s (t = 8), global batch 4, 1.10 s per iteration with
+    // selective recompute and sequence parallelism: 41.5% MFU. Megatron-LM's FLOPs (Narayanan et al.
+    // 2021 eq. 3 without recompute): 72 B s l h² (1 + s/6h + V/12lh).
+    void reconcileReproducesKorthikanti22B()
+    {
+        const nlohmann::json model = {{"kind", "transformer"}, {"layers", 48}, {"d_model", 6144}, {"heads", 64}, {"ffn", 24576},
+                                      {"ffn_kind", "gelu"}, {"vocab", 51200}, {"positions", "learned"}, {"max_positions", 2048},
+                                      {"norm", "layernorm"}, {"biases", "all"}, {"tied_embeddings", true}};
+        m_controller->set(QStringLiteral("model"), model);
+        for (const auto& [path, value] : std::vector<std::pair<QString, nlohmann::json>>{
+                 {QStringLiteral("cluster.gpu"), "a100-sxm4-80gb"}, {QStringLiteral("cluster.gpus"), 8},
+                 {QStringLiteral("parallel.tp"), 8}, {QStringLiteral("parallel.sequence_parallel"), true},
+                 {QStringLiteral("training.seq_len"), 2048}, {QStringLiteral("training.micro_batch"), 4},
+                 {QStringLiteral("training.global_batch"), 4}, {QStringLiteral("training.recompute"), "selective"},
+                 {QStringLiteral("flops.convention"), "megatron"}})
+            m_controller->set(path, value);
+        m_controller->recomputeNow();
+        QVERIFY2(!m_controller->hasErrors(), m_controller->hasErrors() ? core::describe(m_controller->errors().front()).c_str() : "");
+        app::ReconcileDialog dialog(m_controller);
+        dialog.setInputs(QStringLiteral("1.10"), QString(), QString(), QString());
+        QCOMPARE(dialog.errorText(), QString());
+        const double B = 4, s = 2048, l = 48, h = 6144, V = 51200;
+        const double flops = 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
+        const double byHand = flops / (1.10 * 8 * 312e12);
+        QVERIFY2(std::abs(dialog.mfu() - byHand) < 1e-9, qPrintable(QString::number(dialog.mfu())));
+        QVERIFY2(std::abs(dialog.mfu() - 0.415) < 0.005, qPrintable(QString::number(dialog.mfu()))); // the paper's 41.5%
+        QVERIFY(dialog.mfuText().startsWith(QStringLiteral("41.")));
+        QVERIFY(dialog.hfuText().contains(QLatin1Char('%')));
+
+        // Memory: a run that keeps an fp32 master copy the plan does not count shows it as the first reason.
+        const auto& m = m_controller->plan().memory;
+        const double predicted = m.weights + m.gradients + m.masterWeights + m.optimizerStates + m.activations + m.temporaries +
+                                 m.overheadWorkspace;
+        const double master = 4 * m.paramsPerRank; // fp32, ZeRO-1 over dp = 1
+        dialog.setInputs(QStringLiteral("1.10"), QString(), QString::number(predicted + master, 'f', 0), QString());
+        QVERIFY(dialog.memoryText().contains(QStringLiteral("gap +")));
+        QVERIFY(dialog.reasons()->rowCount() > 0);
+        QCOMPARE(dialog.reasons()->item(0, 0)->text(), QStringLiteral("100%"));
+
+        dialog.setInputs(QStringLiteral("-1"), QString(), QString(), QString());
+        QVERIFY(dialog.errorText().contains(QStringLiteral("--step-time")));
+    }
+
+private:
+    PlanController* m_controller = nullptr;
+    MainWindow* m_window = nullptr;
+};
+
+QTEST_MAIN(TestLectureApp)
+#include "tst_lecture_app.moc"
