@@ -1,11 +1,14 @@
 #include "estimate.h"
 
 #include "activations.h"
+#include "calibration.h"
 #include "roofline.h"
+#include "steptime.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string_view>
 
 namespace napkin::core {
 
@@ -44,6 +47,38 @@ std::string gb(double bytes)
 }
 
 } // namespace
+
+std::string HardwareSummary::source() const
+{
+    if (gpu->calibration) {
+        const auto dtype = parseDType(computeDtype);
+        return gpu->calibration->peakSource(info(dtype.value_or(DType::Bf16)).peak);
+    }
+    return gpu->origin + ": " + gpu->sourceFlops;
+}
+
+std::string HardwareSummary::bandwidthSource() const
+{
+    if (gpu->calibration)
+        return gpu->calibration->bandwidthSource();
+    return gpu->origin + ": " + gpu->sourceBandwidth;
+}
+
+std::string HardwareSummary::memorySource() const
+{
+    // A profile keeps the catalogue's capacity (calibration.h); without a catalogue match the
+    // driver's total memory is used.
+    if (const auto& cal = gpu->calibration)
+        return cal->spec ? cal->spec->origin + ": " + cal->spec->sourceMemory : cal->citation() + ": " + gpu->sourceMemory;
+    return gpu->origin + ": " + gpu->sourceMemory;
+}
+
+std::string HardwareSummary::tdpSource() const
+{
+    if (const auto& cal = gpu->calibration)
+        return cal->spec ? cal->spec->origin + ": " + cal->spec->sourceTdp : std::string("not published");
+    return gpu->origin + ": " + gpu->sourceTdp;
+}
 
 FlopsConvention effectiveConvention(const Scenario& sc)
 {
@@ -132,8 +167,8 @@ Plan estimate(const Scenario& sc)
     // The most loaded rank is reported: with pipeline parallelism the first stage holds the
     // embedding and the most in-flight micro-batches, the last the output layer and the logits.
     auto& m = p.memory;
-    const int zero = sc.parallel.zeroStage;
-    const double N = double(dp);
+    const int zero = effectiveZeroStage(sc);
+    const double N = double(shardGroupSize(sc, dp));
     const double shardW = zero >= 3 ? N : 1, shardG = zero >= 2 ? N : 1, shardO = zero >= 1 ? N : 1;
     const double bw = bytesPerValue(pr.weights), bg = bytesPerValue(pr.gradients);
     const double bm = pr.master ? bytesPerValue(*pr.master) : 0.0, bo = bytesPerValue(pr.optimizer);
@@ -164,16 +199,19 @@ Plan estimate(const Scenario& sc)
         LayerActivationTerms terms;
         double outside = 0, boundary = 0, work = 0;
     };
-    auto buildStage = [&](bool first, bool last) {
+    auto buildStage = [&](std::int64_t index) {
+        const bool first = index == 0, last = index == pp - 1;
         Stage st;
-        const double share = (tp == 1 && pp == 1) ? 1.0 : (first ? firstParts : lastParts) / allParts / double(tp);
+        const double parts = first ? firstParts : (last ? lastParts : layersAll / double(pp));
+        const double share = (tp == 1 && pp == 1) ? 1.0 : parts / allParts / double(tp);
         st.params = P * share;
         const double scales = info(pr.weights).perTensorScaleBytes * pc.matrices / double(pp);
         st.weights = (st.params * bw + scales) / shardW;
         st.gradients = st.params * bg / shardG;
         st.master = st.params * bm / shardO;
         st.optimizer = st.params * statesPerParam * bo / shardO;
-        const double inflight = first ? inflightFirst : 1.0;
+        // 1F1B: stage i holds min(p - i, m) micro-batches at its peak (Narayanan et al. 2021 §2.2.1).
+        const double inflight = first ? inflightFirst : double(std::min<std::int64_t>(pp - index, c.accumulationSteps));
         if (isMlp) {
             const double D = double(sc.model.mlp.width);
             st.perLayer = b * D * e;
@@ -215,14 +253,24 @@ Plan estimate(const Scenario& sc)
     auto stageTensors = [](const Stage& st) {
         return st.weights + st.gradients + st.master + st.optimizer + st.activations + st.temporaries;
     };
-    const Stage firstStage = buildStage(true, pp == 1);
-    Stage chosen = firstStage;
-    if (pp > 1) {
-        const Stage lastStage = buildStage(false, true);
-        m.perStageTensors = {stageTensors(firstStage), stageTensors(lastStage)};
-        if (stageTensors(lastStage) > stageTensors(firstStage)) {
-            chosen = lastStage;
-            m.mostLoadedStage = pp - 1;
+    // Every stage (cheap arithmetic); the ledger is the most loaded one's. Middle stages hold fewer
+    // micro-batches than the first and no embedding or logits, so stage 0 or p - 1 wins, but each is
+    // listed for the per-stage ledger.
+    Stage chosen;
+    double chosenTensors = -1;
+    m.perStage.clear();
+    m.perStage.reserve(std::size_t(std::min<std::int64_t>(pp, 4096)));
+    for (std::int64_t i = 0; i < pp; ++i) {
+        const Stage st = buildStage(i);
+        const double tensors = stageTensors(st);
+        if (int(m.perStage.size()) < 4096)
+            m.perStage.push_back({st.params, st.weights, st.gradients, st.master, st.optimizer, st.activations,
+                                  st.temporaries, tensors,
+                                  i == 0 ? inflightFirst : double(std::min<std::int64_t>(pp - i, c.accumulationSteps))});
+        if (tensors > chosenTensors) {
+            chosen = st;
+            chosenTensors = tensors;
+            m.mostLoadedStage = i;
         }
     }
     m.paramsPerRank = chosen.params;
@@ -370,39 +418,6 @@ Plan estimate(const Scenario& sc)
            "Korthikanti et al. 2022: hardware FLOPs add the recomputed forward work",
            {{"flops_per_token", c.flopsPerToken}, {"recompute_per_token", recomputePerToken}, {"T", tr.tokens}});
 
-    // ---- Time and cost -------------------------------------------------------------------------
-    auto& t = p.time;
-    const double G = double(sc.cluster.gpus);
-    t.mfu = sc.cluster.mfu;
-    t.seconds = c.trainingFlops / (G * hw.peakFlops * t.mfu);
-    derive(p, "time.seconds", "{F} / ({G} · {C} · {MFU})", t.seconds, "s",
-           "CS336 lecture 2: time = FLOPs / (GPUs × dense peak × MFU)",
-           {{"F", c.trainingFlops}, {"G", G}, {"C", hw.peakFlops}, {"MFU", t.mfu}});
-    t.days = t.seconds / 86400.0;
-    derive(p, "time.days", "{seconds} / 86400", t.days, "days", kSrcCs336, {{"seconds", t.seconds}});
-    t.gpuHours = t.seconds * G / 3600.0;
-    derive(p, "time.gpu_hours", "{seconds} · {G} / 3600", t.gpuHours, "GPU-hours", "definition",
-           {{"seconds", t.seconds}, {"G", G}});
-    t.hfu = t.mfu * ((c.flopsPerToken + recomputePerToken) / c.flopsPerToken); // exactly MFU without recompute
-    derive(p, "time.hfu", "{MFU} · {hardware_flops} / {model_flops}", t.hfu, "", 
-           "Chowdhery et al. 2022 App. B; Korthikanti et al. 2022: HFU counts recomputation",
-           {{"MFU", t.mfu}, {"hardware_flops", c.hardwareFlops}, {"model_flops", c.trainingFlops}});
-    t.stepSeconds = c.flopsPerStep / (G * hw.peakFlops * t.mfu);
-    t.tokensPerSecond = c.tokensPerStep / t.stepSeconds;
-    derive(p, "time.step_seconds", "{flops_per_step} / ({G} · {C} · {MFU})", t.stepSeconds, "s", kSrcCs336,
-           {{"flops_per_step", c.flopsPerStep}, {"G", G}, {"C", hw.peakFlops}, {"MFU", t.mfu}});
-    p.cost.usd = t.gpuHours * sc.cluster.pricePerGpuHour;
-    derive(p, "cost.usd", "{gpu_hours} · {price}", p.cost.usd, "USD", "cluster.price_per_gpu_hour",
-           {{"gpu_hours", t.gpuHours}, {"price", sc.cluster.pricePerGpuHour}});
-    p.cost.energyKwh = t.gpuHours * hw.tdpWatts / 1000.0;
-    derive(p, "cost.energy_kwh", "{gpu_hours} · {tdp} / 1000", p.cost.energyKwh, "kWh", kSourceGpuTdp,
-           {{"gpu_hours", t.gpuHours}, {"tdp", hw.tdpWatts}});
-    if (hw.tdpWatts <= 0)
-        p.warnings.push_back({"no_tdp", gpu.name + " has no published TDP: energy is not estimated"});
-    if (c.steps < 1)
-        p.warnings.push_back({"fewer_tokens_than_a_step",
-                              "training.tokens is less than one global batch of tokens: the plan has under one step"});
-
     // ---- Roofline of one layer ------------------------------------------------------------------
     const double ew = bytesPerValue(pr.weights), eg = bytesPerValue(pr.gradients);
     if (isMlp) {
@@ -411,24 +426,94 @@ Plan estimate(const Scenario& sc)
         p.ops.push_back(makeOp("linear.dgrad", Pass::Backward, OpUnit::Tensor, gemmCost(b, D, D, e), hw, L));
         p.ops.push_back(makeOp("linear.wgrad", Pass::Backward, OpUnit::Tensor, gemmCost(b, D, D, e), hw, L));
     } else {
-        appendLayerOps(p.ops, shape, s, b, e, ew, eg, tr.flashAttention, hw);
+        // One rank's share: its tensor-parallel shard of the matrices, s / cp queries against all s keys.
+        appendLayerOps(p.ops, tensorParallelShard(shape, int(tp)), s / double(cp), b, e, ew, eg, tr.flashAttention, hw, s);
+        if (par.sequenceParallel && tp > 1) {
+            // Sequence parallelism splits the norms, residuals and dropouts over the TP ranks
+            // (Korthikanti et al. 2022 §4.2.2).
+            for (auto& op : p.ops) {
+                const std::string_view name = op.name;
+                if (name.rfind("norm_", 0) == 0 || name.rfind("residual_", 0) == 0)
+                    op = makeOp(op.name, op.pass, op.unit, {op.flops / double(tp), op.bytes / double(tp)}, hw, op.count);
+            }
+        }
         // Roofline bound on MFU: model FLOPs of one micro-batch over the ideal time of its ops.
         double ideal = 0;
         for (const auto& op : p.ops)
             ideal += op.timeSeconds * op.count;
-        const double microFlops = c.flopsPerToken * s * b;
+        const double microFlops = c.flopsPerToken * s * b / double(tp * cp); // this rank's share
         const double rooflineMfu = ideal > 0 ? microFlops / (ideal * hw.peakFlops) : 0;
         derive(p, "roofline.max_mfu", "{model_flops} / ({ideal_time} · {C})", rooflineMfu, "",
                "roofline: each op at max(F / C, Q / beta), no overlap between ops",
                {{"model_flops", microFlops}, {"ideal_time", ideal}, {"C", hw.peakFlops}});
-        if (t.mfu > rooflineMfu) {
+        if (sc.stepTime.mode == TimeMode::Mfu && sc.cluster.mfu > rooflineMfu) {
             char buf[160];
             std::snprintf(buf, sizeof buf,
                           "cluster.mfu %.2f is above the %.2f that the roofline allows for this layer at micro-batch %lld",
-                          t.mfu, rooflineMfu, static_cast<long long>(tr.microBatch));
+                          sc.cluster.mfu, rooflineMfu, static_cast<long long>(tr.microBatch));
             p.warnings.push_back({"mfu_above_roofline", buf});
         }
     }
+    // ---- Time and cost -------------------------------------------------------------------------
+    auto& t = p.time;
+    const double G = double(sc.cluster.gpus);
+    p.stepTime = predictStepTime(sc, p);
+    const auto& st = p.stepTime;
+    if (sc.stepTime.mode == TimeMode::Predicted && st.valid) {
+        t.mode = "predicted";
+        t.stepSeconds = st.step;
+        derive(p, "time.step_seconds",
+               "{compute} + {recompute} + {tp_comm} + {cp_comm} + {pp_comm} + {bubble} + {dp_comm} + {optimizer}",
+               t.stepSeconds, "s",
+               "predicted: per-op roofline times of one rank + exposed communication over the interconnect + the "
+               "pipeline bubble (core/steptime.h; Narayanan et al. 2021)",
+               {{"compute", st.compute}, {"recompute", st.recompute}, {"tp_comm", st.tpComm}, {"cp_comm", st.cpComm},
+                {"pp_comm", st.ppComm}, {"bubble", st.bubble}, {"dp_comm", st.dpComm}, {"optimizer", st.optimizer}});
+        t.seconds = c.steps * t.stepSeconds;
+        derive(p, "time.seconds", "{steps} · {step_seconds}", t.seconds, "s", "predicted step time × steps",
+               {{"steps", c.steps}, {"step_seconds", t.stepSeconds}});
+        t.mfu = st.mfu;
+        derive(p, "time.mfu", "{flops_per_step} / ({G} · {C} · {step_seconds})", t.mfu, "",
+               "Chowdhery et al. 2022 App. B: MFU = model FLOP/s achieved / peak FLOP/s",
+               {{"flops_per_step", c.flopsPerStep}, {"G", G}, {"C", hw.peakFlops}, {"step_seconds", t.stepSeconds}});
+        t.hfu = st.hfu;
+        derive(p, "time.hfu", "{MFU} · {hardware_flops} / {model_flops}", t.hfu, "",
+               "Chowdhery et al. 2022 App. B; Korthikanti et al. 2022: HFU counts recomputation",
+               {{"MFU", t.mfu}, {"hardware_flops", c.hardwareFlops}, {"model_flops", c.trainingFlops}});
+    } else {
+        t.mfu = sc.cluster.mfu;
+        t.seconds = c.trainingFlops / (G * hw.peakFlops * t.mfu);
+        derive(p, "time.seconds", "{F} / ({G} · {C} · {MFU})", t.seconds, "s",
+               "CS336 lecture 2: time = FLOPs / (GPUs × dense peak × MFU)",
+               {{"F", c.trainingFlops}, {"G", G}, {"C", hw.peakFlops}, {"MFU", t.mfu}});
+        t.hfu = t.mfu * ((c.flopsPerToken + recomputePerToken) / c.flopsPerToken); // exactly MFU without recompute
+        derive(p, "time.hfu", "{MFU} · {hardware_flops} / {model_flops}", t.hfu, "",
+               "Chowdhery et al. 2022 App. B; Korthikanti et al. 2022: HFU counts recomputation",
+               {{"MFU", t.mfu}, {"hardware_flops", c.hardwareFlops}, {"model_flops", c.trainingFlops}});
+        t.stepSeconds = c.flopsPerStep / (G * hw.peakFlops * t.mfu);
+        derive(p, "time.step_seconds", "{flops_per_step} / ({G} · {C} · {MFU})", t.stepSeconds, "s", kSrcCs336,
+               {{"flops_per_step", c.flopsPerStep}, {"G", G}, {"C", hw.peakFlops}, {"MFU", t.mfu}});
+    }
+    t.days = t.seconds / 86400.0;
+    derive(p, "time.days", "{seconds} / 86400", t.days, "days", kSrcCs336, {{"seconds", t.seconds}});
+    t.gpuHours = t.seconds * G / 3600.0;
+    derive(p, "time.gpu_hours", "{seconds} · {G} / 3600", t.gpuHours, "GPU-hours", "definition",
+           {{"seconds", t.seconds}, {"G", G}});
+    t.tokensPerSecond = c.tokensPerStep / t.stepSeconds;
+    p.cost.usd = t.gpuHours * sc.cluster.pricePerGpuHour;
+    derive(p, "cost.usd", "{gpu_hours} · {price}", p.cost.usd, "USD", "cluster.price_per_gpu_hour",
+           {{"gpu_hours", t.gpuHours}, {"price", sc.cluster.pricePerGpuHour}});
+    p.cost.energyKwh = t.gpuHours * hw.tdpWatts / 1000.0;
+    derive(p, "cost.energy_kwh", "{gpu_hours} · {tdp} / 1000", p.cost.energyKwh, "kWh", kSourceGpuTdp,
+           {{"gpu_hours", t.gpuHours}, {"tdp", hw.tdpWatts}});
+    if (gpu.calibration)
+        p.warnings.insert(p.warnings.end(), gpu.calibration->warnings.begin(), gpu.calibration->warnings.end());
+    if (hw.tdpWatts <= 0)
+        p.warnings.push_back({"no_tdp", gpu.name + " has no published TDP: energy is not estimated"});
+    if (c.steps < 1)
+        p.warnings.push_back({"fewer_tokens_than_a_step",
+                              "training.tokens is less than one global batch of tokens: the plan has under one step"});
+
     if (p.params.derivedShape)
         p.warnings.push_back({"derived_shape", "activations and the roofline use a derived shape: " + sc.model.shapeNote});
     return p;

@@ -1,10 +1,13 @@
 #include "format.h"
 
+#include "calibration.h"
+
 #include "estimate.h"
 
 #include <cmath>
 #include <cstdio>
 #include <sstream>
+#include <string_view>
 
 namespace napkin::core {
 
@@ -74,6 +77,49 @@ std::string csvEscape(const std::string& s)
     return o + "\"";
 }
 
+nlohmann::json perStageJson(const MemoryLedger& m)
+{
+    auto a = nlohmann::json::array();
+    for (std::size_t i = 0; i < m.perStage.size(); ++i) {
+        const auto& st = m.perStage[i];
+        a.push_back({{"stage", i},
+                     {"params", st.params},
+                     {"weights", st.weights},
+                     {"gradients", st.gradients},
+                     {"master_weights", st.master},
+                     {"optimizer_states", st.optimizer},
+                     {"activations", st.activations},
+                     {"temporaries", st.temporaries},
+                     {"tensors", st.tensors},
+                     {"in_flight_micro_batches", st.inFlight}});
+    }
+    return a;
+}
+
+nlohmann::json breakdownJson(const StepTimeBreakdown& b)
+{
+    auto link = [](double bw, bool crosses) {
+        return nlohmann::json{{"bandwidth", bw}, {"crosses_nodes", crosses}};
+    };
+    return {{"compute", b.compute},
+            {"recompute", b.recompute},
+            {"tp_comm", b.tpComm},
+            {"cp_comm", b.cpComm},
+            {"pp_comm", b.ppComm},
+            {"bubble", b.bubble},
+            {"dp_comm", b.dpComm},
+            {"optimizer", b.optimizer},
+            {"step", b.step},
+            {"micro_batch_seconds", b.microBatchSeconds},
+            {"dp_comm_before_overlap", b.dpCommTotal},
+            {"cp_comm_before_overlap", b.cpCommTotal},
+            {"links",
+             {{"tp", link(b.tpBandwidth, b.tpCrossesNodes)},
+              {"cp", link(b.cpBandwidth, b.cpCrossesNodes)},
+              {"pp", link(b.ppBandwidth, b.ppCrossesNodes)},
+              {"dp", link(b.dpBandwidth, b.dpCrossesNodes)}}}};
+}
+
 } // namespace
 
 std::string formulaText(const Derivation& d) { return render(d, false); }
@@ -86,6 +132,24 @@ std::string sourceText(const Derivation& d, const Plan& plan)
         return plan.hardware.memorySource();
     if (d.source == kSourceGpuTdp)
         return plan.hardware.tdpSource();
+    // With a calibration profile the peak C and the bandwidth beta of time and roofline formulas
+    // are measured: say so beside the formula's own source (rendered lazily, estimate() stays cheap).
+    if (const auto& cal = plan.hardware.gpu ? plan.hardware.gpu->calibration : nullptr) {
+        const auto dtype = parseDType(plan.hardware.computeDtype);
+        const bool peakMeasured = dtype && cal->peakMeasured(info(*dtype).peak);
+        bool usesC = false, usesBeta = false;
+        for (int i = 0; i < d.termCount; ++i) {
+            usesC = usesC || std::string_view(d.terms[std::size_t(i)].symbol) == "C";
+            usesBeta = usesBeta || std::string_view(d.terms[std::size_t(i)].symbol) == "beta";
+        }
+        std::string measured;
+        if (usesC)
+            measured = peakMeasured ? "C " : "";
+        if (usesBeta && cal->bandwidthMeasured())
+            measured += measured.empty() ? "beta " : "and beta ";
+        if (!measured.empty())
+            return std::string(d.source) + "; " + measured + cal->citation();
+    }
     return d.source;
 }
 
@@ -125,7 +189,7 @@ nlohmann::json planToJson(const Plan& p)
                    {"states_bytes_per_param", m.statesBytesPerParam},
                    {"params_per_rank", m.paramsPerRank},
                    {"most_loaded_stage", m.mostLoadedStage},
-                   {"per_stage", m.perStageTensors},
+                   {"per_stage", perStageJson(m)},
                    {"capacity", m.capacity},
                    {"headroom", m.headroom},
                    {"fits", m.fits}};
@@ -144,7 +208,9 @@ nlohmann::json planToJson(const Plan& p)
     const auto& t = p.time;
     j["time"] = {{"seconds", t.seconds}, {"days", t.days},        {"gpu_hours", t.gpuHours},
                  {"mfu", t.mfu},         {"hfu", t.hfu},          {"step_seconds", t.stepSeconds},
-                 {"tokens_per_second", t.tokensPerSecond}};
+                 {"tokens_per_second", t.tokensPerSecond}, {"mode", t.mode}};
+    if (p.stepTime.valid && std::string_view(t.mode) == "predicted")
+        j["time"]["breakdown"] = breakdownJson(p.stepTime);
     j["cost"] = {{"usd", p.cost.usd}, {"energy_kwh", p.cost.energyKwh}};
     const auto& h = p.hardware;
     j["hardware"] = {{"id", h.id()},
@@ -158,7 +224,11 @@ nlohmann::json planToJson(const Plan& p)
                      {"tdp_watts", h.tdpWatts},
                      {"source", h.source()},
                      {"memory_source", h.memorySource()},
-                     {"tdp_source", h.tdpSource()}};
+                     {"tdp_source", h.tdpSource()},
+                     {"origin", h.gpu->origin},
+                     {"bandwidth_source", h.bandwidthSource()}};
+    if (h.gpu->calibration)
+        j["hardware"]["calibration"] = calibrationToJson(*h.gpu->calibration);
     json ops = json::array();
     for (const auto& op : p.ops)
         ops.push_back({{"name", op.name},

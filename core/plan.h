@@ -31,6 +31,14 @@ struct Derivation {
     const char* source = "";
 };
 
+// One pipeline stage's tensors on one of its ranks (Megatron layout).
+struct StageMemory {
+    double params = 0;
+    double weights = 0, gradients = 0, master = 0, optimizer = 0, activations = 0, temporaries = 0;
+    double tensors = 0;   // sum of the above (before runtime overhead)
+    double inFlight = 0;  // micro-batches whose activations the stage holds at its peak
+};
+
 struct MemoryLedger {
     double weights = 0;
     double gradients = 0;
@@ -52,7 +60,7 @@ struct MemoryLedger {
     // Model parallelism (Megatron layout): the ledger above is the most loaded rank's.
     double paramsPerRank = 0;
     std::int64_t mostLoadedStage = 0;        // pipeline stage the ledger describes
-    std::vector<double> perStageTensors;     // tensor bytes of the first and the last stage (pp > 1)
+    std::vector<StageMemory> perStage;       // every pipeline stage, first to last (one entry when pp = 1)
     double bubbleFraction = 0;               // (p - 1) / (v · m); 0 without pipeline parallelism
 };
 
@@ -70,6 +78,7 @@ struct ComputeBudget {
 };
 
 struct TimeBudget {
+    const char* mode = "mfu"; // "mfu": cluster.mfu assumed; "predicted": from the step-time model
     double seconds = 0;
     double days = 0;
     double gpuHours = 0;
@@ -77,6 +86,29 @@ struct TimeBudget {
     double hfu = 0;
     double stepSeconds = 0;
     double tokensPerSecond = 0;
+};
+
+// Predicted step time (core/steptime.h): seconds per optimizer step on the critical path.
+struct StepTimeBreakdown {
+    bool valid = false;
+    double compute = 0;        // model work of all micro-batches at the roofline time of each op
+    double recompute = 0;      // recomputed forward work (selective or full)
+    double tpComm = 0;         // tensor-parallel all-reduce / all-gather + reduce-scatter, exposed
+    double cpComm = 0;         // context-parallel K/V ring traffic not hidden behind attention
+    double ppComm = 0;         // pipeline point-to-point sends
+    double bubble = 0;         // (p - 1) / v micro-batch slots of idle pipeline
+    double dpComm = 0;         // data-parallel gradient / parameter traffic not overlapped
+    double optimizer = 0;      // optimizer step: states read and written once at HBM bandwidth
+    double step = 0;           // sum of the above
+    double microBatchSeconds = 0; // one micro-batch through the slowest stage (compute + TP + CP + PP)
+    double tokensPerSecond = 0;
+    double mfu = 0;
+    double hfu = 0;
+    // Link bandwidths used (bytes/s, one direction) and whether each group crosses nodes.
+    double tpBandwidth = 0, cpBandwidth = 0, ppBandwidth = 0, dpBandwidth = 0;
+    bool tpCrossesNodes = false, cpCrossesNodes = false, ppCrossesNodes = false, dpCrossesNodes = false;
+    double dpCommTotal = 0;    // before overlap
+    double cpCommTotal = 0;    // before overlap
 };
 
 struct CostBudget {
@@ -96,9 +128,12 @@ struct HardwareSummary {
 
     const std::string& id() const { return gpu->id; }
     const std::string& name() const { return gpu->name; }
-    std::string source() const { return gpu->origin + ": " + gpu->sourceFlops; }
-    std::string memorySource() const { return gpu->origin + ": " + gpu->sourceMemory; }
-    std::string tdpSource() const { return gpu->origin + ": " + gpu->sourceTdp; }
+    // "spec sheet: URL", or for a calibration profile "measured by napkin-probe (FILE): gemm_bf16 ..."
+    // (or "spec (not measured in FILE): ..." for a column the probe did not measure). estimate.cpp.
+    std::string source() const;
+    std::string bandwidthSource() const;
+    std::string memorySource() const;
+    std::string tdpSource() const;
 };
 
 enum class Pass { Forward, Backward };
@@ -131,6 +166,7 @@ struct Plan {
     MemoryLedger memory;
     ComputeBudget compute;
     TimeBudget time;
+    StepTimeBreakdown stepTime;
     CostBudget cost;
     HardwareSummary hardware;
     std::vector<RooflineOp> ops; // one layer forward and backward, then the logits

@@ -33,13 +33,28 @@ RooflineOp makeOp(const char* name, Pass pass, OpUnit unit, OpCost cost, const H
     return op;
 }
 
+TransformerShape tensorParallelShard(const TransformerShape& m, int t)
+{
+    if (t <= 1)
+        return m;
+    auto split = [t](std::int64_t x) { return std::max<std::int64_t>(1, (x + t - 1) / t); };
+    TransformerShape r = m;
+    r.heads = split(m.heads);
+    r.kvHeads = split(m.kvHeads);
+    r.ffn = split(m.ffn);
+    r.vocab = split(m.vocab);
+    return r;
+}
+
 void appendLayerOps(std::vector<RooflineOp>& ops, const TransformerShape& m, double s, double b, double e, double w,
-                    double g, bool flash, const HardwareSummary& hw)
+                    double g, bool flash, const HardwareSummary& hw, double keyLen)
 {
     const double n = s * b, h = double(m.dModel), a = double(m.heads), hd = double(m.headDim);
     const double qd = a * hd, kvd = double(m.kvHeads) * hd, f = double(m.ffn), V = double(m.vocab);
     const double L = double(m.layers);
-    const double scores = b * a * s * s;
+    const double keys = keyLen > 0 ? keyLen : s;
+    const double nk = keys * b; // key/value rows read by attention
+    const double scores = b * a * s * keys;
     const bool swiglu = m.ffnKind == FfnKind::Swiglu;
     const double upWidth = swiglu ? 2 * f : f;
     // Norm FLOPs per element: LayerNorm 9 forward / 14 backward (Calculon, layers.py LayerNorm);
@@ -77,11 +92,11 @@ void appendLayerOps(std::vector<RooflineOp>& ops, const TransformerShape& m, dou
     if (flash) {
         // FlashAttention: QK^T and PV (2 x 2 b a s² hd) plus ~5 softmax ops per score, scores kept
         // on chip: reads Q, K, V and writes O once (Dao et al. 2022). No causal halving.
-        fwd("attention_flash", OpUnit::Tensor, {4 * scores * hd + 5 * scores, e * n * (2 * qd + 2 * kvd)}, L);
+        fwd("attention_flash", OpUnit::Tensor, {4 * scores * hd + 5 * scores, e * (2 * n * qd + 2 * nk * kvd)}, L);
     } else {
-        fwd("scores_qk", OpUnit::Tensor, {2 * scores * hd, e * n * (qd + kvd) + e * scores}, L);
+        fwd("scores_qk", OpUnit::Tensor, {2 * scores * hd, e * (n * qd + nk * kvd) + e * scores}, L);
         fwd("softmax", OpUnit::Vector, {5 * scores, 2 * e * scores}, L);
-        fwd("scores_v", OpUnit::Tensor, {2 * scores * hd, e * scores + e * n * kvd + e * n * qd}, L);
+        fwd("scores_v", OpUnit::Tensor, {2 * scores * hd, e * scores + e * nk * kvd + e * n * qd}, L);
     }
     gemmFwd(out);
     fwd("residual_attn", OpUnit::Vector, {n * h, 3 * e * n * h}, L);
@@ -112,11 +127,11 @@ void appendLayerOps(std::vector<RooflineOp>& ops, const TransformerShape& m, dou
     if (flash) {
         // FlashAttention-2 backward: 5 matmuls against the forward's 2 (2.5x), recomputing P on chip;
         // reads Q, K, V, O, dO and writes dQ, dK, dV.
-        bwd("attention_flash.bwd", OpUnit::Tensor, {10 * scores * hd + 8 * scores, e * n * (4 * qd + 4 * kvd)}, L);
+        bwd("attention_flash.bwd", OpUnit::Tensor, {10 * scores * hd + 8 * scores, e * (4 * n * qd + 4 * nk * kvd)}, L);
     } else {
-        bwd("scores_v.bwd", OpUnit::Tensor, {4 * scores * hd, e * n * qd + e * n * kvd + 2 * e * scores + e * n * kvd}, L);
+        bwd("scores_v.bwd", OpUnit::Tensor, {4 * scores * hd, e * n * qd + 2 * e * nk * kvd + 2 * e * scores}, L);
         bwd("softmax.bwd", OpUnit::Vector, {3 * scores, 3 * e * scores}, L);
-        bwd("scores_qk.bwd", OpUnit::Tensor, {4 * scores * hd, e * scores + 2 * e * n * (qd + kvd)}, L);
+        bwd("scores_qk.bwd", OpUnit::Tensor, {4 * scores * hd, e * scores + 2 * e * (n * qd + nk * kvd)}, L);
     }
     gemmBwd(qkv);
     bwd("norm_attn.bwd", OpUnit::Vector, {normB * n * h, 3 * e * n * h + g * h}, L);

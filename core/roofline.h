@@ -22,7 +22,13 @@ RooflineOp makeOp(const char* name, Pass pass, OpUnit unit, OpCost cost, const H
 
 // One transformer layer at micro-batch b and sequence s, forward then backward, then the logits
 // and loss (count 1). eAct: activation bytes; eW: weight bytes; eG: gradient bytes.
+// keyLen: keys each query attends to (context parallelism: s / cp queries against all s keys);
+// 0 means s. For a tensor-parallel rank pass the rank's shard (tensorParallelShard).
 void appendLayerOps(std::vector<RooflineOp>& ops, const TransformerShape& m, double s, double b, double eAct,
-                    double eW, double eG, bool flash, const HardwareSummary& hw);
+                    double eW, double eG, bool flash, const HardwareSummary& hw, double keyLen = 0);
+
+// One tensor-parallel rank's share of a layer (Shoeybi et al. 2019, Megatron-LM §3): attention heads,
+// KV heads (at least one: replicated when kv_heads < t), the MLP width and the vocabulary split t ways.
+TransformerShape tensorParallelShard(const TransformerShape& m, int t);
 
 } // namespace napkin::core

@@ -1,5 +1,6 @@
 #include "scenario.h"
 
+#include "calibration.h"
 #include "jsonreader.h"
 
 #include <cmath>
@@ -33,6 +34,41 @@ const char* toString(OptimizerKind o)
     case OptimizerKind::Muon: return "muon";
     }
     return "";
+}
+
+const char* toString(Fsdp f)
+{
+    switch (f) {
+    case Fsdp::None: return "none";
+    case Fsdp::Full: return "full";
+    case Fsdp::GradOp: return "grad_op";
+    case Fsdp::Hybrid: return "hybrid";
+    }
+    return "";
+}
+
+const char* toString(TimeMode m) { return m == TimeMode::Predicted ? "predicted" : "mfu"; }
+
+int effectiveZeroStage(const Scenario& sc)
+{
+    switch (sc.parallel.fsdp) {
+    case Fsdp::Full:
+    case Fsdp::Hybrid: return 3;
+    case Fsdp::GradOp: return 2;
+    case Fsdp::None: break;
+    }
+    return sc.parallel.zeroStage;
+}
+
+std::int64_t shardGroupSize(const Scenario& sc, std::int64_t dp)
+{
+    if (sc.parallel.fsdp != Fsdp::Hybrid)
+        return std::max<std::int64_t>(1, dp);
+    // HYBRID_SHARD shards inside a node: the data-parallel ranks that share one node (Megatron rank
+    // order puts TP, then CP, innermost).
+    const std::int64_t inner = std::int64_t(std::max(1, sc.parallel.tp)) * std::max(1, sc.parallel.cp);
+    const std::int64_t perNode = std::max<std::int64_t>(1, sc.parallel.gpusPerNode / inner);
+    return std::max<std::int64_t>(1, std::min(dp, perNode));
 }
 
 const char* toString(FlopsConvention f)
@@ -327,16 +363,61 @@ void readPrecision(const nlohmann::json& node, const Catalog& catalog, Scenario&
     r.finish();
 }
 
-void readCluster(const nlohmann::json& node, const Catalog& catalog, Scenario& sc, Errors& errors)
+// cluster.gpu = "calibration:FILE": a napkin-probe profile (calibration.h), read once here so that
+// estimate() does no IO. FILE is relative to the scenario's directory (the cwd without one). Every
+// error names cluster.gpu and quotes the profile's own JSON path.
+std::shared_ptr<const GpuSpec> readCalibrationGpu(const std::string& value, const Catalog& catalog, Errors& errors,
+                                                  const std::string& baseDir, const FileReader& reader)
+{
+    const std::string path = value.substr(kCalibrationPrefix.size());
+    const std::string allowed = "calibration:FILE with a napkin.calibration/1 profile whose status is ok";
+    if (path.empty()) {
+        errors.push_back({"cluster.gpu", shortDump(value), "names no profile file", allowed});
+        return nullptr;
+    }
+    std::string full = path;
+    if (!baseDir.empty() && full.front() != '/')
+        full = baseDir + "/" + full;
+    std::string why;
+    const auto text = reader(full, why);
+    if (!text) {
+        errors.push_back({"cluster.gpu", shortDump(value), why + " (" + full + ")", allowed});
+        return nullptr;
+    }
+    Errors inner;
+    const auto profile = loadCalibrationProfile(*text, catalog, inner);
+    for (const auto& e : inner)
+        errors.push_back({"cluster.gpu", shortDump(value),
+                          "profile " + e.field + (e.value.empty() ? "" : " = " + e.value) + ": " + e.why, e.allowed});
+    if (!profile)
+        return nullptr;
+    auto gpu = std::make_shared<const GpuSpec>(calibratedGpu(*profile, path, catalog));
+    if (gpu->bandwidthBytesPerSecond <= 0) {
+        errors.push_back({"cluster.gpu", shortDump(value),
+                          "the profile has no verified memory bandwidth (hbm_copy, hbm_scale, hbm_triad or hbm_read) and "
+                          "its device \"" + profile->devices.front().name + "\" matches no catalogue GPU",
+                          allowed});
+        return nullptr;
+    }
+    return gpu;
+}
+
+void readCluster(const nlohmann::json& node, const Catalog& catalog, Scenario& sc, Errors& errors,
+                 const std::string& baseDir, const FileReader& reader)
 {
     ObjectReader r(node, "cluster", errors);
     auto& c = sc.cluster;
     if (auto id = r.string("gpu", true)) {
-        if (const auto* g = catalog.gpu(*id)) {
+        if (id->rfind(kCalibrationPrefix, 0) == 0) {
+            if (auto g = readCalibrationGpu(*id, catalog, errors, baseDir, reader)) {
+                c.gpuId = *id;
+                sc.gpu = std::move(g);
+            }
+        } else if (const auto* g = catalog.gpu(*id)) {
             c.gpuId = *id;
             sc.gpu = std::make_shared<const GpuSpec>(*g);
         } else {
-            r.error("gpu", shortDump(*id), "unknown GPU", catalog.gpuIds());
+            r.error("gpu", shortDump(*id), "unknown GPU", catalog.gpuIds() + ", or calibration:FILE");
         }
     }
     c.gpus = r.integer("gpus", 1, kMaxGpus, true).value_or(0);
@@ -381,7 +462,7 @@ Scenario parseScenario(const nlohmann::json& doc, const Catalog& catalog, Errors
                            .value_or(OptimizerKind::AdamW);
         r.finish();
     }
-    readCluster(section("cluster"), catalog, sc, errors);
+    readCluster(section("cluster"), catalog, sc, errors, baseDir, reader);
     {
         ObjectReader r(section("parallel"), "parallel", errors);
         auto& pa = sc.parallel;
@@ -394,6 +475,20 @@ Scenario parseScenario(const nlohmann::json& doc, const Catalog& catalog, Errors
             pa.dp = r.integer("dp", 1, kMaxGpus).value_or(0);
         pa.sequenceParallel = r.boolean("sequence_parallel").value_or(false);
         pa.gpusPerNode = int(r.integer("gpus_per_node", 1, 1024).value_or(8));
+        pa.fsdp = r.choice<Fsdp>("fsdp", {{"none", Fsdp::None}, {"full", Fsdp::Full}, {"grad_op", Fsdp::GradOp},
+                                          {"hybrid", Fsdp::Hybrid}})
+                      .value_or(Fsdp::None);
+        r.finish();
+    }
+    {
+        ObjectReader r(section("step_time"), "step_time", errors);
+        auto& st = sc.stepTime;
+        st.mode = r.choice<TimeMode>("mode", {{"mfu", TimeMode::Mfu}, {"predicted", TimeMode::Predicted}})
+                      .value_or(TimeMode::Mfu);
+        if (const auto* c = r.child("intra_node_bandwidth"); c && !(c->is_string() && c->get<std::string>() == "auto"))
+            st.intraNodeBandwidth = r.number("intra_node_bandwidth", 1e8, 1e14).value_or(0);
+        st.interNodeBandwidth = r.number("inter_node_bandwidth", 1e8, 1e14).value_or(5e10);
+        st.overlapDp = r.boolean("overlap_dp").value_or(true);
         r.finish();
     }
     {
@@ -435,6 +530,11 @@ Scenario parseScenario(const nlohmann::json& doc, const Catalog& catalog, Errors
             else if (pa.dp == 0)
                 pa.dp = gpus / mp;
         }
+        if (pa.fsdp != Fsdp::None && pa.zeroStage != 0 && pa.zeroStage != effectiveZeroStage(sc))
+            errors.push_back({"parallel.zero", std::to_string(pa.zeroStage),
+                              std::string("conflicts with parallel.fsdp \"") + toString(pa.fsdp) + "\" (ZeRO-" +
+                                  std::to_string(effectiveZeroStage(sc)) + ")",
+                              "0 (let parallel.fsdp decide) or " + std::to_string(effectiveZeroStage(sc))});
         if (sc.model.kind == ModelKind::Mlp && mp > 1)
             errors.push_back({"parallel.tp", std::to_string(pa.tp), "the toy model runs data-parallel only", "tp = pp = cp = 1"});
         if (sc.model.kind != ModelKind::Mlp) {

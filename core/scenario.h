@@ -19,6 +19,10 @@ namespace napkin::core {
 enum class Recompute { None, Selective, Full };
 enum class OptimizerKind { Sgd, Momentum, AdaGrad, RmsProp, Adam, AdamW, Lion, Adafactor, Muon };
 enum class FlopsConvention { Auto, SixPT, Palm, Megatron };
+// PyTorch FSDP sharding strategies (Zhao et al. 2023, PyTorch FSDP): FULL_SHARD is ZeRO-3,
+// SHARD_GRAD_OP is ZeRO-2, HYBRID_SHARD is ZeRO-3 inside a node and replication across nodes.
+enum class Fsdp { None, Full, GradOp, Hybrid };
+enum class TimeMode { Mfu, Predicted };
 
 struct TrainingConfig {
     double tokens = 0;
@@ -57,6 +61,16 @@ struct ParallelConfig {
     std::int64_t dp = 0;      // resolved: GPUs / (tp · pp · cp)
     bool sequenceParallel = false;
     int gpusPerNode = 8;
+    Fsdp fsdp = Fsdp::None;
+};
+
+// How step time is obtained: the seeds' "assume an MFU", or predicted from per-op roofline times
+// plus communication over the interconnect (core/steptime.h).
+struct StepTimeConfig {
+    TimeMode mode = TimeMode::Mfu;
+    double intraNodeBandwidth = 0;   // bytes/s per GPU, one direction; 0: auto (catalogue interconnect / 2)
+    double interNodeBandwidth = 5e10; // bytes/s per GPU, one direction (one 400 Gb/s NIC per GPU)
+    bool overlapDp = true;           // data-parallel gradient traffic overlaps the last backward
 };
 
 struct OverheadConfig {
@@ -78,7 +92,13 @@ struct Scenario {
     ParallelConfig parallel;
     FlopsConvention flops = FlopsConvention::Auto;
     OverheadConfig overhead;
+    StepTimeConfig stepTime;
 };
+
+// The sharding stage that applies (FSDP strategies map to ZeRO stages) and the number of ranks the
+// states are sharded over (HYBRID_SHARD: the data-parallel ranks inside one node).
+int effectiveZeroStage(const Scenario& scenario);
+std::int64_t shardGroupSize(const Scenario& scenario, std::int64_t dataParallel);
 
 // Default comm buffers when gpus > 1: NCCL allocates NCCL_BUFFSIZE (4 MiB) per channel per peer
 // type; 256 MiB covers the usual 32 channels x 2 protocols (NCCL environment variable docs).
@@ -87,6 +107,8 @@ constexpr double kDefaultCommBufferBytes = 268435456.0;
 const char* toString(Recompute r);
 const char* toString(OptimizerKind o);
 const char* toString(FlopsConvention f);
+const char* toString(Fsdp f);
+const char* toString(TimeMode m);
 int optimizerStates(OptimizerKind o); // per parameter; Adafactor is factored (see ledger)
 
 // The built-in default scenario document (resources/default-scenario.json).

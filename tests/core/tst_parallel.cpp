@@ -81,7 +81,10 @@ private slots:
         plan = core::estimate(scenario({"cluster.gpus=64", "parallel.pp=4", "training.global_batch=1024"}));
         const double first = 8 * perLayer + emb, last = 8 * perLayer + head + fin;
         QCOMPARE(plan.memory.paramsPerRank, plan.memory.mostLoadedStage == 0 ? first : last);
-        QCOMPARE(plan.memory.perStageTensors.size(), std::size_t(2));
+        QCOMPARE(plan.memory.perStage.size(), std::size_t(4));
+        QCOMPARE(plan.memory.perStage[0].params, first);
+        QCOMPARE(plan.memory.perStage[3].params, last);
+        QCOMPARE(plan.memory.perStage[1].params, 8 * perLayer); // middle stages: layers only
         // ZeRO-1 shards the optimizer over the 16 data-parallel ranks, not all 64 GPUs.
         QCOMPARE(plan.compute.dataParallel, std::int64_t(16));
         QCOMPARE(plan.memory.optimizerStates, plan.memory.paramsPerRank * 8 / 16);
@@ -102,7 +105,15 @@ private slots:
         QCOMPARE(four.memory.mostLoadedStage, std::int64_t(0));
         QCOMPARE(four.memory.activations, 32 * one.memory.activationsPerLayer);
         QCOMPARE(four.memory.temporaries, 0.0);
-        QVERIFY(four.memory.perStageTensors[0] > four.memory.perStageTensors[1]);
+        QCOMPARE(four.memory.perStage.size(), std::size_t(4));
+        // 1F1B: stage i holds min(p - i, m) micro-batches: 4, 3, 2, 1.
+        for (int i = 0; i < 4; ++i) {
+            QCOMPARE(four.memory.perStage[std::size_t(i)].inFlight, double(4 - i));
+            if (i > 0)
+                QVERIFY(four.memory.perStage[std::size_t(i - 1)].tensors > four.memory.perStage[std::size_t(i)].tensors ||
+                        i == 3); // the last stage adds the logits
+        }
+        QCOMPARE(four.memory.perStage[1].activations, 3 * 8 * one.memory.activationsPerLayer);
     }
 
     void constraints_data()
