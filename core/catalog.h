@@ -8,12 +8,15 @@
 
 #include <array>
 #include <iosfwd>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace napkin::core {
+
+struct Calibration; // calibration.h
 
 struct GpuSpec {
     std::string id;
@@ -33,7 +36,10 @@ struct GpuSpec {
     std::string sourceMemory, sourceBandwidth, sourceFlops, sourceTdp, sourceInterconnect;
     std::vector<std::string> unsourced;
     std::string notes;
-    std::string origin = "spec sheet";
+    std::string origin = "spec sheet"; // "measured" for a calibration profile
+    // Set when the values come from a napkin-probe profile (calibration.h): what was measured, the
+    // spec values they replaced, and the measured points.
+    std::shared_ptr<const Calibration> calibration;
 
     double peak(PeakColumn c) const { return denseFlopsPerSecond[static_cast<std::size_t>(c)]; }
 };

@@ -259,6 +259,31 @@ nlohmann::json planToJson(const Plan& p)
     return j;
 }
 
+// "  measured     by napkin-probe (FILE): bf16 790 TFLOP/s (spec 989.5, 80%), ..." for a profile.
+static std::string measuredText(const Plan& p)
+{
+    if (!p.hardware.gpu || !p.hardware.gpu->calibration)
+        return {};
+    const auto& cal = *p.hardware.gpu->calibration;
+    const auto dtype = parseDType(p.hardware.computeDtype);
+    static constexpr std::array<const char*, 6> columns{"fp32", "tf32", "fp16", "bf16", "fp8", "fp4"};
+    std::string out = "  measured     " + cal.citation().substr(std::string_view("measured ").size()) + ":";
+    bool first = true;
+    for (const auto& r : calibrationRows(cal)) {
+        const bool compute = dtype && r.key == columns[std::size_t(info(*dtype).peak)];
+        if (r.key != "bandwidth" && !compute)
+            continue;
+        const double scale = 1e12; // TB/s and TFLOP/s
+        out += std::string(first ? " " : ", ") + r.key + " ";
+        out += r.planned ? formatNumber(r.measured / scale) : "not measured, spec " + formatNumber(r.spec / scale);
+        out += r.unit == "B/s" ? " TB/s" : " TFLOP/s";
+        if (r.planned && r.spec > 0)
+            out += " (spec " + formatNumber(r.spec / scale) + ", " + formatNumber(std::round(r.achieved() * 100)) + "%)";
+        first = false;
+    }
+    return out + "\n"; // cal.warnings are among the plan's warnings
+}
+
 std::string planToText(const Plan& p)
 {
     std::ostringstream o;
@@ -267,7 +292,7 @@ std::string planToText(const Plan& p)
     o << "  model        " << p.modelName << ", " << formatNumber(p.params.total) << " parameters\n";
     o << "  hardware     " << p.hardware.name() << ": " << formatNumber(p.hardware.peakFlops / 1e12) << " TFLOP/s dense "
       << p.hardware.computeDtype << ", " << formatNumber(p.hardware.bandwidth / 1e12) << " TB/s, ridge "
-      << formatNumber(std::round(p.hardware.ridge * 100) / 100) << " FLOP/byte\n\n";
+      << formatNumber(std::round(p.hardware.ridge * 100) / 100) << " FLOP/byte\n" << measuredText(p) << "\n";
     o << "Memory per GPU\n";
     auto row = [&](const char* name, double v) {
         char buf[128];

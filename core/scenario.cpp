@@ -388,7 +388,9 @@ std::shared_ptr<const GpuSpec> readCalibrationGpu(const std::string& value, cons
     const auto profile = loadCalibrationProfile(*text, catalog, inner);
     for (const auto& e : inner)
         errors.push_back({"cluster.gpu", shortDump(value),
-                          "profile " + e.field + (e.value.empty() ? "" : " = " + e.value) + ": " + e.why, e.allowed});
+                          (e.field == "profile" ? "profile" : "profile " + e.field) +
+                              (e.value.empty() ? "" : " = " + e.value) + ": " + e.why,
+                          e.allowed});
     if (!profile)
         return nullptr;
     auto gpu = std::make_shared<const GpuSpec>(calibratedGpu(*profile, path, catalog));

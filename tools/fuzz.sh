@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Fuzz napkin's loaders with libFuzzer under ASan + UBSan.
 #   tools/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]     (default 60 s, every target)
-# Targets: fuzz_scenario fuzz_hf_config fuzz_catalog fuzz_set fuzz_quantity. Crashing inputs land
+# Targets: fuzz_scenario fuzz_hf_config fuzz_catalog fuzz_set fuzz_quantity fuzz_calibration. Crashing inputs land
 # in build/fuzz/artifacts/; each run's last status line is printed (runs, coverage, corpus).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(fuzz_scenario fuzz_hf_config fuzz_catalog fuzz_set fuzz_quantity)
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz_scenario fuzz_hf_config fuzz_catalog fuzz_set fuzz_quantity fuzz_calibration)
 
 if [ -z "${NAPKIN_FUZZ_NOBUILD:-}" ]; then  # set it to run several fuzz.sh at once on one build
     cmake --preset fuzz >/dev/null

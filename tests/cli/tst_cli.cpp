@@ -159,6 +159,7 @@ private slots:
     // Valid input, hand-computed values.
     void planDefaultJson();
     void plan70BOn1024Gpus();
+    void planWithCalibrationProfile();
     void fitFp32();
     void opGemm();
     void opRelu();
@@ -375,6 +376,32 @@ void TestCli::planDefaultJson()
     const double total = mem.value(QStringLiteral("total")).toDouble();
     QVERIFY(total > 0);
     NAPKIN_CHECK_CLOSE(total, sum, 1e-9);
+}
+
+// cluster.gpu=calibration:FILE: the hand-set H100 profile's measured values reach the plan
+// (hbm_read 3.00e12 B/s, gemm_bf16 7.9e14 FLOP/s); a hostile profile is invalid input naming the field.
+void TestCli::planWithCalibrationProfile()
+{
+    const QString good = QStringLiteral("cluster.gpu=calibration:") + dataPath(QStringLiteral("calibration/good_h100.json"));
+    const QJsonObject j = runJson({QStringLiteral("plan"), QStringLiteral("--set"), good, QStringLiteral("--format"),
+                                   QStringLiteral("json")});
+    QVERIFY(!QTest::currentTestFailed());
+    QCOMPARE(at(j, QStringLiteral("hardware.origin")).toString(), QStringLiteral("measured"));
+    QVERIFY2(at(j, QStringLiteral("hardware.source")).toString().startsWith(QStringLiteral("measured by napkin-probe (")),
+             qPrintable(at(j, QStringLiteral("hardware.source")).toString()));
+    QCOMPARE(at(j, QStringLiteral("hardware.bandwidth")).toDouble(), 3.0e12);
+    QCOMPARE(at(j, QStringLiteral("hardware.peak_flops")).toDouble(), 7.9e14);
+    NAPKIN_CHECK_CLOSE(at(j, QStringLiteral("roofline.ridge")).toDouble(), 7.9e14 / 3.0e12, 1e-12);
+    QCOMPARE(at(j, QStringLiteral("hardware.calibration.matched_gpu")).toString(), QStringLiteral("h100-sxm"));
+
+    const QString bad = QStringLiteral("cluster.gpu=calibration:") + dataPath(QStringLiteral("calibration/negative.json"));
+    const QString v = invalidInputViolation({QStringLiteral("plan"), QStringLiteral("--set"), bad},
+                                            {QStringLiteral("cluster.gpu"), QStringLiteral("devices[0].results[8].median")});
+    QVERIFY2(v.isEmpty(), qPrintable(v));
+    const QString driver = QStringLiteral("cluster.gpu=calibration:") + dataPath(QStringLiteral("calibration/no_driver.json"));
+    const QString w = invalidInputViolation({QStringLiteral("plan"), QStringLiteral("--set"), driver},
+                                            {QStringLiteral("cluster.gpu"), QStringLiteral("no_driver")});
+    QVERIFY2(w.isEmpty(), qPrintable(w));
 }
 
 void TestCli::plan70BOn1024Gpus()
