@@ -19,13 +19,13 @@ CheckpointChart::CheckpointChart(QWidget* parent) : QWidget(parent), m_plot(new 
     m_plot->addGraph(); // the best k
     m_plot->graph(1)->setLineStyle(QCPGraph::lsNone);
     m_plot->graph(2)->setLineStyle(QCPGraph::lsNone);
-    m_plot->graph(0)->setName(tr("ceil(L/k) · boundary + k · layer"));
+    m_plot->graph(0)->setName(tr("L/k boundaries + k layers"));
     m_plot->graph(1)->setName(tr("this scenario's k"));
     m_plot->graph(2)->setName(tr("smallest"));
     m_plot->xAxis->setLabel(tr("checkpoint every k layers"));
     m_plot->legend->setVisible(true);
-    m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignHCenter);
-    setMinimumHeight(160);
+    m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    setMinimumHeight(260);
     updateColors();
 }
 
@@ -50,10 +50,10 @@ void CheckpointChart::setCurve(const core::ScenarioCheckpointCurve& curve, std::
     m_plot->graph(2)->data()->clear();
     if (curve.bestK > 0)
         m_plot->graph(2)->setData({double(curve.bestK)}, {curve.bestBytes / unitBytes}, true);
-    m_plot->yAxis->setLabel(tr("activations per GPU (%1)").arg(unitName));
+    m_plot->yAxis->setLabel(unitName);
     m_plot->rescaleAxes();
     const auto yr = m_plot->yAxis->range();
-    m_plot->yAxis->setRange(0, yr.upper * 1.35); // room for the legend above the curve
+    m_plot->yAxis->setRange(0, yr.upper * 1.7); // room for the legend above the curve
     m_plot->xAxis->setRange(0.5, std::max(2.0, double(curve.bytes.size()) + 0.5));
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
@@ -71,6 +71,9 @@ void CheckpointChart::updateColors()
 {
     const QPalette pal = palette();
     chartstyle::applyPalette(m_plot, pal);
+    QFont small = font();
+    small.setPointSizeF(font().pointSizeF() * 0.8);
+    m_plot->legend->setFont(small);
     const bool dark = chartstyle::isDark(pal);
     const QColor line = dark ? QColor(0x7f, 0xb8, 0xff) : QColor(0x1f, 0x5f, 0xb4);
     m_plot->graph(0)->setPen(QPen(line, 2));

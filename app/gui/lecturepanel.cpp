@@ -56,16 +56,16 @@ LecturePanel::LecturePanel(LectureController* lecture, PlanController* plan, QWi
     v->addWidget(m_numbers);
     v->addWidget(m_derivationHeading);
     v->addWidget(m_derivation);
+    m_dtypeFrame->setObjectName(QStringLiteral("lectureFocusFrame"));
     auto* dv = new QVBoxLayout(m_dtypeFrame);
-    dv->setContentsMargins(0, 0, 0, 0);
+    dv->setContentsMargins(4, 4, 4, 4);
     dv->addWidget(m_dtypeTable);
+    dv->addWidget(m_chart);
     v->addWidget(m_dtypeFrame, 1);
-    v->addWidget(m_chart, 1);
     v->addWidget(m_hint);
     v->addStretch();
     v->addWidget(m_keys);
-    m_dtypeTable->setColumnCount(4);
-    m_dtypeTable->setHorizontalHeaderLabels({tr("Format"), tr("Bits"), tr("Stored"), tr("Note")});
+    m_dtypeTable->setColumnCount(3);
     m_dtypeTable->verticalHeader()->hide();
     m_dtypeTable->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_dtypeTable->setFocusPolicy(Qt::NoFocus);
@@ -184,6 +184,8 @@ void LecturePanel::updateFonts()
     QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
     mono.setPointSizeF(pt * 1.25);
     m_derivation->setFont(mono);
+    m_dtypeTable->setFont(body);
+    m_dtypeTable->verticalHeader()->setDefaultSectionSize(QFontMetrics(body).height() + 8);
     QFont small = base;
     small.setPointSizeF(pt * 0.85);
     m_counter->setFont(small);
@@ -222,36 +224,38 @@ void LecturePanel::refreshStep()
     m_hint->setText(tr("Try: %1").arg(QString::fromStdString(step->hint).toHtmlEscaped()));
     m_hint->setVisible(!step->hint.empty());
 
-    m_dtypeFrame->setVisible(step->dtypeValue.has_value());
+    m_dtypeTable->setVisible(step->dtypeValue.has_value());
     if (step->dtypeValue) {
         const auto all = core::storeInAll(*step->dtypeValue);
         m_dtypeTable->setRowCount(int(all.size()));
-        const QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
+        QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
+        mono.setPointSizeF(m_dtypeTable->font().pointSizeF() * 0.9);
         for (int r = 0; r < int(all.size()); ++r) {
             const auto& s = all[std::size_t(r)];
             const auto& f = core::info(s.type);
-            QString note = QString::fromStdString(s.note);
+            QString stored = QString::number(s.stored, 'g', 6);
             if (s.underflow)
-                note = tr("underflows to zero");
+                stored += tr(" (underflow)");
             else if (s.overflow)
-                note = f.hasInfinity ? tr("overflows to infinity") : tr("saturates");
-            const QString cells[] = {QString::fromLatin1(f.id.data(), qsizetype(f.id.size())),
-                                     QString::fromStdString(s.signBits + " " + s.exponentBits + " " + s.mantissaBits),
-                                     QString::number(s.stored, 'g', 9), note};
-            for (int c = 0; c < 4; ++c) {
+                stored += f.hasInfinity ? tr(" (overflow)") : tr(" (saturated)");
+            const QString cells[] = {QString::fromLatin1(f.id.data(), qsizetype(f.id.size())), stored,
+                                     QString::fromStdString(s.signBits + " " + s.exponentBits + " " + s.mantissaBits)};
+            for (int c = 0; c < 3; ++c) {
                 auto* item = new QTableWidgetItem(cells[c]);
-                if (c == 1)
+                if (c == 2)
                     item->setFont(mono);
                 m_dtypeTable->setItem(r, c, item);
             }
         }
-        m_dtypeTable->setHorizontalHeaderLabels({tr("Format"), tr("Bits (sign exponent mantissa)"),
-                                                 tr("%1 is stored as").arg(QString::number(*step->dtypeValue, 'g', 9)), tr("Note")});
+        m_dtypeTable->setHorizontalHeaderLabels({tr("Format"), tr("%1 is stored as").arg(QString::number(*step->dtypeValue, 'g', 9)),
+                                                 tr("Bits: sign exponent mantissa")});
     }
     m_chart->setVisible(step->focus == core::LectureFocus::Checkpoint);
+    m_dtypeFrame->setVisible(step->dtypeValue.has_value() || step->focus == core::LectureFocus::Checkpoint);
     const bool focusHere = step->focus == core::LectureFocus::Dtype || step->focus == core::LectureFocus::Checkpoint;
-    const QString frame = QStringLiteral("border: 3px solid %1;").arg(palette().color(QPalette::Highlight).name());
-    m_dtypeFrame->setStyleSheet(focusHere ? QStringLiteral("QFrame { %1 }").arg(frame) : QString());
+    const QString color = highContrastPalette().color(QPalette::Highlight).name();
+    m_dtypeFrame->setStyleSheet(focusHere ? QStringLiteral("QFrame#lectureFocusFrame { border: 4px solid %1; }").arg(color) : QString());
+    m_dtypeFrame->setFont(font());
     refreshLive();
 }
 

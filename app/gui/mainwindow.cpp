@@ -452,12 +452,19 @@ void MainWindow::setLectureMode(bool on)
 {
     // Projector fonts (+8 pt) and a high-contrast theme: white on black, yellow for the focus.
     QFont f = QApplication::font();
-    f.setPointSize(m_baseFontPoints + (on ? 8 : 0) + m_zoom);
+    f.setPointSize(m_baseFontPoints + (on ? 5 : 0) + m_zoom);
     QApplication::setFont(f);
     if (on) {
         m_paletteBeforeLecture = QApplication::palette();
         QApplication::setStyle(QStyleFactory::create(QStringLiteral("Fusion")));
         QApplication::setPalette(LecturePanel::highContrastPalette());
+        // Widgets with their own style sheet (the summary's value buttons) take the new palette
+        // only when polished again.
+        for (auto* w : findChildren<QWidget*>())
+            if (!w->styleSheet().isEmpty()) {
+                w->style()->unpolish(w);
+                w->style()->polish(w);
+            }
     } else {
         QApplication::setPalette(m_paletteBeforeLecture);
         highlightPanel(QString());
@@ -465,7 +472,7 @@ void MainWindow::setLectureMode(bool on)
     }
     m_lectureDock->setVisible(on);
     if (on) // the presenter panel takes about a third of the screen
-        resizeDocks({m_lectureDock}, {width() * 36 / 100}, Qt::Horizontal);
+        resizeDocks({m_lectureDock}, {width() * 32 / 100}, Qt::Horizontal);
     if (m_lectureFullScreen)
         on ? showFullScreen() : showNormal();
 }
@@ -474,12 +481,16 @@ void MainWindow::highlightPanel(const QString& focus)
 {
     m_highlighted = m_frames.contains(focus) ? focus : QString();
     const QString color = LecturePanel::highContrastPalette().color(QPalette::Highlight).name();
-    for (auto it = m_frames.begin(); it != m_frames.end(); ++it)
+    for (auto it = m_frames.begin(); it != m_frames.end(); ++it) {
         it.value()->setStyleSheet(it.key() == m_highlighted
-                                      ? QStringLiteral("QGroupBox { border: 4px solid %1; margin-top: 1.4em; font-weight: bold; }"
+                                      ? QStringLiteral("QGroupBox { border: 4px solid %1; margin-top: 1.2em; padding-top: 0.3em; }"
                                                        "QGroupBox::title { subcontrol-origin: margin; left: 8px; color: %1; }")
                                             .arg(color)
                                       : QString());
+        // A style sheet resolves the font once: give the highlighted frame the projector size, and
+        // let the others inherit again.
+        it.value()->setFont(it.key() == m_highlighted ? QApplication::font() : QFont());
+    }
 }
 
 QString MainWindow::exportLectureHandout(const QString& file, bool letter)

@@ -133,9 +133,10 @@ private slots:
         auto* table = m_window->lecturePanel()->dtypeTable();
         QVERIFY(table->isVisible());
         QCOMPARE(table->item(1, 0)->text(), QStringLiteral("fp16"));
-        QCOMPARE(table->item(1, 2)->text(), QStringLiteral("0"));       // 1e-8 underflows in fp16
+        QCOMPARE(table->item(1, 1)->text(), QStringLiteral("0 (underflow)")); // 1e-8 underflows in fp16
         QCOMPARE(table->item(2, 0)->text(), QStringLiteral("bf16"));
-        QVERIFY(table->item(2, 2)->text().startsWith(QStringLiteral("1.0")));  // and survives in bf16
+        QCOMPARE(table->item(2, 1)->text(), QStringLiteral("1.00117e-08"));   // and survives in bf16
+        QCOMPARE(table->item(2, 2)->text(), QStringLiteral("0 01100100 0101100"));
         QVERIFY(!m_window->roofline()->showSeedOps());
 
         m_window->startLecture(stepIndexOf(l, "checkpointing"));
