@@ -49,6 +49,11 @@ Commands
                          scenarios side by side with deltas (text, json, md, csv, html, pdf)
   chart ledger|roofline [SCENARIO.json] --format png|svg|pdf -o OUT [--size WxH]
   fit [SCENARIO.json]    largest model and micro-batch that fit the cluster
+  search [SCENARIO.json] [--top N] [--keep-recompute] [--keep-zero]
+                         fastest parallel layouts (TP, PP, virtual stages, CP, DP, micro-batch,
+                         recompute, ZeRO) that fit, by predicted step time
+  gpus-for [SCENARIO.json] --deadline-days D
+                         fewest GPUs that fit and train the scenario's tokens within D days
   op gemm --m M --k K --n N [--dtype bf16] [--exact]
   op relu|gelu|dot|matvec --n N [--dtype bf16]
                          FLOPs, bytes, intensity and bound of one operation on the scenario's GPU
@@ -128,10 +133,18 @@ bool parseArgs(int argc, char** argv, Options& o, Errors& errors)
             o.dtype = value("--dtype");
         } else if (a == "--exact") {
             o.exact = true;
+        } else if (a == "--top") {
+            o.top = value("--top");
+        } else if (a == "--deadline-days") {
+            o.deadlineDays = value("--deadline-days");
+        } else if (a == "--keep-recompute") {
+            o.keepRecompute = true;
+        } else if (a == "--keep-zero") {
+            o.keepZero = true;
         } else if ((a == "--help" || a == "-h" || a == "--version") && o.command.empty()) {
             o.command = a == "-h" ? "--help" : a;
         } else if (a.size() > 1 && a[0] == '-' && !(a.size() > 1 && (std::isdigit(static_cast<unsigned char>(a[1])) != 0))) {
-            errors.push_back({a, "", "unknown option", "--set, --format, -o, --m, --k, --n, --dtype, --exact, --step-time, --tokens-per-second, --peak-allocated, --peak-reserved, --size, --page, --title, --gib, --help"});
+            errors.push_back({a, "", "unknown option", "--set, --format, -o, --m, --k, --n, --dtype, --exact, --step-time, --tokens-per-second, --peak-allocated, --peak-reserved, --size, --page, --title, --gib, --top, --deadline-days, --keep-recompute, --keep-zero, --help"});
         } else if (o.command.empty()) {
             o.command = a;
         } else {
@@ -576,7 +589,7 @@ int run(int argc, char** argv, std::ostream& out, std::ostream& err)
         }
         if (o.command.empty() || o.command == "--help" || o.command == "help") {
             if (o.command.empty())
-                err << "error: no command given (allowed: plan, fit, op, presets, dtype, reconcile, compare, chart)\n";
+                err << "error: no command given (allowed: plan, fit, search, gpus-for, op, presets, dtype, reconcile, compare, chart)\n";
             (o.command.empty() ? err : out) << kUsage;
             return o.command.empty() ? InvalidInput : Ok;
         }
@@ -586,13 +599,15 @@ int run(int argc, char** argv, std::ostream& out, std::ostream& err)
         }
         if (o.command == "plan") return cmdPlan(o, out, err);
         if (o.command == "fit") return cmdFit(o, out, err);
+        if (o.command == "search") return cmdSearch(o, out, err);
+        if (o.command == "gpus-for") return cmdGpusFor(o, out, err);
         if (o.command == "op") return cmdOp(o, out, err);
         if (o.command == "presets") return cmdPresets(o, out, err);
         if (o.command == "dtype") return cmdDtype(o, out, err);
         if (o.command == "reconcile") return cmdReconcile(o, out, err);
         if (o.command == "compare") return cmdCompare(o, out, err);
         if (o.command == "chart") return cmdChart(o, err);
-        err << "error: unknown command '" << o.command << "' (allowed: plan, fit, op, presets, dtype, reconcile, compare, chart; see --help)\n";
+        err << "error: unknown command '" << o.command << "' (allowed: plan, fit, search, gpus-for, op, presets, dtype, reconcile, compare, chart; see --help)\n";
         return InvalidInput;
     } catch (const std::exception& e) {
         err << "internal error: " << e.what() << "\n";

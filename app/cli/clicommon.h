@@ -24,6 +24,8 @@ struct Options {
     std::optional<std::string> m, k, n, dtype;
     std::optional<std::string> stepTime, tokensPerSecond, peakAllocated, peakReserved;
     std::optional<std::string> size, page, title;
+    std::optional<std::string> top, deadlineDays;
+    bool keepRecompute = false, keepZero = false;
     bool gib = false;
     bool exact = false;
 };
@@ -41,5 +43,8 @@ bool checkFormat(const Options& o, std::initializer_list<const char*> allowed, s
 int cmdPresets(const Options& o, std::ostream& out, std::ostream& err);
 int cmdDtype(const Options& o, std::ostream& out, std::ostream& err);
 int cmdReconcile(const Options& o, std::ostream& out, std::ostream& err);
+// Solvers in solvecommands.cpp.
+int cmdSearch(const Options& o, std::ostream& out, std::ostream& err);
+int cmdGpusFor(const Options& o, std::ostream& out, std::ostream& err);
 
 } // namespace napkin::cli::detail

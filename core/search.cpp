@@ -1,0 +1,282 @@
+#include "search.h"
+
+#include "estimate.h"
+#include "format.h"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdio>
+
+namespace napkin::core {
+
+void applyLayout(Scenario& sc, const Layout& l)
+{
+    sc.parallel.tp = l.tp;
+    sc.parallel.pp = l.pp;
+    sc.parallel.virtualStages = l.virtualStages;
+    sc.parallel.cp = l.cp;
+    sc.parallel.dp = l.dp;
+    sc.parallel.zeroStage = l.zero;
+    sc.parallel.fsdp = Fsdp::None;
+    sc.training.microBatch = l.microBatch;
+    sc.training.recompute = l.recompute;
+}
+
+Layout layoutOf(const Scenario& sc)
+{
+    Layout l;
+    l.tp = sc.parallel.tp;
+    l.pp = sc.parallel.pp;
+    l.virtualStages = sc.parallel.virtualStages;
+    l.cp = sc.parallel.cp;
+    l.dp = sc.parallel.dp;
+    l.microBatch = sc.training.microBatch;
+    l.recompute = sc.training.recompute;
+    l.zero = effectiveZeroStage(sc);
+    return l;
+}
+
+namespace {
+
+std::vector<std::int64_t> divisors(std::int64_t n, std::int64_t cap)
+{
+    std::vector<std::int64_t> d;
+    for (std::int64_t i = 1; i <= n && i <= cap; ++i)
+        if (n % i == 0)
+            d.push_back(i);
+    return d;
+}
+
+struct Component {
+    const char* name;
+    double StepTimeBreakdown::*field;
+};
+constexpr std::array<Component, 8> kComponents{{{"compute", &StepTimeBreakdown::compute},
+                                                {"recomputation", &StepTimeBreakdown::recompute},
+                                                {"tensor-parallel traffic", &StepTimeBreakdown::tpComm},
+                                                {"context-parallel traffic", &StepTimeBreakdown::cpComm},
+                                                {"pipeline sends", &StepTimeBreakdown::ppComm},
+                                                {"pipeline bubble", &StepTimeBreakdown::bubble},
+                                                {"data-parallel traffic", &StepTimeBreakdown::dpComm},
+                                                {"optimizer update", &StepTimeBreakdown::optimizer}}};
+
+std::string explainBest(const LayoutResult& r)
+{
+    // The two largest parts of the step, and the memory it leaves.
+    std::array<std::pair<double, const char*>, 8> parts{};
+    for (std::size_t i = 0; i < kComponents.size(); ++i)
+        parts[i] = {r.time.*(kComponents[i].field), kComponents[i].name};
+    std::sort(parts.begin(), parts.end(), [](auto a, auto b) { return a.first > b.first; });
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "fastest: %s %.0f%% of the step, %s %.0f%%; %s of memory to spare",
+                  parts[0].second, 100 * parts[0].first / r.time.step, parts[1].second,
+                  100 * parts[1].first / r.time.step, formatBytes(r.headroom).c_str());
+    return buf;
+}
+
+std::string explainAgainst(const LayoutResult& r, const LayoutResult& best)
+{
+    // The part of the step that grew most against the best layout.
+    double worst = 0;
+    const char* name = "compute";
+    for (const auto& c : kComponents) {
+        const double d = r.time.*(c.field) - best.time.*(c.field);
+        if (d > worst) {
+            worst = d;
+            name = c.name;
+        }
+    }
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "+%.1f%% step time vs #1: more %s (+%.3g s)", 100 * (r.time.step / best.time.step - 1),
+                  name, worst);
+    return buf;
+}
+
+const char* recomputeName(Recompute r) { return toString(r); }
+
+} // namespace
+
+SearchResult searchLayouts(const Scenario& base, const SearchOptions& opt)
+{
+    const auto t0 = std::chrono::steady_clock::now();
+    SearchResult out;
+    Scenario sc = base;
+    sc.stepTime.mode = TimeMode::Predicted;
+    const bool isMlp = sc.model.kind == ModelKind::Mlp;
+    const std::int64_t G = sc.cluster.gpus;
+    const auto& shape = sc.model.shape;
+    const std::int64_t heads = isMlp ? 1 : shape.heads, kv = isMlp ? 1 : std::max<std::int64_t>(1, shape.kvHeads);
+    const std::int64_t layers = isMlp ? 1 : shape.layers;
+    const std::int64_t seq = isMlp ? 1 : sc.training.seqLen;
+    const std::int64_t globalBatch = sc.training.globalBatch;
+
+    // The same constraints the scenario loader checks (core/scenario.cpp).
+    std::vector<std::int64_t> tps;
+    for (auto t : divisors(heads, heads))
+        if ((kv % t == 0 || t % kv == 0) && G % t == 0)
+            tps.push_back(t);
+    std::vector<std::int64_t> cps;
+    for (auto c : divisors(seq, opt.maxContextParallel))
+        if ((c & (c - 1)) == 0) // powers of two, as ring attention implementations require
+            cps.push_back(c);
+    const std::vector<Recompute> recomputes =
+        opt.searchRecompute ? std::vector<Recompute>{Recompute::None, Recompute::Selective, Recompute::Full}
+                            : std::vector<Recompute>{base.training.recompute};
+    std::vector<int> zeros;
+    if (opt.searchZero)
+        zeros = {0, 1, 2, 3};
+    else
+        zeros = {effectiveZeroStage(base)};
+    const bool keepFsdp = !opt.searchZero;
+
+    std::vector<LayoutResult> kept; // a bounded list, fastest first
+    auto consider = [&](const Layout& l) {
+        applyLayout(sc, l);
+        if (keepFsdp)
+            sc.parallel.fsdp = base.parallel.fsdp, sc.parallel.zeroStage = base.parallel.zeroStage;
+        const Plan p = estimate(sc);
+        ++out.evaluated;
+        if (!p.memory.fits) {
+            ++out.rejectedMemory;
+            return;
+        }
+        if (!p.stepTime.valid)
+            return;
+        ++out.feasible;
+        const double step = p.stepTime.step;
+        if (int(kept.size()) >= opt.top && step >= kept.back().time.step)
+            return;
+        LayoutResult r;
+        r.layout = l;
+        r.layout.zero = effectiveZeroStage(sc);
+        r.time = p.stepTime;
+        r.memoryTotal = p.memory.total;
+        r.headroom = p.memory.headroom;
+        r.accumulationSteps = p.compute.accumulationSteps;
+        const auto at = std::upper_bound(kept.begin(), kept.end(), step,
+                                         [](double s, const LayoutResult& x) { return s < x.time.step; });
+        kept.insert(at, std::move(r));
+        if (int(kept.size()) > opt.top)
+            kept.pop_back();
+    };
+
+    for (const auto tp : tps)
+        for (const auto cp : cps) {
+            if (G % (tp * cp) != 0)
+                continue;
+            for (const auto pp : divisors(layers, layers)) {
+                if (G % (tp * cp * pp) != 0)
+                    continue;
+                const std::int64_t dp = G / (tp * cp * pp);
+                std::vector<std::int64_t> vs{1};
+                if (pp > 1)
+                    vs = divisors(layers / pp, opt.maxVirtualStages);
+                for (std::int64_t mb = 1; mb <= opt.maxMicroBatch; mb *= 2) {
+                    if (globalBatch % (mb * dp) != 0) {
+                        ++out.rejectedBatch;
+                        continue;
+                    }
+                    for (const auto v : vs)
+                        for (const auto rc : recomputes)
+                            for (const int z : zeros) {
+                                if (dp == 1 && z > 0 && opt.searchZero)
+                                    continue; // nothing to shard over: identical to ZeRO-0
+                                consider({int(tp), int(pp), int(v), int(cp), dp, mb, rc, z});
+                            }
+                }
+            }
+        }
+    out.best = std::move(kept);
+    for (std::size_t i = 0; i < out.best.size(); ++i)
+        out.best[i].why = i == 0 ? explainBest(out.best[0]) : explainAgainst(out.best[i], out.best[0]);
+    out.elapsedSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return out;
+}
+
+GpuCountResult fewestGpusForDeadline(const Scenario& base, double deadlineDays)
+{
+    GpuCountResult r;
+    Scenario sc = base;
+    const std::int64_t mp = std::int64_t(std::max(1, sc.parallel.tp)) * std::max(1, sc.parallel.pp) * std::max(1, sc.parallel.cp);
+    constexpr std::int64_t kMaxGpus = 10000000;
+    auto ok = [&](std::int64_t dp, double* days, double* mem) {
+        sc.cluster.gpus = dp * mp;
+        sc.parallel.dp = dp;
+        const Plan p = estimate(sc);
+        ++r.evaluated;
+        if (days)
+            *days = p.time.days;
+        if (mem)
+            *mem = p.memory.total;
+        return p.memory.fits && p.time.days <= deadlineDays;
+    };
+    std::int64_t hi = 1;
+    while (!ok(hi, nullptr, nullptr)) {
+        if (hi * mp > kMaxGpus)
+            return r;
+        hi *= 2;
+    }
+    std::int64_t lo = hi / 2; // lo fails (or is 0), hi passes
+    while (hi - lo > 1) {
+        const std::int64_t mid = lo + (hi - lo) / 2;
+        (ok(mid, nullptr, nullptr) ? hi : lo) = mid;
+    }
+    ok(hi, &r.days, &r.memoryTotal);
+    r.found = true;
+    r.gpus = hi * mp;
+    return r;
+}
+
+nlohmann::json searchToJson(const SearchResult& r, const Scenario& sc)
+{
+    using nlohmann::json;
+    json results = json::array();
+    int rank = 1;
+    for (const auto& x : r.best) {
+        const auto& l = x.layout;
+        const auto& t = x.time;
+        results.push_back({{"rank", rank++},
+                           {"layout",
+                            {{"tp", l.tp},
+                             {"pp", l.pp},
+                             {"virtual_stages", l.virtualStages},
+                             {"cp", l.cp},
+                             {"dp", l.dp},
+                             {"micro_batch", l.microBatch},
+                             {"recompute", recomputeName(l.recompute)},
+                             {"zero", l.zero}}},
+                           {"step_seconds", t.step},
+                           {"tokens_per_second", t.tokensPerSecond},
+                           {"mfu", t.mfu},
+                           {"hfu", t.hfu},
+                           {"accumulation_steps", x.accumulationSteps},
+                           {"memory_bytes", x.memoryTotal},
+                           {"headroom_bytes", x.headroom},
+                           {"breakdown",
+                            {{"compute", t.compute},
+                             {"recompute", t.recompute},
+                             {"tp_comm", t.tpComm},
+                             {"cp_comm", t.cpComm},
+                             {"pp_comm", t.ppComm},
+                             {"bubble", t.bubble},
+                             {"dp_comm", t.dpComm},
+                             {"optimizer", t.optimizer}}},
+                           {"why", x.why}});
+    }
+    return {{"schema", "napkin.search/1"},
+            {"scenario", sc.name},
+            {"model", sc.model.name},
+            {"gpu", sc.gpu->id},
+            {"gpus", sc.cluster.gpus},
+            {"global_batch", sc.training.globalBatch},
+            {"evaluated", r.evaluated},
+            {"feasible", r.feasible},
+            {"rejected", {{"does_not_fit", r.rejectedMemory}, {"batch_not_divisible", r.rejectedBatch}}},
+            {"elapsed_seconds", r.elapsedSeconds},
+            {"source", "predicted step time (core/steptime.h): per-op roofline + communication + bubble; optimistic, "
+                       "see docs/plan-schema.md"},
+            {"results", results}};
+}
+
+} // namespace napkin::core

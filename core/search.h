@@ -1,0 +1,72 @@
+#pragma once
+// Best parallel layout: every (TP, PP, virtual stages, CP, DP, micro-batch, recompute, ZeRO stage) for
+// the scenario's model on its GPUs, ranked by predicted step time (core/steptime.h) among the layouts
+// whose most loaded rank fits in memory. The global batch stays fixed, so a shorter step is more tokens
+// per second.
+
+#include "plan.h"
+#include "scenario.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace napkin::core {
+
+struct Layout {
+    int tp = 1, pp = 1, virtualStages = 1, cp = 1;
+    std::int64_t dp = 1;
+    std::int64_t microBatch = 1;
+    Recompute recompute = Recompute::None;
+    int zero = 0;
+};
+
+struct LayoutResult {
+    Layout layout;
+    StepTimeBreakdown time;
+    double memoryTotal = 0;
+    double headroom = 0;
+    std::int64_t accumulationSteps = 0;
+    std::string why; // why it wins or, for the others, what costs it against the best
+};
+
+struct SearchOptions {
+    int top = 10;
+    int maxMicroBatch = 64;
+    int maxVirtualStages = 8;
+    int maxContextParallel = 32;
+    bool searchRecompute = true; // false: keep the scenario's recompute mode
+    bool searchZero = true;      // false: keep the scenario's ZeRO stage / FSDP strategy
+};
+
+struct SearchResult {
+    std::vector<LayoutResult> best; // fastest first
+    std::int64_t evaluated = 0;     // layouts whose plan was computed
+    std::int64_t feasible = 0;      // of those, the ones that fit
+    std::int64_t rejectedMemory = 0;
+    std::int64_t rejectedBatch = 0; // global batch not a multiple of micro-batch x DP
+    double elapsedSeconds = 0;
+};
+
+// Applies a layout to a scenario (parallel section, micro-batch, recompute); FSDP is cleared.
+void applyLayout(Scenario& scenario, const Layout& layout);
+Layout layoutOf(const Scenario& scenario);
+
+// Fewest GPUs (a multiple of the scenario's tp · pp · cp) whose plan fits and finishes the scenario's
+// tokens within deadlineDays, in the scenario's time mode. Assumes time falls as GPUs are added
+// (doubling, then bisection); found = false when even 10^7 GPUs miss it.
+struct GpuCountResult {
+    bool found = false;
+    std::int64_t gpus = 0;
+    double days = 0;
+    double memoryTotal = 0;
+    std::int64_t evaluated = 0;
+};
+GpuCountResult fewestGpusForDeadline(const Scenario& scenario, double deadlineDays);
+
+SearchResult searchLayouts(const Scenario& scenario, const SearchOptions& options = {});
+nlohmann::json searchToJson(const SearchResult& result, const Scenario& scenario);
+
+} // namespace napkin::core

@@ -1,0 +1,378 @@
+// The predicted step time (core/steptime.h), the layout search and the GPU-count solver
+// (core/search.h), checked against Megatron-LM (Narayanan et al. 2021, arXiv 2104.04473) equations 2-4
+// on that paper's Table 1 configurations, and against hand computations.
+#include "testsupport.h"
+
+#include "roofline.h"
+#include "search.h"
+#include "steptime.h"
+
+#include <cmath>
+#include <vector>
+
+using namespace napkin;
+
+namespace {
+
+core::Scenario build(const std::vector<std::string>& sets)
+{
+    nlohmann::json doc = core::defaultScenarioJson();
+    core::Errors errors;
+    for (const auto& s : sets)
+        core::applySet(doc, s, errors);
+    auto sc = core::parseScenario(doc, core::builtinCatalog(), errors);
+    if (!errors.empty())
+        qWarning("%s", core::describe(errors.front()).c_str());
+    return sc;
+}
+
+core::Errors errorsOf(const std::vector<std::string>& sets)
+{
+    nlohmann::json doc = core::defaultScenarioJson();
+    core::Errors errors;
+    for (const auto& s : sets)
+        core::applySet(doc, s, errors);
+    core::parseScenario(doc, core::builtinCatalog(), errors);
+    return errors;
+}
+
+// Narayanan et al. 2021, Table 1 (GPT models, V = 51,200, s = 2,048, A100 80 GB, full recomputation):
+// parameters (billions), heads, hidden size, layers, TP, PP, GPUs, batch, achieved TFLOP/s per GPU.
+struct MegatronRow {
+    const char* name;
+    double billions;
+    int heads, hidden, layers, tp, pp, gpus, batch;
+    double teraflopsPerGpu;
+};
+const MegatronRow kTable1[] = {
+    {"1.7B", 1.7, 24, 2304, 24, 1, 1, 32, 512, 137},         {"3.6B", 3.6, 32, 3072, 30, 2, 1, 64, 512, 138},
+    {"7.5B", 7.5, 32, 4096, 36, 4, 1, 128, 512, 142},        {"18.4B", 18.4, 48, 6144, 40, 8, 1, 256, 1024, 135},
+    {"39.1B", 39.1, 64, 8192, 48, 8, 2, 512, 1536, 138},     {"76.1B", 76.1, 80, 10240, 60, 8, 4, 1024, 1792, 140},
+    {"145.6B", 145.6, 96, 12288, 80, 8, 8, 1536, 2304, 148}, {"310.1B", 310.1, 128, 16384, 96, 8, 16, 1920, 2160, 155},
+    {"529.6B", 529.6, 128, 20480, 105, 8, 35, 2520, 2520, 163}, {"1008.0B", 1008.0, 160, 25600, 128, 8, 64, 3072, 3072, 163},
+};
+
+std::vector<std::string> megatronModel(const MegatronRow& r)
+{
+    // A GPT-3-style decoder: learned positions, LayerNorm, biases everywhere, GELU MLP of 4h, tied
+    // embeddings (Narayanan et al. 2021 §5.1).
+    return {"model.kind=transformer",
+            "model.layers=" + std::to_string(r.layers),
+            "model.d_model=" + std::to_string(r.hidden),
+            "model.heads=" + std::to_string(r.heads),
+            "model.kv_heads=" + std::to_string(r.heads),
+            "model.ffn=" + std::to_string(4 * r.hidden),
+            "model.ffn_kind=gelu",
+            "model.vocab=51200",
+            "model.tied_embeddings=true",
+            "model.norm=layernorm",
+            "model.biases=all",
+            "model.positions=learned",
+            "model.max_positions=2048",
+            "training.seq_len=2048",
+            "cluster.gpu=a100-sxm4-80gb",
+            "precision.plan=megatron",
+            "flops.convention=megatron",
+            "training.recompute=full"};
+}
+
+void addTableRows()
+{
+    for (const auto& r : kTable1)
+        QTest::newRow(r.name) << int(&r - kTable1);
+}
+
+} // namespace
+
+class TestStepTime : public QObject {
+    Q_OBJECT
+private slots:
+    void megatronEq2Parameters_data()
+    {
+        QTest::addColumn<int>("row");
+        addTableRows();
+    }
+    void megatronEq2Parameters()
+    {
+        // Eq. 2: P = 12 l h² (1 + 13/(12h) + (V + s)/(12 l h)). Napkin counts the same tensors exactly and
+        // adds the final LayerNorm (2h), which eq. 2 leaves out.
+        QFETCH(int, row);
+        const auto& r = kTable1[row];
+        const double l = r.layers, h = r.hidden, V = 51200, s = 2048;
+        const double eq2 = 12 * l * h * h * (1 + 13 / (12 * h) + (V + s) / (12 * l * h));
+        QVERIFY2(std::fabs(eq2 / 1e9 - r.billions) <= 0.05 + 1e-3 * r.billions, qPrintable(QString::number(eq2 / 1e9)));
+        auto sets = megatronModel(r);
+        sets.push_back("cluster.gpus=1");
+        const auto plan = core::estimate(build(sets));
+        QCOMPARE(plan.params.total, eq2 + 2 * h);
+    }
+
+    void megatronEq3HardwareFlops_data()
+    {
+        QTest::addColumn<int>("row");
+        addTableRows();
+    }
+    void megatronEq3HardwareFlops()
+    {
+        // Eq. 3: F = 96 B s l h² (1 + s/(6h) + V/(16 l h)) per iteration with full recomputation: Napkin's
+        // hardware FLOPs of one iteration under the Megatron convention.
+        QFETCH(int, row);
+        const auto& r = kTable1[row];
+        const double B = r.batch, s = 2048, l = r.layers, h = r.hidden, V = 51200;
+        const double eq3 = 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
+        auto sets = megatronModel(r);
+        sets.push_back("cluster.gpus=" + std::to_string(r.gpus));
+        sets.push_back("parallel.tp=" + std::to_string(r.tp));
+        sets.push_back("parallel.pp=" + std::to_string(r.pp));
+        sets.push_back("training.global_batch=" + std::to_string(r.batch));
+        sets.push_back("training.tokens=" + std::to_string(r.batch * 2048)); // one iteration
+        const auto plan = core::estimate(build(sets));
+        QCOMPARE(plan.compute.steps, 1.0);
+        QVERIFY(std::fabs(plan.compute.hardwareFlops / eq3 - 1) < 1e-12);
+    }
+
+    void megatronEq4TrainingTime_data()
+    {
+        QTest::addColumn<int>("row");
+        QTest::addColumn<double>("tokens");
+        QTest::addColumn<double>("days");
+        // §5.1: GPT-3 175B (the 145.6B-class configuration at h = 12288, l = 96) on 300B tokens with
+        // 1,024 A100s at X = 140 TFLOP/s: about 34 days; the 1T model on 450B tokens with 3,072 A100s at
+        // 163 TFLOP/s: about 84 days.
+        QTest::newRow("gpt3-175b") << -1 << 300e9 << 34.0;
+        QTest::newRow("1T") << 9 << 450e9 << 84.0;
+    }
+    void megatronEq4TrainingTime()
+    {
+        // Eq. 4: end-to-end time ≈ 8 T P / (n X). Napkin's time at an HFU of X / peak is eq. 3's FLOPs
+        // over the same throughput, within the terms eq. 4 drops (s/6h, V/16lh: under 3% here).
+        QFETCH(int, row);
+        QFETCH(double, tokens);
+        QFETCH(double, days);
+        MegatronRow r = row >= 0 ? kTable1[row] : MegatronRow{"175B", 174.6, 96, 12288, 96, 8, 8, 1024, 1536, 140};
+        auto sets = megatronModel(r);
+        sets.push_back("cluster.gpus=" + std::to_string(r.gpus));
+        sets.push_back("parallel.tp=" + std::to_string(r.tp));
+        sets.push_back("parallel.pp=" + std::to_string(r.pp));
+        sets.push_back("training.global_batch=" + std::to_string(r.batch));
+        sets.push_back("training.tokens=" + QByteArray::number(tokens).toStdString());
+        auto sc = build(sets);
+        const double X = r.teraflopsPerGpu * 1e12, C = 312e12;
+        // MFU that gives HFU = X / C: MFU = HFU · model / hardware FLOPs.
+        const auto probe = core::estimate(sc);
+        sc.cluster.mfu = X / C * probe.compute.trainingFlops / probe.compute.hardwareFlops;
+        const auto plan = core::estimate(sc);
+        QVERIFY(std::fabs(plan.time.hfu - X / C) < 1e-12);
+        const double eq4 = 8 * tokens * plan.params.total / (double(r.gpus) * X) / 86400;
+        QVERIFY2(std::fabs(plan.time.days / eq4 - 1) < 0.03, qPrintable(QString::number(plan.time.days / eq4)));
+        QVERIFY2(std::fabs(eq4 / days - 1) < 0.03, qPrintable(QString::number(eq4)));
+    }
+
+    void predictionIsAboveWhatMegatronAchieved_data()
+    {
+        QTest::addColumn<int>("row");
+        addTableRows();
+    }
+    void predictionIsAboveWhatMegatronAchieved()
+    {
+        // The predicted mode is optimistic by construction (every op at its roofline bound). On each
+        // Table 1 run it must predict at least the throughput Megatron-LM measured, and stay physical.
+        QFETCH(int, row);
+        const auto& r = kTable1[row];
+        auto sets = megatronModel(r);
+        sets.push_back("cluster.gpus=" + std::to_string(r.gpus));
+        sets.push_back("parallel.tp=" + std::to_string(r.tp));
+        sets.push_back("parallel.pp=" + std::to_string(r.pp));
+        sets.push_back("training.global_batch=" + std::to_string(r.batch));
+        sets.push_back("step_time.mode=predicted");
+        const auto plan = core::estimate(build(sets));
+        QVERIFY(plan.stepTime.valid);
+        QCOMPARE(QString::fromLatin1(plan.time.mode), QStringLiteral("predicted"));
+        const double achievedHfu = r.teraflopsPerGpu * 1e12 / 312e12;
+        QVERIFY2(plan.time.hfu >= achievedHfu, qPrintable(QString::number(plan.time.hfu)));
+        QVERIFY2(plan.time.hfu < 1.0, qPrintable(QString::number(plan.time.hfu)));
+        QVERIFY(plan.time.mfu < plan.time.hfu); // full recomputation
+    }
+
+    void stepIsTheSumOfItsParts()
+    {
+        const auto plan = core::estimate(build({"model.preset=llama-2-70b", "cluster.gpus=512", "parallel.tp=8",
+                                                "parallel.pp=4", "parallel.virtual_stages=2", "parallel.cp=2",
+                                                "training.global_batch=256", "step_time.mode=predicted"}));
+        const auto& b = plan.stepTime;
+        QVERIFY(b.valid);
+        const double sum = b.compute + b.recompute + b.tpComm + b.cpComm + b.ppComm + b.bubble + b.dpComm + b.optimizer;
+        QVERIFY(std::fabs(b.step / sum - 1) < 1e-12);
+        // Narayanan et al. 2021 §2.2: the bubble is (p - 1) / v micro-batch slots: (4 - 1) / 2 here.
+        QVERIFY(std::fabs(b.bubble / (1.5 * b.microBatchSeconds) - 1) < 1e-12);
+        // m = 256 / (micro-batch 1 x dp 8) = 32 micro-batches; the bubble fraction of the compute is (p-1)/(v m).
+        QCOMPARE(plan.compute.accumulationSteps, std::int64_t(32));
+        QVERIFY(std::fabs(b.bubble / (32 * b.microBatchSeconds) - plan.memory.bubbleFraction) < 1e-12);
+        QVERIFY(std::fabs(plan.time.stepSeconds - b.step) < 1e-15);
+        QVERIFY(std::fabs(plan.time.seconds - plan.compute.steps * b.step) < 1e-6 * plan.time.seconds);
+        QVERIFY(std::fabs(b.mfu - plan.compute.flopsPerStep / (512 * plan.hardware.peakFlops * b.step)) < 1e-12);
+        // TP (8) stays inside a node; CP spans tp·cp = 16 ranks: across nodes at 8 GPUs per node.
+        QVERIFY(!b.tpCrossesNodes);
+        QVERIFY(b.cpCrossesNodes);
+        QCOMPARE(b.tpBandwidth, 450e9); // NVLink 4: 900 GB/s bidirectional
+        QCOMPARE(b.cpBandwidth, 50e9);
+    }
+
+    void toyModelByHand()
+    {
+        // The seeds' deep linear model on one H100: width D = 4096, 4 layers, batch 1024 (one
+        // micro-batch). Each layer runs 3 GEMMs of 2·B·D² FLOPs (forward, dX, dW), all compute-bound
+        // (intensity B·D²/(2BD + D²) = 683 FLOP/B > ridge 295), so compute = 12 · 2 · B · D² / C.
+        const auto plan = core::estimate(build({"model.kind=mlp", "model.width=4096", "model.layers=4",
+                                                "training.micro_batch=1024", "training.global_batch=1024",
+                                                "cluster.gpus=1", "parallel.zero=0", "step_time.mode=predicted"}));
+        const double B = 1024, D = 4096, C = 989.5e12, beta = 3.35e12;
+        const auto& b = plan.stepTime;
+        QVERIFY(b.valid);
+        QVERIFY(std::fabs(b.compute / (12 * 2 * B * D * D / C) - 1) < 1e-12);
+        QCOMPARE(b.tpComm + b.cpComm + b.ppComm + b.bubble + b.dpComm + b.recompute, 0.0);
+        // Optimizer: read + write the master copy and both Adam states, read the gradient and write
+        // the weight: P · (2·4 + 2·2·4 + 2 + 2) bytes for the bf16-mixed plan (fp32 master and states).
+        const double P = plan.params.total;
+        const double bytesPerParam = 2 * plan.memory.masterWeights / P + 2 * plan.memory.optimizerStates / P + 2 + 2;
+        QVERIFY(std::fabs(b.optimizer / (P * bytesPerParam / beta) - 1) < 1e-12);
+    }
+
+    void tensorParallelTrafficByHand()
+    {
+        // Llama-2-7B, tp = 8 in one node, no recomputation: 4 all-reduces per layer of s·b·h·2 bytes,
+        // each 2 (t-1)/t · bytes / (450 GB/s), for 32 layers and m micro-batches.
+        const auto plan = core::estimate(build({"cluster.gpus=64", "parallel.tp=8", "training.global_batch=64",
+                                                "step_time.mode=predicted"}));
+        const double s = 4096, b = 1, h = 4096, m = 64.0 / 8;
+        const double expect = m * 32 * 4 * (2 * 7.0 / 8 * s * b * h * 2 / 450e9);
+        QVERIFY(std::fabs(plan.stepTime.tpComm / expect - 1) < 1e-12);
+        // Crossing nodes (tp = 16 needs two 8-GPU nodes) drops to the network's 50 GB/s.
+        const auto wide = core::estimate(build({"model.preset=llama-2-70b", "cluster.gpus=64", "parallel.tp=16",
+                                                "parallel.gpus_per_node=8", "step_time.mode=predicted"}));
+        QVERIFY(wide.stepTime.tpCrossesNodes);
+        QCOMPARE(wide.stepTime.tpBandwidth, 50e9);
+    }
+
+    void rooflineOpsAreOneRanksShard()
+    {
+        // With TP the layer's GEMM FLOPs split t ways (Shoeybi et al. 2019): the rank's ops sum to 1/t
+        // of the unsharded layer's GEMM FLOPs; norms stay whole without SP and split with it.
+        auto gemmFlops = [](const core::Plan& p) {
+            double f = 0;
+            for (const auto& op : p.ops)
+                if (std::string_view(op.name).find("proj") != std::string_view::npos ||
+                    std::string_view(op.name).rfind("mlp_", 0) == 0)
+                    f += op.flops;
+            return f;
+        };
+        auto normFlops = [](const core::Plan& p) {
+            double f = 0;
+            for (const auto& op : p.ops)
+                if (std::string_view(op.name).rfind("norm_", 0) == 0)
+                    f += op.flops;
+            return f;
+        };
+        const auto one = core::estimate(build({"cluster.gpus=8"}));
+        const auto tp8 = core::estimate(build({"cluster.gpus=8", "parallel.tp=8"}));
+        const auto sp8 = core::estimate(build({"cluster.gpus=8", "parallel.tp=8", "parallel.sequence_parallel=true"}));
+        QVERIFY(std::fabs(gemmFlops(tp8) * 8 / gemmFlops(one) - 1) < 1e-12);
+        QCOMPARE(normFlops(tp8), normFlops(one));
+        QVERIFY(std::fabs(normFlops(sp8) * 8 / normFlops(one) - 1) < 1e-12);
+    }
+
+    void fsdpStrategies()
+    {
+        // FULL_SHARD = ZeRO-3, SHARD_GRAD_OP = ZeRO-2 (Zhao et al. 2023); HYBRID_SHARD shards over the
+        // 8 data-parallel ranks of a node.
+        const auto z3 = core::estimate(build({"parallel.zero=3"}));
+        const auto full = core::estimate(build({"parallel.zero=0", "parallel.fsdp=full"}));
+        QCOMPARE(full.memory.total, z3.memory.total);
+        const auto z2 = core::estimate(build({"parallel.zero=2"}));
+        const auto gradOp = core::estimate(build({"parallel.zero=0", "parallel.fsdp=grad_op"}));
+        QCOMPARE(gradOp.memory.total, z2.memory.total);
+        const auto hybrid = core::estimate(build({"parallel.zero=0", "parallel.fsdp=hybrid"}));
+        const double P = hybrid.params.total;
+        QVERIFY(std::fabs(hybrid.memory.weights / (P * 2 / 8) - 1) < 1e-9);
+        QVERIFY(std::fabs(hybrid.memory.optimizerStates / (P * 8 / 8) - 1) < 1e-9);
+        // A ZeRO stage that contradicts the FSDP strategy is an error naming parallel.zero.
+        const auto errors = errorsOf({"parallel.zero=1", "parallel.fsdp=full"});
+        QCOMPARE(errors.size(), std::size_t(1));
+        QCOMPARE(QString::fromStdString(errors.front().field), QStringLiteral("parallel.zero"));
+        QCOMPARE(errorsOf({"parallel.fsdp=zero"}).front().field, std::string("parallel.fsdp"));
+        QCOMPARE(errorsOf({"step_time.mode=fast"}).front().field, std::string("step_time.mode"));
+        QCOMPARE(errorsOf({"step_time.inter_node_bandwidth=-1"}).front().field, std::string("step_time.inter_node_bandwidth"));
+        QCOMPARE(errorsOf({"step_time.colour=1"}).front().field, std::string("step_time.colour"));
+    }
+
+    void searchIsNeverWorseThanAHandPickedLayout_data()
+    {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<int>("gpus");
+        QTest::addColumn<int>("batch");
+        QTest::newRow("7B on 8") << QStringLiteral("llama-2-7b") << 8 << 64;
+        QTest::newRow("7B on 64") << QStringLiteral("llama-2-7b") << 64 << 512;
+        QTest::newRow("13B on 32") << QStringLiteral("llama-2-13b") << 32 << 256;
+        QTest::newRow("70B on 64") << QStringLiteral("llama-2-70b") << 64 << 256;
+        QTest::newRow("70B on 256") << QStringLiteral("llama-3-70b") << 256 << 512;
+    }
+    void searchIsNeverWorseThanAHandPickedLayout()
+    {
+        QFETCH(QString, model);
+        QFETCH(int, gpus);
+        QFETCH(int, batch);
+        const auto base = build({"model.preset=" + model.toStdString(), "cluster.gpus=" + std::to_string(gpus),
+                                 "training.global_batch=" + std::to_string(batch), "step_time.mode=predicted"});
+        const auto result = core::searchLayouts(base);
+        QVERIFY(!result.best.empty());
+        QVERIFY(result.best.size() <= 10);
+        for (std::size_t i = 1; i < result.best.size(); ++i)
+            QVERIFY(result.best[i - 1].time.step <= result.best[i].time.step);
+        const double best = result.best.front().time.step;
+        int checked = 0;
+        for (int tp : {1, 2, 4, 8})
+            for (int pp : {1, 2, 4})
+                for (int mb : {1, 2, 4})
+                    for (auto rc : {core::Recompute::None, core::Recompute::Selective, core::Recompute::Full})
+                        for (int zero : {0, 1, 3}) {
+                            if (gpus % (tp * pp) != 0 || batch % (mb * (gpus / (tp * pp))) != 0)
+                                continue;
+                            core::Scenario sc = base;
+                            core::applyLayout(sc, {tp, pp, 1, 1, gpus / (tp * pp), mb, rc, zero});
+                            if (sc.model.shape.layers % pp != 0)
+                                continue;
+                            const auto plan = core::estimate(sc);
+                            if (!plan.memory.fits || !plan.stepTime.valid)
+                                continue;
+                            ++checked;
+                            QVERIFY2(best <= plan.stepTime.step * (1 + 1e-12),
+                                     qPrintable(QStringLiteral("tp %1 pp %2 mb %3 zero %4: %5 s beats the search's %6 s")
+                                                    .arg(tp).arg(pp).arg(mb).arg(zero).arg(plan.stepTime.step).arg(best)));
+                        }
+        QVERIFY(checked > 0);
+        // The best layout, applied, reproduces its own step time.
+        core::Scenario sc = base;
+        core::applyLayout(sc, result.best.front().layout);
+        QVERIFY(std::fabs(core::estimate(sc).stepTime.step / best - 1) < 1e-12);
+        QVERIFY(QString::fromStdString(result.best.front().why).startsWith(QStringLiteral("fastest")));
+    }
+
+    void fewestGpusForADeadline()
+    {
+        // The seeds' 70B on 15T tokens at MFU 0.5: 1,024 H100s take about 144 days. Time is inverse
+        // in the GPU count at a fixed MFU, so a 150-day deadline needs ceil(1024 · days(1024) / 150).
+        const auto sc = build({"model.preset=llama-2-70b", "training.tokens=15e12", "cluster.gpus=1024",
+                               "parallel.zero=3", "training.recompute=full", "flops.convention=6PT"});
+        const double days1024 = core::estimate(sc).time.days;
+        QVERIFY(std::fabs(days1024 - 144) < 6);
+        const auto r = core::fewestGpusForDeadline(sc, 150);
+        QVERIFY(r.found);
+        QCOMPARE(r.gpus, std::int64_t(std::ceil(1024 * days1024 / 150)));
+        QVERIFY(r.days <= 150);
+        const auto none = core::fewestGpusForDeadline(sc, 0.001);
+        QVERIFY(!none.found);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestStepTime)
+#include "tst_steptime.moc"
