@@ -161,6 +161,9 @@ private slots:
     void plan70BOn1024Gpus();
     void planWithCalibrationProfile();
     void fitFp32();
+    void planPredicted();
+    void searchJson();
+    void gpusForDeadline();
     void opGemm();
     void opRelu();
     void presetsGpus();
@@ -328,6 +331,16 @@ void TestCli::badArguments_data()
                                      << QStringLiteral("conv");
     QTest::newRow("presets unknown") << QStringList{QStringLiteral("presets"), QStringLiteral("cpus")}
                                      << QStringLiteral("cpus");
+    QTest::newRow("search --top 0") << QStringList{QStringLiteral("search"), QStringLiteral("--top"), QStringLiteral("0")}
+                                    << QStringLiteral("--top");
+    QTest::newRow("search --top x") << QStringList{QStringLiteral("search"), QStringLiteral("--top"), QStringLiteral("x")}
+                                    << QStringLiteral("--top");
+    QTest::newRow("gpus-for without deadline") << QStringList{QStringLiteral("gpus-for")} << QStringLiteral("--deadline-days");
+    QTest::newRow("gpus-for negative deadline")
+        << QStringList{QStringLiteral("gpus-for"), QStringLiteral("--deadline-days"), QStringLiteral("-3")}
+        << QStringLiteral("--deadline-days");
+    QTest::newRow("step_time.mode") << QStringList{QStringLiteral("plan"), QStringLiteral("--set"), QStringLiteral("step_time.mode=fast")}
+                                    << QStringLiteral("step_time.mode");
 }
 
 void TestCli::badArguments()
@@ -429,6 +442,84 @@ void TestCli::fitFp32()
     // fp32 weights + fp32 gradients + two fp32 Adam states = 16 bytes/param; 8 x 80e9 bytes / 16 = 40e9.
     NAPKIN_CHECK_CLOSE(at(j, QStringLiteral("states_only.max_params")).toDouble(), 40e9, 1e-12);
     NAPKIN_CHECK_CLOSE(at(j, QStringLiteral("states_only.bytes_per_param")).toDouble(), 16.0, 1e-12);
+}
+
+void TestCli::planPredicted()
+{
+    // The predicted mode: time.mode, and time.breakdown whose parts sum to the step.
+    const QJsonObject j = runJson({QStringLiteral("plan"), QStringLiteral("--set"), QStringLiteral("step_time.mode=predicted"),
+                                   QStringLiteral("--set"), QStringLiteral("parallel.tp=8"), QStringLiteral("--format"),
+                                   QStringLiteral("json")});
+    QVERIFY(!QTest::currentTestFailed());
+    QCOMPARE(at(j, QStringLiteral("time.mode")).toString(), QStringLiteral("predicted"));
+    const QJsonObject b = at(j, QStringLiteral("time.breakdown")).toObject();
+    double sum = 0;
+    for (const char* k : {"compute", "recompute", "tp_comm", "cp_comm", "pp_comm", "bubble", "dp_comm", "optimizer"}) {
+        QVERIFY2(b.contains(QLatin1String(k)), k);
+        sum += b.value(QLatin1String(k)).toDouble();
+    }
+    NAPKIN_CHECK_CLOSE(sum, at(j, QStringLiteral("time.step_seconds")).toDouble(), 1e-12);
+    QVERIFY(at(j, QStringLiteral("time.breakdown.tp_comm")).toDouble() > 0);
+    QCOMPARE(at(j, QStringLiteral("time.breakdown.links.tp.crosses_nodes")).toBool(), false);
+    // In MFU mode there is no breakdown and the MFU is the scenario's.
+    const QJsonObject m = runJson({QStringLiteral("plan"), QStringLiteral("--format"), QStringLiteral("json")});
+    QCOMPARE(at(m, QStringLiteral("time.mode")).toString(), QStringLiteral("mfu"));
+    QVERIFY(at(m, QStringLiteral("time.breakdown")).isUndefined());
+    QCOMPARE(at(m, QStringLiteral("memory.per_stage")).toArray().size(), 1);
+}
+
+void TestCli::searchJson()
+{
+    const QStringList base{QStringLiteral("--set"), QStringLiteral("cluster.gpus=16"), QStringLiteral("--set"),
+                           QStringLiteral("training.global_batch=64")};
+    const QJsonObject j = runJson(QStringList{QStringLiteral("search")} + base +
+                                  QStringList{QStringLiteral("--top"), QStringLiteral("3"), QStringLiteral("--format"), QStringLiteral("json")});
+    QVERIFY(!QTest::currentTestFailed());
+    QCOMPARE(j.value(QStringLiteral("schema")).toString(), QStringLiteral("napkin.search/1"));
+    const QJsonArray results = j.value(QStringLiteral("results")).toArray();
+    QCOMPARE(results.size(), 3);
+    QVERIFY(j.value(QStringLiteral("evaluated")).toInt() >= j.value(QStringLiteral("feasible")).toInt());
+    double previous = 0;
+    for (const auto& v : results) {
+        const QJsonObject r = v.toObject();
+        const QJsonObject l = r.value(QStringLiteral("layout")).toObject();
+        QCOMPARE(l.value(QStringLiteral("tp")).toInt() * l.value(QStringLiteral("pp")).toInt() *
+                     l.value(QStringLiteral("cp")).toInt() * l.value(QStringLiteral("dp")).toInt(),
+                 16);
+        const double step = r.value(QStringLiteral("step_seconds")).toDouble();
+        QVERIFY(step >= previous);
+        previous = step;
+        QVERIFY(!r.value(QStringLiteral("why")).toString().isEmpty());
+    }
+    // The best row, planned on its own in predicted mode, gives the same step time.
+    const QJsonObject l = results.first().toObject().value(QStringLiteral("layout")).toObject();
+    QStringList plan{QStringLiteral("plan")};
+    plan += base;
+    for (const char* k : {"tp", "pp", "virtual_stages", "cp", "dp", "zero"})
+        plan += {QStringLiteral("--set"), QStringLiteral("parallel.%1=%2").arg(QLatin1String(k)).arg(l.value(QLatin1String(k)).toInt())};
+    plan += {QStringLiteral("--set"), QStringLiteral("training.micro_batch=%1").arg(l.value(QStringLiteral("micro_batch")).toInt()),
+             QStringLiteral("--set"), QStringLiteral("training.recompute=") + l.value(QStringLiteral("recompute")).toString(),
+             QStringLiteral("--set"), QStringLiteral("step_time.mode=predicted"), QStringLiteral("--format"), QStringLiteral("json")};
+    const QJsonObject p = runJson(plan);
+    QVERIFY(!QTest::currentTestFailed());
+    NAPKIN_CHECK_CLOSE(at(p, QStringLiteral("time.step_seconds")).toDouble(),
+                       results.first().toObject().value(QStringLiteral("step_seconds")).toDouble(), 1e-9);
+}
+
+void TestCli::gpusForDeadline()
+{
+    // The seeds' 70B on 15T tokens at MFU 0.5: 6.3e24 FLOPs / (0.5 x 989.5e12 x 144 days) = 1,023.4 GPUs,
+    // so 1,024 H100s meet a 144-day deadline (ZeRO-3 so that the states fit).
+    const QJsonObject j = runJson({QStringLiteral("gpus-for"), QStringLiteral("--set"), QStringLiteral("model={\"params\": 70e9}"),
+                                   QStringLiteral("--set"), QStringLiteral("training.tokens=15e12"), QStringLiteral("--set"),
+                                   QStringLiteral("flops.convention=6PT"), QStringLiteral("--set"), QStringLiteral("parallel.zero=3"),
+                                   QStringLiteral("--set"), QStringLiteral("training.recompute=full"),
+                                   QStringLiteral("--deadline-days"), QStringLiteral("144"), QStringLiteral("--format"),
+                                   QStringLiteral("json")});
+    QVERIFY(!QTest::currentTestFailed());
+    QCOMPARE(j.value(QStringLiteral("found")).toBool(), true);
+    QCOMPARE(j.value(QStringLiteral("gpus")).toInt(), 1024);
+    QVERIFY(j.value(QStringLiteral("days")).toDouble() <= 144);
 }
 
 void TestCli::opGemm()
