@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 
 namespace napkin::core {
@@ -88,8 +89,14 @@ std::string explainAgainst(const LayoutResult& r, const LayoutResult& best)
         }
     }
     char buf[256];
-    std::snprintf(buf, sizeof buf, "+%.1f%% step time vs #1: more %s (+%.3g s)", 100 * (r.time.step / best.time.step - 1),
-                  name, worst);
+    const double slower = r.time.step / best.time.step - 1;
+    if (slower < 1e-3) {
+        const double more = r.memoryTotal - best.memoryTotal;
+        std::snprintf(buf, sizeof buf, "ties with #1 (within 0.1%%); %s %s memory per GPU", formatBytes(std::fabs(more)).c_str(),
+                      more >= 0 ? "more" : "less");
+        return buf;
+    }
+    std::snprintf(buf, sizeof buf, "+%.1f%% step time vs #1: more %s (+%.3g s)", 100 * slower, name, worst);
     return buf;
 }
 
@@ -209,6 +216,9 @@ GpuCountResult fewestGpusForDeadline(const Scenario& base, double deadlineDays)
             *days = p.time.days;
         if (mem)
             *mem = p.memory.total;
+        r.everFits = r.everFits || p.memory.fits;
+        r.smallestMemory = r.smallestMemory > 0 ? std::min(r.smallestMemory, p.memory.total) : p.memory.total;
+        r.capacity = p.memory.capacity;
         return p.memory.fits && p.time.days <= deadlineDays;
     };
     std::int64_t hi = 1;

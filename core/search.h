@@ -63,6 +63,9 @@ struct GpuCountResult {
     double days = 0;
     double memoryTotal = 0;
     std::int64_t evaluated = 0;
+    bool everFits = false;     // false: no GPU count tried fits in memory (activations do not shrink with DP)
+    double smallestMemory = 0; // the least per-GPU memory seen
+    double capacity = 0;
 };
 GpuCountResult fewestGpusForDeadline(const Scenario& scenario, double deadlineDays);
 

@@ -100,6 +100,8 @@ int cmdGpusFor(const Options& o, std::ostream& out, std::ostream& err)
         const nlohmann::json j{{"schema", "napkin.gpus-for/1"},
                                {"deadline_days", *days},
                                {"found", r.found},
+                               {"fits_at_some_count", r.everFits},
+                               {"smallest_memory_bytes", r.smallestMemory},
                                {"gpus", r.gpus},
                                {"days", r.days},
                                {"memory_bytes", r.memoryTotal},
@@ -110,7 +112,13 @@ int cmdGpusFor(const Options& o, std::ostream& out, std::ostream& err)
     }
     std::string t;
     char buf[512];
-    if (!r.found)
+    if (!r.found && !r.everFits)
+        std::snprintf(buf, sizeof buf,
+                      "%s does not fit on %s at any GPU count: at least %s per GPU of %s. More GPUs shard the model states, "
+                      "not the activations: try training.recompute, parallel.tp / pp / cp or a smaller micro-batch.\n",
+                      sc->model.name.c_str(), sc->gpu->name.c_str(), core::formatBytes(r.smallestMemory).c_str(),
+                      core::formatBytes(r.capacity).c_str());
+    else if (!r.found)
         std::snprintf(buf, sizeof buf, "No GPU count up to 10,000,000 trains %s within %g days on %s.\n", sc->model.name.c_str(),
                       *days, sc->gpu->name.c_str());
     else
