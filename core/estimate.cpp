@@ -26,7 +26,7 @@ constexpr const char* kSrcKorthikanti = "Korthikanti et al. 2022 (arXiv 2205.051
 Derivation& derive(Plan& p, const char* quantity, const char* formula, double value, const char* unit,
                    const char* source, std::initializer_list<Term> terms)
 {
-    Derivation d;
+    Derivation& d = p.derivations.emplace_back(); // built in place: no copy of the term array
     d.quantity = quantity;
     d.formula = formula;
     d.value = value;
@@ -35,8 +35,7 @@ Derivation& derive(Plan& p, const char* quantity, const char* formula, double va
     for (const auto& t : terms)
         if (d.termCount < int(d.terms.size()))
             d.terms[std::size_t(d.termCount++)] = t;
-    p.derivations.push_back(d);
-    return p.derivations.back();
+    return d;
 }
 
 std::string gb(double bytes)
