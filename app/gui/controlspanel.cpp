@@ -1,11 +1,13 @@
 #include "controlspanel.h"
 
+#include "calibrationrunner.h"
 #include "catalog.h"
 #include "plancontroller.h"
 #include "quantityslider.h"
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QLabel>
@@ -228,6 +230,11 @@ ControlsPanel::ControlsPanel(PlanController* controller, QWidget* parent)
         gpuIds << qs(g.id);
         gpuNames << qs(g.name);
     }
+    // Profiles measured on this machine (Hardware > Calibrate this GPU), after the catalogue.
+    for (const auto& p : CalibrationRunner::storedProfiles()) {
+        gpuIds << QStringLiteral("calibration:") + p.path;
+        gpuNames << p.label;
+    }
     addCombo(cluster, QStringLiteral("cluster.gpu"), tr("GPU"), gpuIds, gpuNames,
              tr("Dense (not 2:4-sparse) peaks, bandwidth and capacity from the vendor's sheet"));
     addSlider(cluster, QStringLiteral("cluster.gpus"), tr("GPUs"), 1, 100000, true, true, tr("GPUs"),
@@ -316,6 +323,14 @@ QComboBox* ControlsPanel::addCombo(QWidget* box, const QString& path, const QStr
     return c;
 }
 
+void ControlsPanel::addGpuProfile(const QString& path, const QString& label)
+{
+    QComboBox* c = m_combos.value(QStringLiteral("cluster.gpu"));
+    const QString id = QStringLiteral("calibration:") + path;
+    if (c && c->findData(id) < 0)
+        c->addItem(label, id);
+}
+
 void ControlsPanel::editArchitecture(const QString& key, const nlohmann::json& value)
 {
     if (m_syncing)
@@ -364,7 +379,11 @@ void ControlsPanel::syncFromDocument()
                : bucket == QLatin1String("activations")   ? name(p.activations)
                                                           : name(p.compute);
         }
-        const int index = it.value()->findData(id);
+        int index = it.value()->findData(id);
+        if (index < 0 && it.key() == QLatin1String("cluster.gpu") && id.startsWith(QLatin1String("calibration:"))) {
+            addGpuProfile(id.mid(12), tr("%1 (measured)").arg(QFileInfo(id.mid(12)).fileName())); // a scenario's own profile
+            index = it.value()->findData(id);
+        }
         if (index >= 0)
             it.value()->setCurrentIndex(index);
     }

@@ -30,6 +30,8 @@ public:
     QPushButton* importButton() const { return m_import; }
 
     void syncFromDocument();
+    // Adds a calibration profile (path as in the scenario) to the GPU chooser, after the catalogue.
+    void addGpuProfile(const QString& path, const QString& label);
 
 signals:
     void importRequested();

@@ -1,5 +1,6 @@
 #include "mainwindow.h"
 
+#include "calibrationdialog.h"
 #include "chartexport.h"
 #include "chartstyle.h"
 #include "controlspanel.h"
@@ -344,6 +345,18 @@ void MainWindow::buildMenus()
         d->setAttribute(Qt::WA_DeleteOnClose);
         d->show();
     });
+    tools->addAction(tr("&Calibrate this GPU…"), this, &MainWindow::openCalibration);
+}
+
+CalibrationDialog* MainWindow::openCalibration()
+{
+    if (!m_calibration) {
+        m_calibration = new CalibrationDialog(m_controller, this);
+        connect(m_calibration, &CalibrationDialog::profileSaved, m_controls, &ControlsPanel::addGpuProfile);
+    }
+    m_calibration->show();
+    m_calibration->raise();
+    return m_calibration;
 }
 
 QString MainWindow::exportReport(const QString& file, bool letter, const QString& title)

@@ -14,6 +14,7 @@ class QTableView;
 
 namespace napkin::app {
 
+class CalibrationDialog;
 class ControlsPanel;
 class DerivationPanel;
 class LedgerChartPanel;
@@ -49,6 +50,8 @@ public:
     // panel highlighted.
     LectureController* lecture() const { return m_lecture; }
     LecturePanel* lecturePanel() const { return m_lecturePanel; }
+    // Tools > Calibrate this GPU: shows the dialog (made once, kept for its table and last message).
+    CalibrationDialog* openCalibration();
     void startLecture(int step = 0);
     void setLectureFullScreen(bool on) { m_lectureFullScreen = on; }
     QString highlightedPanel() const { return m_highlighted; } // "ledger", "summary", ... or ""
@@ -89,6 +92,7 @@ private:
     QMenu* m_recentMenu = nullptr;
     LectureController* m_lecture = nullptr;
     LecturePanel* m_lecturePanel = nullptr;
+    CalibrationDialog* m_calibration = nullptr;
     QDockWidget* m_lectureDock = nullptr;
     QHash<QString, QGroupBox*> m_frames; // lecture focus -> the panel's frame
     QString m_highlighted;

@@ -1,5 +1,7 @@
 #include "rooflinepanel.h"
 
+#include "calibration.h"
+#include "calibrationoverlay.h"
 #include "chartstyle.h"
 #include "format.h"
 #include "plancontroller.h"
@@ -153,7 +155,13 @@ void RooflinePanel::onPlanChanged()
     // replot then costs a millisecond of a slider drag for nothing.
     const core::Plan& plan = m_controller->plan();
     std::vector<double> drawn{plan.hardware.peakFlops, plan.hardware.vectorFlops, plan.hardware.bandwidth};
-    drawn.reserve(3 + 2 * plan.ops.size());
+    drawn.reserve(4 + 2 * plan.ops.size());
+    // A calibration profile adds spec ceilings and measured points: its points' rates tell profiles apart.
+    double measured = 0;
+    if (const auto& cal = plan.hardware.gpu ? plan.hardware.gpu->calibration : nullptr)
+        for (const auto& pt : cal->measuredDevice().points)
+            measured += pt.flopsPerSecond();
+    drawn.push_back(measured);
     for (const auto& op : plan.ops) {
         drawn.push_back(op.flops);
         drawn.push_back(op.bytes);
@@ -214,6 +222,8 @@ void RooflinePanel::updateGraphs()
         include(ridge, hw.peakFlops);
     if (hasVector)
         include(hw.vectorFlops / bw, hw.vectorFlops);
+    for (const auto& [x, y] : calibrationoverlay::extents(hw))
+        include(x, y);
     if (xhi <= 0)
         xlo = 0.1, xhi = 100;
     if (yhi <= 0)
@@ -256,7 +266,9 @@ void RooflinePanel::updateGraphs()
         const double x0 = std::max(xlo, ylo * Tera / bw);
         const double xl = x0 * std::pow(slopeEnd / x0, 0.55);
         // Extra right and bottom padding keeps the text's corner off the line it labels.
-        addText(xl, bw * xl / Tera, tr("memory %1 TB/s").arg(compact(bw / Tera)), Qt::AlignRight | Qt::AlignBottom, fg)
+        const bool bwMeasured = hw.gpu && hw.gpu->calibration && hw.gpu->calibration->bandwidthMeasured();
+        addText(xl, bw * xl / Tera, (bwMeasured ? tr("measured memory %1 TB/s") : tr("memory %1 TB/s")).arg(compact(bw / Tera)),
+                Qt::AlignRight | Qt::AlignBottom, fg)
             ->setPadding(QMargins(4, 2, 12, 8));
     } else if (hasPeak) {
         addLine({xlo, xhi}, {hw.peakFlops / Tera, hw.peakFlops / Tera}, roofPen);
@@ -266,7 +278,8 @@ void RooflinePanel::updateGraphs()
         // ops crowd the roof.
         const double x = hasBw ? ridge : xhi;
         addText(x, hw.peakFlops / Tera,
-                tr("%1 tensor peak %2 TFLOP/s").arg(QString::fromUtf8(hw.computeDtype), compact(hw.peakFlops / Tera)),
+                (hw.source().rfind("measured", 0) == 0 ? tr("measured %1 peak %2 TFLOP/s") : tr("%1 tensor peak %2 TFLOP/s"))
+                    .arg(QString::fromUtf8(hw.computeDtype), compact(hw.peakFlops / Tera)),
                 Qt::AlignRight | Qt::AlignBottom, fg)
             ->setPadding(QMargins(4, 2, 10, 3));
     }
@@ -342,6 +355,7 @@ void RooflinePanel::updateGraphs()
         }
     }
 
+    m_measuredPointCount = calibrationoverlay::draw(m_plot, hw, fg, dark, small);
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 

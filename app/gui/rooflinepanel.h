@@ -37,6 +37,8 @@ public:
     int opPointCount() const { return int(m_opPoints.size()); }
     QVector<QPointF> opPoints() const;
     QVector<QPointF> seedOpPoints() const;
+    // Measured points of the plan's calibration profile drawn (0 with spec-sheet values).
+    int measuredPointCount() const { return m_measuredPointCount; }
 
 protected:
     void changeEvent(QEvent* event) override;
@@ -59,6 +61,7 @@ private:
     QCustomPlot* m_plot = nullptr;
     QCheckBox* m_seedBox = nullptr;
     bool m_showSeedOps = false;
+    int m_measuredPointCount = 0;
     std::vector<Point> m_opPoints;
     std::vector<Point> m_seedPoints;
 };
