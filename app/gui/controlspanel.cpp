@@ -2,8 +2,10 @@
 
 #include "calibrationrunner.h"
 #include "catalog.h"
+#include "parallelcontrols.h"
 #include "plancontroller.h"
 #include "quantityslider.h"
+#include "steptimecontrols.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -243,6 +245,7 @@ ControlsPanel::ControlsPanel(PlanController* controller, QWidget* parent)
              {QStringLiteral("0"), QStringLiteral("1"), QStringLiteral("2"), QStringLiteral("3")},
              {tr("0: replicate"), tr("1: shard optimizer states"), tr("2: + gradients"), tr("3: + parameters")},
              tr("Rajbhandari et al. 2019: which model states are sharded over the GPUs"));
+    cluster->layout()->addWidget(new ParallelControls(controller)); // FSDP, beside the ZeRO stage
     addSlider(cluster, QStringLiteral("parallel.tp"), tr("Tensor parallel (TP)"), 1, 64, true, true, tr("ranks"),
               tr("Splits each layer's matrices and activations over t GPUs; must divide the heads"));
     addSlider(cluster, QStringLiteral("parallel.pp"), tr("Pipeline stages (PP)"), 1, 128, true, true, tr("stages"),
@@ -260,9 +263,12 @@ ControlsPanel::ControlsPanel(PlanController* controller, QWidget* parent)
     m_layout->setWordWrap(true);
     m_layout->setAutoFillBackground(true);
     cluster->layout()->addWidget(m_layout);
+    auto* stepTime = new StepTimeControls(controller); // time mode, links, Find best layout
+    cluster->layout()->addWidget(stepTime);
     auto* mfu = addSlider(cluster, QStringLiteral("cluster.mfu"), tr("MFU"), 0.01, 1.0, false, false, QString(),
                           tr("Model FLOPs utilisation you expect: 0.5 is good (CS336)"));
     mfu->setDecimals(2);
+    stepTime->setMfuSlider(mfu);
     auto* price = addSlider(cluster, QStringLiteral("cluster.price_per_gpu_hour"), tr("Price"), 0, 20, false, false,
                             tr("$/GPU-hour"), tr("What one GPU-hour costs you"));
     price->setDecimals(2);

@@ -36,8 +36,10 @@ void LedgerModel::setPlan(const core::Plan& p, const core::Scenario& sc)
     previous.swap(m_rows);
     const auto& m = p.memory;
     const auto& pr = sc.precision;
-    const int zero = sc.parallel.zeroStage;
-    const double n = double(std::max<std::int64_t>(1, p.compute.dataParallel)); // ZeRO shards over data parallelism
+    // ZeRO (or the FSDP strategy standing for it) shards over data parallelism; HYBRID_SHARD only
+    // over the data-parallel ranks inside a node.
+    const int zero = core::effectiveZeroStage(sc);
+    const double n = double(core::shardGroupSize(sc, std::max<std::int64_t>(1, p.compute.dataParallel)));
     auto perParam = [&](core::DType t, double states, double shard) {
         const double b = core::bytesPerValue(t) * states / shard;
         return shard > 1 ? tr("%1 × %2 / %3").arg(num(states)).arg(num(core::bytesPerValue(t))).arg(num(shard)) + QStringLiteral(" = ") + num(b)

@@ -8,6 +8,7 @@
 #include "jsonreader.h"
 #include "derivationpanel.h"
 #include "dtypedialog.h"
+#include "layoutsearchdialog.h"
 #include "ledgerchartpanel.h"
 #include "ledgermodel.h"
 #include "lecturecontroller.h"
@@ -16,6 +17,8 @@
 #include "reconciledialog.h"
 #include "plancontroller.h"
 #include "rooflinepanel.h"
+#include "stagemodel.h"
+#include "steptimepanel.h"
 #include "summarypanel.h"
 #include "warningspanel.h"
 
@@ -42,6 +45,7 @@
 #include <QSplitter>
 #include <QStatusBar>
 #include <QStyleFactory>
+#include <QTabWidget>
 #include <QTableView>
 #include <QUndoStack>
 #include <QVBoxLayout>
@@ -98,7 +102,19 @@ MainWindow::MainWindow(PlanController* controller, QWidget* parent)
     lv->setContentsMargins(0, 0, 0, 0);
     auto* ledgerSplit = new QSplitter(Qt::Vertical);
     ledgerSplit->addWidget(m_ledgerChart);
-    ledgerSplit->addWidget(m_ledgerTable);
+    // Per stage: every pipeline stage's tensors, the most loaded one (the ledger's) highlighted.
+    m_stageModel = new StageModel(controller, this);
+    m_stageTable = new QTableView;
+    m_stageTable->setModel(m_stageModel);
+    m_stageTable->verticalHeader()->hide();
+    m_stageTable->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    m_stageTable->setWordWrap(false);
+    m_stageTable->verticalHeader()->setDefaultSectionSize(m_stageTable->fontMetrics().height() + 6);
+    auto* ledgerTabs = new QTabWidget;
+    ledgerTabs->setDocumentMode(true);
+    ledgerTabs->addTab(m_ledgerTable, tr("Most loaded GPU"));
+    ledgerTabs->addTab(m_stageTable, tr("Per stage"));
+    ledgerSplit->addWidget(ledgerTabs);
     ledgerSplit->setStretchFactor(0, 1);
     ledgerSplit->setStretchFactor(1, 1);
     lv->addWidget(ledgerSplit);
@@ -115,7 +131,12 @@ MainWindow::MainWindow(PlanController* controller, QWidget* parent)
     top->setStretchFactor(0, 5);
     top->setStretchFactor(1, 2);
     auto* bottom = new QSplitter(Qt::Horizontal);
-    bottom->addWidget(m_frames[QStringLiteral("roofline")] = framed(tr("Roofline: one layer, forward and backward"), m_roofline));
+    m_stepTime = new StepTimePanel(controller);
+    m_chartTabs = new QTabWidget;
+    m_chartTabs->setDocumentMode(true);
+    m_chartTabs->addTab(m_roofline, tr("Roofline: one layer, forward and backward"));
+    m_chartTabs->addTab(m_stepTime, tr("Step time"));
+    bottom->addWidget(m_frames[QStringLiteral("roofline")] = framed(tr("Roofline and step time"), m_chartTabs));
     bottom->addWidget(framed(tr("Warnings"), m_warnings));
     bottom->setStretchFactor(0, 3);
     bottom->setStretchFactor(1, 1);
@@ -152,12 +173,14 @@ MainWindow::MainWindow(PlanController* controller, QWidget* parent)
         if (!step)
             return;
         highlightPanel(QString::fromLatin1(core::toString(step->focus)));
+        m_chartTabs->setCurrentWidget(m_roofline); // the walkthrough's roofline steps need it in view
         m_roofline->setShowSeedOps(step->rooflineOverlay);
     });
 
     buildMenus();
     addChartMenu(m_ledgerChart->plot(), tr("Memory per GPU"));
     addChartMenu(m_roofline->plot(), tr("Roofline"));
+    addChartMenu(m_stepTime->plot(), tr("Step time"));
     connect(controller, &PlanController::fileStateChanged, this, &MainWindow::updateTitle);
     connect(controller, &PlanController::errorsChanged, this, [this](const core::Errors& e) {
         if (!e.empty())
@@ -340,6 +363,7 @@ void MainWindow::buildMenus()
     });
 
     auto* tools = menuBar()->addMenu(tr("&Tools"));
+    tools->addAction(tr("Find best &layout…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_L), this, &MainWindow::openLayoutSearch);
     tools->addAction(tr("&Reconcile a measured run…"), this, [this] {
         auto* d = new ReconcileDialog(m_controller, this);
         d->setAttribute(Qt::WA_DeleteOnClose);
@@ -358,6 +382,8 @@ CalibrationDialog* MainWindow::openCalibration()
     m_calibration->raise();
     return m_calibration;
 }
+
+LayoutSearchDialog* MainWindow::openLayoutSearch() { return LayoutSearchDialog::showFor(m_controller, this); }
 
 QString MainWindow::exportReport(const QString& file, bool letter, const QString& title)
 {

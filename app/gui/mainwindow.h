@@ -11,18 +11,22 @@ class QCustomPlot;
 class QDockWidget;
 class QGroupBox;
 class QTableView;
+class QTabWidget;
 
 namespace napkin::app {
 
 class CalibrationDialog;
 class ControlsPanel;
 class DerivationPanel;
+class LayoutSearchDialog;
 class LedgerChartPanel;
 class LedgerModel;
 class LectureController;
 class LecturePanel;
 class PlanController;
 class RooflinePanel;
+class StageModel;
+class StepTimePanel;
 class SummaryPanel;
 class WarningsPanel;
 
@@ -39,6 +43,13 @@ public:
     SummaryPanel* summary() const { return m_summary; }
     DerivationPanel* derivation() const { return m_derivation; }
     WarningsPanel* warnings() const { return m_warnings; }
+    // Parallelism: the per-stage ledger (a tab beside the ledger table), the step-time chart (a tab
+    // beside the roofline) and Tools > Find best layout.
+    StageModel* stageModel() const { return m_stageModel; }
+    QTableView* stageTable() const { return m_stageTable; }
+    StepTimePanel* stepTime() const { return m_stepTime; }
+    QTabWidget* chartTabs() const { return m_chartTabs; }
+    LayoutSearchDialog* openLayoutSearch();
 
     // The seeds' worked examples (Presets menu); index as listed there.
     void applySeedPreset(int index);
@@ -89,6 +100,10 @@ private:
     SummaryPanel* m_summary;
     DerivationPanel* m_derivation;
     WarningsPanel* m_warnings;
+    StageModel* m_stageModel = nullptr;
+    QTableView* m_stageTable = nullptr;
+    StepTimePanel* m_stepTime = nullptr;
+    QTabWidget* m_chartTabs = nullptr;
     QMenu* m_recentMenu = nullptr;
     LectureController* m_lecture = nullptr;
     LecturePanel* m_lecturePanel = nullptr;

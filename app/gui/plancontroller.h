@@ -4,6 +4,7 @@
 
 #include "estimate.h"
 #include "scenario.h"
+#include "search.h"
 
 #include <nlohmann/json.hpp>
 
@@ -36,6 +37,9 @@ public:
     void set(const QString& path, const nlohmann::json& value);
     // Replaces the whole document (presets, open, new) as one undo step.
     void setDocument(const nlohmann::json& doc, const QString& undoText);
+    // Sets a parallel layout (a search result: tp, pp, virtual stages, cp, dp, micro-batch, recompute,
+    // ZeRO stage; FSDP off) as one undo step.
+    void applyLayout(const core::Layout& layout);
     // Imports a Hugging Face config.json as the model.
     bool importHfConfig(const QString& file, QString* error);
 

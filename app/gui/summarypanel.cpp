@@ -28,7 +28,7 @@ SummaryPanel::SummaryPanel(PlanController* controller, QWidget* parent)
         {"cost.usd", tr("Cost"), tr("GPU-hours × price per GPU-hour")},
         {"cost.energy_kwh", tr("Energy"), tr("GPU-hours × TDP: an upper bound for the GPUs alone")},
         {"time.hfu", tr("MFU / HFU"), tr("HFU counts recomputed FLOPs as well (Korthikanti et al. 2022)")},
-        {"time.step_seconds", tr("Step time"), tr("One optimizer step at the assumed MFU")},
+        {"time.step_seconds", tr("Step time"), tr("One optimizer step: at the assumed MFU, or predicted from the layout (Step time control)")},
         {"hardware.ridge", tr("Ridge point"), tr("Dense peak / memory bandwidth: below it an op waits on memory")},
         {"roofline.max_mfu", tr("Roofline MFU bound"), tr("Model FLOPs over the ideal time of the layer's ops")},
     };
@@ -74,8 +74,10 @@ void SummaryPanel::updateValues()
     set("time.gpu_hours", formatCount(std::round(p.time.gpuHours)));
     set("cost.usd", QStringLiteral("$") + formatCount(std::round(p.cost.usd)));
     set("cost.energy_kwh", p.cost.energyKwh > 0 ? formatCount(std::round(p.cost.energyKwh)) + tr(" kWh") : tr("n/a"));
-    set("time.hfu", QStringLiteral("%1 / %2").arg(p.time.mfu, 0, 'f', 2).arg(p.time.hfu, 0, 'f', 2));
-    set("time.step_seconds", QString::number(p.time.stepSeconds, 'g', 3) + tr(" s"));
+    // Predicted mode (core/steptime.h): MFU and step time come out of the model instead of going in.
+    const QString predicted = p.time.mode == std::string_view("predicted") ? tr(" (predicted)") : QString();
+    set("time.hfu", QStringLiteral("%1 / %2").arg(p.time.mfu, 0, 'f', 2).arg(p.time.hfu, 0, 'f', 2) + predicted);
+    set("time.step_seconds", QString::number(p.time.stepSeconds, 'g', 3) + tr(" s") + predicted);
     set("hardware.ridge", QString::number(p.hardware.ridge, 'f', 1) + tr(" FLOP/B"));
     double maxMfu = 0;
     for (const auto& d : p.derivations)

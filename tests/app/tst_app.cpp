@@ -10,11 +10,13 @@
 #include "mainwindow.h"
 #include "plancontroller.h"
 #include "quantityslider.h"
+#include "steptimecontrols.h"
 #include "summarypanel.h"
 
 #include <QAbstractItemModelTester>
 #include <QApplication>
 #include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QDropEvent>
 #include <QFileInfo>
 #include <QImage>
@@ -300,8 +302,16 @@ private slots:
             emit box->activated(box->currentIndex());
         }
         c->flashCheck()->setChecked(false);
+        // Step time: predicted mode, 25 GB/s between nodes, DP traffic not overlapped.
+        auto* stepTime = m_window->findChild<app::StepTimeControls*>();
+        QVERIFY(stepTime);
+        stepTime->modeCombo()->setCurrentIndex(stepTime->modeCombo()->findData(QStringLiteral("predicted")));
+        emit stepTime->modeCombo()->activated(stepTime->modeCombo()->currentIndex());
+        stepTime->interNodeBox()->setValue(25);
+        stepTime->overlapCheck()->setChecked(false);
         m_controller->recomputeNow();
         QVERIFY2(!m_controller->hasErrors(), m_controller->hasErrors() ? core::describe(m_controller->errors().front()).c_str() : "");
+        QCOMPARE(m_controller->scenario().stepTime.interNodeBandwidth, 25e9);
         const auto doc = m_controller->document();
         QTemporaryDir dir;
         const QString file = dir.filePath(QStringLiteral("all.napkin.json"));
@@ -315,6 +325,10 @@ private slots:
         for (const auto& [path, id] : combos)
             QCOMPARE(c->combo(path)->currentData().toString(), id);
         QVERIFY(!c->flashCheck()->isChecked());
+        QCOMPARE(stepTime->modeCombo()->currentData().toString(), QStringLiteral("predicted"));
+        QCOMPARE(stepTime->interNodeBox()->value(), 25.0);
+        QVERIFY(!stepTime->overlapCheck()->isChecked());
+        QCOMPARE(m_controller->plan().time.mode, "predicted");
     }
 
     void openRejectsInvalidFileAndKeepsScenario()

@@ -1,0 +1,136 @@
+#include "stagemodel.h"
+
+#include "plancontroller.h"
+#include "quantityslider.h"
+
+#include <QBrush>
+#include <QFont>
+#include <QGuiApplication>
+#include <QPalette>
+
+namespace napkin::app {
+
+StageModel::StageModel(PlanController* controller, QObject* parent)
+    : QAbstractTableModel(parent), m_controller(controller)
+{
+    connect(controller, &PlanController::planChanged, this, &StageModel::setPlan);
+    connect(controller, &PlanController::unitsChanged, this, [this] {
+        if (!m_stages.empty())
+            emit dataChanged(index(0, Weights), index(rowCount() - 1, Tensors));
+    });
+    setPlan(controller->plan());
+}
+
+int StageModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : int(m_stages.size()); }
+int StageModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+
+void StageModel::setPlan(const core::Plan& plan)
+{
+    const auto& stages = plan.memory.perStage;
+    const int mostLoaded = int(plan.memory.mostLoadedStage);
+    if (stages.size() == m_stages.size()) {
+        // Same number of stages (a slider that leaves pp alone): update the cells in place.
+        m_stages = stages;
+        m_mostLoaded = mostLoaded;
+        if (!m_stages.empty())
+            emit dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1));
+        return;
+    }
+    beginResetModel();
+    m_stages = stages;
+    m_mostLoaded = mostLoaded;
+    endResetModel();
+}
+
+double StageModel::value(const core::StageMemory& s, int column) const
+{
+    switch (column) {
+    case Params: return s.params;
+    case Weights: return s.weights;
+    case Gradients: return s.gradients;
+    case Master: return s.master;
+    case Optimizer: return s.optimizer;
+    case Activations: return s.activations;
+    case Temporaries: return s.temporaries;
+    case Tensors: return s.tensors;
+    case InFlight: return s.inFlight;
+    }
+    return 0;
+}
+
+QVariant StageModel::data(const QModelIndex& index, int role) const
+{
+    if (!index.isValid() || index.row() >= rowCount() || index.column() >= ColumnCount)
+        return {};
+    const auto& s = m_stages[std::size_t(index.row())];
+    const int row = index.row(), last = rowCount() - 1;
+    const bool loaded = row == m_mostLoaded;
+    switch (role) {
+    case Qt::DisplayRole:
+        switch (index.column()) {
+        case Stage:
+            return row == 0 && last > 0 ? tr("%1 (first)").arg(row)
+                 : row == last && last > 0 ? tr("%1 (last)").arg(row)
+                                           : QString::number(row);
+        case Params: return formatCount(s.params);
+        case InFlight: return QString::number(s.inFlight, 'g', 3);
+        default: return m_controller->formatBytes(value(s, index.column()));
+        }
+    case Qt::TextAlignmentRole:
+        return index.column() == Stage ? QVariant(Qt::AlignLeft | Qt::AlignVCenter) : QVariant(Qt::AlignRight | Qt::AlignVCenter);
+    case Qt::FontRole:
+        if (loaded) {
+            QFont f;
+            f.setBold(true);
+            return f;
+        }
+        break;
+    case Qt::BackgroundRole:
+        if (loaded) {
+            QColor c = QGuiApplication::palette().color(QPalette::Highlight);
+            c.setAlphaF(0.25f);
+            return QBrush(c);
+        }
+        break;
+    case Qt::ToolTipRole:
+        if (loaded)
+            return tr("The most loaded stage: the memory ledger above describes this one.");
+        if (row == 0)
+            return tr("The first stage holds the embedding and the most micro-batches in flight (1F1B).");
+        if (row == last)
+            return tr("The last stage holds the output layer and the logits.");
+        return tr("A middle stage: its layers only, min(p - i, m) micro-batches in flight (Narayanan et al. 2021).");
+    case ValueRole:
+        return index.column() == Stage ? QVariant(row) : QVariant(value(s, index.column()));
+    case MostLoadedRole:
+        return loaded;
+    }
+    return {};
+}
+
+QVariant StageModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (orientation != Qt::Horizontal)
+        return {};
+    if (role == Qt::ToolTipRole && section == InFlight)
+        return tr("Micro-batches whose activations the stage holds at its peak: min(p - i, m) in 1F1B.");
+    if (role == Qt::ToolTipRole && section == Tensors)
+        return tr("Sum of the tensor buckets, before the runtime overhead.");
+    if (role != Qt::DisplayRole)
+        return {};
+    switch (section) {
+    case Stage: return tr("Stage");
+    case Params: return tr("Params");
+    case Weights: return tr("Weights");
+    case Gradients: return tr("Grads");
+    case Master: return tr("Master");
+    case Optimizer: return tr("Optimizer");
+    case Activations: return tr("Activations");
+    case Temporaries: return tr("Temporaries");
+    case Tensors: return tr("Tensors");
+    case InFlight: return tr("In flight");
+    }
+    return {};
+}
+
+} // namespace napkin::app

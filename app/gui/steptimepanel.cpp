@@ -1,0 +1,272 @@
+#include "steptimepanel.h"
+
+#include "chartstyle.h"
+#include "plancontroller.h"
+#include "quantityslider.h"
+
+#include <QEvent>
+#include <QFontMetrics>
+#include <QLabel>
+#include <QMouseEvent>
+#include <QToolTip>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+
+namespace napkin::app {
+
+namespace {
+
+constexpr double BarWidth = 0.5;
+constexpr double KeyRange = 0.6;
+
+struct Part {
+    const char* name;
+    const char* why; // one sentence for the tooltip
+    double core::StepTimeBreakdown::*field;
+};
+// The order of StepTimeBreakdown and of the time.step_seconds derivation (core/estimate.cpp).
+const Part Parts[StepTimePanel::PartCount] = {
+    {QT_TRANSLATE_NOOP("napkin::app::StepTimePanel", "compute"),
+     QT_TRANSLATE_NOOP("napkin::app::StepTimePanel", "Forward and backward of every micro-batch, each op at its roofline time."),
+     &core::StepTimeBreakdown::compute},
+    {QT_TRANSLATE_NOOP("napkin::app::StepTimePanel", "recompute"),
+     QT_TRANSLATE_NOOP("napkin::app::StepTimePanel", "Forward work done again for activation recomputation (selective or full)."),
+     &core::StepTimeBreakdown::recompute},
+    {QT_TRANSLATE_NOOP("napkin::app::StepTimePanel", "TP"),
+     QT_TRANSLATE_NOOP("napkin::app::StepTimePanel", "Tensor-parallel all-reduces (or all-gather + reduce-scatter with SP), not overlapped."),
+     &core::StepTimeBreakdown::tpComm},
+    {QT_TRANSLATE_NOOP("napkin::app::StepTimePanel", "CP"),
+     QT_TRANSLATE_NOOP("napkin::app::StepTimePanel", "Context-parallel K/V ring traffic that attention does not hide."),
+     &core::StepTimeBreakdown::cpComm},
+    {QT_TRANSLATE_NOOP("napkin::app::StepTimePanel", "PP"),
+     QT_TRANSLATE_NOOP("napkin::app::StepTimePanel", "Pipeline point-to-point sends of activations and their gradients."),
+     &core::StepTimeBreakdown::ppComm},
+    {QT_TRANSLATE_NOOP("napkin::app::StepTimePanel", "bubble"),
+     QT_TRANSLATE_NOOP("napkin::app::StepTimePanel", "Idle pipeline: (p - 1)/v micro-batch slots (Narayanan et al. 2021)."),
+     &core::StepTimeBreakdown::bubble},
+    {QT_TRANSLATE_NOOP("napkin::app::StepTimePanel", "DP"),
+     QT_TRANSLATE_NOOP("napkin::app::StepTimePanel", "Data-parallel gradient and parameter traffic not hidden behind the backward pass."),
+     &core::StepTimeBreakdown::dpComm},
+    {QT_TRANSLATE_NOOP("napkin::app::StepTimePanel", "optimizer"),
+     QT_TRANSLATE_NOOP("napkin::app::StepTimePanel", "Optimizer update: the states read and written once at HBM bandwidth."),
+     &core::StepTimeBreakdown::optimizer},
+};
+
+// Okabe & Ito 2008 (as the ledger chart), grey for the idle bubble; lighter shades in dark mode.
+QColor partColor(int i, bool dark)
+{
+    static const QRgb light[StepTimePanel::PartCount] = {0x0072B2, 0x56B4E9, 0xE69F00, 0xF0E442,
+                                                         0xCC79A7, 0x8C8C8C, 0x009E73, 0xD55E00};
+    static const QRgb darkShades[StepTimePanel::PartCount] = {0x4A9FE0, 0x86CCF2, 0xF0B030, 0xF0E442,
+                                                              0xDE97C0, 0xA6A6A6, 0x2DBE8F, 0xFF8A3D};
+    return QColor(dark ? darkShades[i] : light[i]);
+}
+
+QString seconds(double s)
+{
+    if (s >= 100)
+        return QStringLiteral("%1 s").arg(s, 0, 'f', 0);
+    if (s >= 0.1)
+        return QStringLiteral("%1 s").arg(s, 0, 'g', 3);
+    return QStringLiteral("%1 ms").arg(1e3 * s, 0, 'g', 3);
+}
+
+} // namespace
+
+StepTimePanel::StepTimePanel(PlanController* controller, QWidget* parent)
+    : QWidget(parent), m_controller(controller), m_headline(new QLabel), m_plot(new QCustomPlot(this)),
+      m_links(new QLabel), m_values(PartCount, 0.0)
+{
+    setAutoFillBackground(true);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(6, 4, 6, 4);
+    layout->setSpacing(2);
+    m_headline->setWordWrap(true);
+    m_headline->setTextFormat(Qt::RichText);
+    m_headline->setToolTip(tr("Click the step time for its derivation."));
+    connect(m_headline, &QLabel::linkActivated, this, [this](const QString& q) { m_controller->showDerivation(q); });
+    m_links->setWordWrap(true);
+    m_links->setToolTip(tr("Megatron rank order (TP, CP, DP, PP from the innermost): a group crosses nodes once it spans more than gpus_per_node."));
+    layout->addWidget(m_headline);
+    layout->addWidget(m_plot, 1);
+    layout->addWidget(m_links);
+    m_plot->setMinimumSize(240, 110);
+    m_plot->setNotAntialiasedElements(QCP::aeGrid | QCP::aeSubGrid | QCP::aeAxes | QCP::aeZeroLine);
+
+    for (int i = 0; i < PartCount; ++i) {
+        auto* bars = new QCPBars(m_plot->yAxis, m_plot->xAxis);
+        bars->setName(tr(Parts[i].name));
+        bars->setWidth(BarWidth);
+        bars->setAntialiased(false);
+        if (i > 0)
+            bars->moveAbove(m_bars[std::size_t(i - 1)]);
+        m_bars[std::size_t(i)] = bars;
+        auto* label = new QCPItemText(m_plot);
+        label->setClipToAxisRect(true);
+        label->position->setAxes(m_plot->xAxis, m_plot->yAxis);
+        label->setPositionAlignment(Qt::AlignCenter);
+        m_labels[std::size_t(i)] = label;
+    }
+    m_plot->yAxis->setRange(-KeyRange, KeyRange);
+    m_plot->yAxis->setTickLength(0, 0);
+    m_plot->yAxis->setSubTicks(false);
+    m_plot->yAxis->setTickLabels(false);
+    m_plot->yAxis->grid()->setVisible(false);
+    m_plot->xAxis->setLabel(tr("Seconds per optimizer step (slowest pipeline stage)"));
+
+    m_plot->legend->setVisible(true);
+    auto* legendRow = new QCPLayoutGrid;
+    m_plot->plotLayout()->addElement(1, 0, legendRow);
+    legendRow->setMargins(QMargins(6, 0, 6, 4));
+    legendRow->addElement(0, 0, m_plot->legend);
+    m_plot->legend->setWrap(PartCount);
+    m_plot->legend->setFillOrder(QCPLegend::foColumnsFirst, true);
+    m_plot->plotLayout()->setRowStretchFactor(1, 0.001);
+    connect(m_plot, &QCustomPlot::beforeReplot, this, [this] {
+        const int columns = std::clamp(m_plot->width() / 110, 2, PartCount);
+        if (m_plot->legend->wrap() != columns) {
+            m_plot->legend->setWrap(columns);
+            m_plot->legend->setFillOrder(QCPLegend::foColumnsFirst, true);
+        }
+    });
+
+    m_plot->setMouseTracking(true);
+    connect(m_plot, &QCustomPlot::mouseMove, this, &StepTimePanel::showToolTip);
+    connect(m_plot, &QCustomPlot::mousePress, this,
+            [this] { m_controller->showDerivation(QStringLiteral("time.step_seconds")); });
+    connect(m_plot, &QCustomPlot::afterLayout, this, &StepTimePanel::updateSegmentLabels);
+    connect(controller, &PlanController::planChanged, this, &StepTimePanel::updateGraphs);
+    updateColors();
+    updateGraphs();
+}
+
+StepTimePanel::~StepTimePanel() = default;
+
+QString StepTimePanel::partName(int part) { return part >= 0 && part < PartCount ? tr(Parts[part].name) : QString(); }
+QString StepTimePanel::headline() const { return m_headline->text(); }
+QString StepTimePanel::linksText() const { return m_links->text(); }
+
+void StepTimePanel::updateGraphs()
+{
+    const auto& plan = m_controller->plan();
+    const auto& st = plan.stepTime;
+    const auto& sc = m_controller->scenario();
+    double total = 0;
+    for (int i = 0; i < PartCount; ++i) {
+        const double v = st.valid ? st.*(Parts[i].field) : 0.0;
+        m_values[i] = std::isfinite(v) && v > 0 ? v : 0.0; // never a NaN-wide bar
+        m_bars[std::size_t(i)]->setData(QVector<double>{0.0}, QVector<double>{m_values[i]}, true);
+        m_labels[std::size_t(i)]->position->setCoords(total + m_values[i] / 2, 0);
+        total += m_values[i];
+    }
+    m_plot->xAxis->setRange(0, total > 0 ? total * 1.02 : 1.0);
+
+    const QString step = QStringLiteral("<a href=\"time.step_seconds\">%1</a>").arg(seconds(st.step));
+    const QString numbers = tr("step %1 · MFU %2 (HFU %3) · %4 tokens/s")
+                                .arg(step)
+                                .arg(st.mfu, 0, 'f', 2)
+                                .arg(st.hfu, 0, 'f', 2)
+                                .arg(formatCount(std::round(st.tokensPerSecond)));
+    if (!st.valid)
+        m_headline->setText(tr("<b>No step-time prediction</b> for this plan (no layer ops to time)."));
+    else if (plan.time.mode == std::string_view("predicted"))
+        m_headline->setText(tr("<b>Predicted</b>: %1").arg(numbers));
+    else
+        m_headline->setText(tr("<b>prediction (the plan uses MFU %1)</b>: %2").arg(sc.cluster.mfu, 0, 'f', 2).arg(numbers));
+
+    // Which links each parallel group uses: sizes from the scenario and plan, bandwidths from core.
+    struct Group { const char* name; std::int64_t size; double bandwidth; bool crosses; };
+    const Group groups[] = {{"TP", sc.parallel.tp, st.tpBandwidth, st.tpCrossesNodes},
+                            {"CP", sc.parallel.cp, st.cpBandwidth, st.cpCrossesNodes},
+                            {"DP", plan.compute.dataParallel, st.dpBandwidth, st.dpCrossesNodes},
+                            {"PP", sc.parallel.pp, st.ppBandwidth, st.ppCrossesNodes}};
+    QStringList links;
+    for (const auto& g : groups)
+        if (g.size > 1)
+            links << tr("%1 %2 %3 at %4 GB/s")
+                         .arg(QLatin1String(g.name))
+                         .arg(g.size)
+                         .arg(g.crosses ? tr("crosses nodes") : tr("inside a node"))
+                         .arg(g.bandwidth / 1e9, 0, 'f', g.bandwidth < 1e10 ? 1 : 0);
+    m_links->setText(links.isEmpty() ? tr("One GPU: no communication.")
+                                     : tr("Links (one direction, per GPU, %1 GPUs per node): %2")
+                                           .arg(sc.parallel.gpusPerNode)
+                                           .arg(links.join(QStringLiteral("; "))));
+    updateColors();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void StepTimePanel::updateColors()
+{
+    const QPalette pal = palette();
+    chartstyle::applyPalette(m_plot, pal);
+    const bool dark = chartstyle::isDark(pal);
+    const QColor bg = pal.color(QPalette::Base);
+    for (int i = 0; i < PartCount; ++i) {
+        const QColor c = partColor(i, dark);
+        m_bars[std::size_t(i)]->setPen(QPen(bg, 1));
+        m_bars[std::size_t(i)]->setBrush(c);
+        m_labels[std::size_t(i)]->setColor(chartstyle::textOn(c));
+    }
+}
+
+void StepTimePanel::updateSegmentLabels()
+{
+    // After layout the pixel widths are known: label a segment where its text fits inside it.
+    double start = 0;
+    for (int i = 0; i < PartCount; ++i) {
+        QCPItemText* label = m_labels[std::size_t(i)];
+        const double v = m_values[i];
+        const double pixels = m_plot->xAxis->coordToPixel(start + v) - m_plot->xAxis->coordToPixel(start);
+        start += v;
+        const QFontMetrics fm(label->font());
+        label->setVisible(false);
+        if (v <= 0)
+            continue;
+        for (const QString& text : {tr("%1 %2").arg(tr(Parts[i].name), seconds(v)), seconds(v)}) {
+            if (fm.horizontalAdvance(text) + 8 <= pixels) {
+                label->setText(text);
+                label->setVisible(true);
+                break;
+            }
+        }
+    }
+}
+
+void StepTimePanel::showToolTip(QMouseEvent* event)
+{
+    const QPointF pos = event->position();
+    const double key = m_plot->yAxis->pixelToCoord(pos.y());
+    const double x = m_plot->xAxis->pixelToCoord(pos.x());
+    double total = 0;
+    for (double v : std::as_const(m_values))
+        total += v;
+    if (std::abs(key) <= BarWidth / 2 && x >= 0 && total > 0) {
+        double start = 0;
+        for (int i = 0; i < PartCount; ++i) {
+            if (m_values[i] > 0 && x < start + m_values[i]) {
+                QToolTip::showText(event->globalPosition().toPoint(),
+                                   tr("<b>%1</b>: %2 (%3% of the step)<br>%4<br><i>Click for the derivation.</i>")
+                                       .arg(tr(Parts[i].name), seconds(m_values[i]),
+                                            QString::number(100.0 * m_values[i] / total, 'f', 1), tr(Parts[i].why)),
+                                   m_plot);
+                return;
+            }
+            start += m_values[i];
+        }
+    }
+    QToolTip::hideText();
+}
+
+void StepTimePanel::changeEvent(QEvent* event)
+{
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange) {
+        updateColors();
+        m_plot->replot(QCustomPlot::rpQueuedReplot);
+    }
+}
+
+} // namespace napkin::app
