@@ -195,6 +195,11 @@ void LayoutSearchDialog::fillTable()
                          .arg(formatCount(double(r.rejectedBatch)))
                          .arg(sc.training.globalBatch)
                          .arg(r.elapsedSeconds * 1e3, 0, 'f', 1);
+    if (const auto& now = m_controller->plan().stepTime; now.valid)
+        status += tr(" The scenario's layout now: %1 s, %2 tokens/s%3.")
+                      .arg(now.step, 0, 'f', now.step < 100 ? 3 : 0)
+                      .arg(formatCount(std::round(now.tokensPerSecond)))
+                      .arg(m_controller->plan().memory.fits ? QString() : tr(", and it does not fit"));
     if (m_runs > 0 && r.best.empty())
         status += tr(" No layout fits: try more GPUs, recompute, or a smaller micro-batch.");
     if (m_stale && m_runs > 0)
@@ -211,7 +216,7 @@ void LayoutSearchDialog::fillTable()
             QString::number(i + 1), QString::number(l.tp), QString::number(l.pp), QString::number(l.virtualStages),
             QString::number(l.cp), QString::number(l.dp), QString::number(l.microBatch),
             QString::fromLatin1(core::toString(l.recompute)), QString::number(l.zero),
-            QStringLiteral("%1 s").arg(x.time.step, 0, 'g', 4), formatCount(std::round(x.time.tokensPerSecond)),
+            QStringLiteral("%1 s").arg(x.time.step, 0, 'f', x.time.step < 100 ? 3 : 0), formatCount(std::round(x.time.tokensPerSecond)),
             QString::number(x.time.mfu, 'f', 3), m_controller->formatBytes(x.memoryTotal), QString::fromStdString(x.why)};
         const bool isCurrent = sc.parallel.fsdp == core::Fsdp::None && sameLayout(l, current);
         const QString tip = tr("%1\ncompute %2 s, recompute %3 s, TP %4 s, CP %5 s, PP %6 s, bubble %7 s, DP %8 s, optimizer %9 s")

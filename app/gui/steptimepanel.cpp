@@ -19,7 +19,7 @@ namespace napkin::app {
 namespace {
 
 constexpr double BarWidth = 0.5;
-constexpr double KeyRange = 0.6;
+constexpr double KeyRange = 0.9;
 
 struct Part {
     const char* name;
@@ -163,7 +163,10 @@ void StepTimePanel::updateGraphs()
     }
     m_plot->xAxis->setRange(0, total > 0 ? total * 1.02 : 1.0);
 
-    const QString step = QStringLiteral("<a href=\"time.step_seconds\">%1</a>").arg(seconds(st.step));
+    // The step time is a link to its derivation, in a colour that reads on the theme's background
+    // (a label keeps the link colour of its first layout otherwise).
+    const QString link = chartstyle::isDark(palette()) ? QStringLiteral("#86ccf2") : QStringLiteral("#005a9c");
+    const QString step = QStringLiteral("<a href=\"time.step_seconds\" style=\"color:%1\">%2</a>").arg(link, seconds(st.step));
     const QString numbers = tr("step %1 · MFU %2 (HFU %3) · %4 tokens/s")
                                 .arg(step)
                                 .arg(st.mfu, 0, 'f', 2)
@@ -263,10 +266,9 @@ void StepTimePanel::showToolTip(QMouseEvent* event)
 void StepTimePanel::changeEvent(QEvent* event)
 {
     QWidget::changeEvent(event);
-    if (event->type() == QEvent::PaletteChange) {
-        updateColors();
-        m_plot->replot(QCustomPlot::rpQueuedReplot);
-    }
+    if (event->type() == QEvent::PaletteChange)
+        updateGraphs(); // colours, and the headline's link colour
+
 }
 
 } // namespace napkin::app

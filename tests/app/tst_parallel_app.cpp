@@ -19,6 +19,8 @@
 #include <QDoubleSpinBox>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QTabWidget>
+#include <QTableView>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
@@ -345,17 +347,38 @@ private slots:
         QVERIFY(!dialog->applyRow(0));
     }
 
-    void dialogGrab()
+    void grabForScreenshots()
     {
-        // For docs/screenshots: NAPKIN_GRAB_DIR=dir writes the dialog and the step-time tab as PNGs.
+        // NAPKIN_GRAB_DIR=dir writes docs/screenshots material: the window at 1920x1080 with the
+        // step-time and per-stage tabs showing (TP 2 x PP 4, predicted), and the search dialog.
+        nlohmann::json doc = m_controller->document();
+        doc["parallel"]["tp"] = 2;
+        doc["parallel"]["pp"] = 4;
+        doc["step_time"]["mode"] = "predicted";
+        m_controller->setDocument(doc, QStringLiteral("layout"));
+        m_controller->recomputeNow();
+        m_window->chartTabs()->setCurrentWidget(m_window->stepTime());
+        if (auto* tabs = qobject_cast<QTabWidget*>(m_window->stageTable()->parentWidget()->parentWidget()))
+            tabs->setCurrentWidget(m_window->stageTable());
+        QVERIFY(m_window->stageTable()->isVisibleTo(m_window));
+        QCOMPARE(m_window->stageModel()->rowCount(), 4);
         auto* dialog = m_window->openLayoutSearch();
         QVERIFY(dialog->waitForResults());
         const QString dir = qEnvironmentVariable("NAPKIN_GRAB_DIR");
         if (dir.isEmpty())
             return;
+        m_window->resize(1920, 1080);
+        m_window->show();
         dialog->resize(1280, 420);
-        QApplication::processEvents();
+        for (int i = 0; i < 5; ++i)
+            QApplication::processEvents();
+        QVERIFY(m_window->grab().save(dir + QStringLiteral("/parallel-1920x1080.png")));
         QVERIFY(dialog->grab().save(dir + QStringLiteral("/layout-search.png")));
+        m_window->setDarkTheme(true);
+        for (int i = 0; i < 5; ++i)
+            QApplication::processEvents();
+        QVERIFY(m_window->grab().save(dir + QStringLiteral("/parallel-dark-1920x1080.png")));
+        m_window->setDarkTheme(false);
     }
 
 private:
