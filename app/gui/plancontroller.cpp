@@ -6,6 +6,7 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QSaveFile>
+#include <QDateTime>
 #include <QDir>
 #include <QSettings>
 #include <QStandardPaths>
@@ -156,7 +157,8 @@ void PlanController::recomputeNow()
 {
     m_timer.stop();
     core::Errors errors;
-    auto sc = core::parseScenario(m_document, core::builtinCatalog(), errors, m_baseDir.toStdString());
+    auto sc = core::parseScenario(m_document, core::builtinCatalog(), errors, m_baseDir.toStdString(),
+                                  [this](const std::string& path, std::string& error) { return cachedFile(path, error); });
     const bool changedErrors = errors.size() != m_errors.size() || !errors.empty() || !m_errors.empty();
     m_errors = std::move(errors);
     if (changedErrors)
@@ -166,6 +168,29 @@ void PlanController::recomputeNow()
     m_scenario = std::move(sc);
     m_plan = core::estimate(m_scenario);
     emit planChanged(m_plan);
+}
+
+std::optional<std::string> PlanController::cachedFile(const std::string& path, std::string& error)
+{
+    const QFileInfo info(QString::fromStdString(path));
+    if (!info.exists() || !info.isFile()) {
+        m_files.erase(path);
+        error = "cannot open file";
+        return std::nullopt;
+    }
+    const qint64 modified = info.lastModified().toMSecsSinceEpoch();
+    auto it = m_files.find(path);
+    if (it != m_files.end() && it->second.size == info.size() && it->second.modifiedMs == modified)
+        return it->second.text;
+    auto text = core::readTextFile(path, error);
+    if (!text) {
+        m_files.erase(path);
+        return std::nullopt;
+    }
+    if (m_files.size() > 32) // a handful of configs and profiles at most; never grows without bound
+        m_files.clear();
+    m_files[path] = {info.size(), modified, *text};
+    return text;
 }
 
 bool PlanController::importHfConfig(const QString& file, QString* error)

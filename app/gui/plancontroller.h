@@ -12,6 +12,10 @@
 #include <QString>
 #include <QTimer>
 
+#include <map>
+#include <optional>
+#include <string>
+
 class QUndoStack;
 
 namespace napkin::app {
@@ -88,6 +92,16 @@ signals:
 private:
     void scheduleRecompute();
     void addRecent(const QString& file);
+    // Text of a file the scenario refers to (hf_config, calibration:FILE), cached so that a slider
+    // drag does not read the disk on every recompute; re-read when its size or time stamp changes.
+    std::optional<std::string> cachedFile(const std::string& path, std::string& error);
+
+    struct CachedFile {
+        qint64 size = -1;
+        qint64 modifiedMs = 0;
+        std::string text;
+    };
+    std::map<std::string, CachedFile> m_files;
 
     nlohmann::json m_document;
     core::Scenario m_scenario;

@@ -18,6 +18,7 @@
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTableWidget>
+#include <QTemporaryDir>
 #include <QTest>
 #include <QTimer>
 
@@ -215,6 +216,41 @@ private slots:
         QVERIFY(m_controller->document()["cluster"]["gpu"] == gpu);
         QCOMPARE(m_controller->plan().hardware.peakFlops, 7.9e14);
         QCOMPARE(storedFiles().size(), 1);
+    }
+
+    void profileIsReadOncePerChange()
+    {
+        // The controller caches the profile's text: a recompute does not re-read it, an edited file is
+        // read again (size or time stamp), and a deleted one is an error on cluster.gpu.
+        QTemporaryDir tmp;
+        const QString file = tmp.filePath(QStringLiteral("p.json"));
+        QVERIFY(QFile::copy(kGoodProfile, file));
+        auto doc = m_controller->document();
+        doc["cluster"]["gpu"] = "calibration:" + file.toStdString();
+        m_controller->setDocument(doc, QStringLiteral("profile"));
+        m_controller->recomputeNow();
+        QCOMPARE(m_controller->plan().hardware.bandwidth, 3.0e12);
+        // Scale every HBM result (best, median, samples) by 0.8 and write the file back.
+        QFile f(file);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        auto json = nlohmann::json::parse(f.readAll().toStdString());
+        f.close();
+        for (auto& r : json["devices"][0]["results"])
+            if (r["id"].get<std::string>().rfind("hbm_", 0) == 0) {
+                r["best"] = r["best"].get<double>() * 0.8;
+                r["median"] = r["median"].get<double>() * 0.8;
+                for (auto& x : r["samples"])
+                    x = x.get<double>() * 0.8;
+            }
+        QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        f.write(QByteArray::fromStdString(json.dump(2) + "\n\n")); // another size: seen within one time-stamp tick
+        f.close();
+        m_controller->recomputeNow();
+        QCOMPARE(m_controller->plan().hardware.bandwidth, 3.0e12 * 0.8);
+        QVERIFY(QFile::remove(file));
+        m_controller->recomputeNow();
+        QVERIFY(m_controller->hasErrors());
+        QCOMPARE(m_controller->errors().front().field, std::string("cluster.gpu"));
     }
 
     void chooserListsStoredProfiles()
