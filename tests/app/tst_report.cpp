@@ -299,7 +299,9 @@ private slots:
         for (const char* section : {"params", "memory", "compute", "time", "cost", "hardware"}) {
             const json& s = props[section];
             QVERIFY2(s["type"] == "object", section);
-            QVERIFY2(s["required"].size() == s["properties"].size(), section);
+            // time.breakdown is the one optional key: present in the predicted step-time mode only.
+            const std::size_t optional = std::string_view(section) == "time" ? 1 : 0;
+            QVERIFY2(s["required"].size() + optional == s["properties"].size(), section);
         }
     }
 
@@ -421,6 +423,22 @@ private slots:
             if (it.key().startsWith(QLatin1String("memory.")))
                 QCOMPARE(it->value(1), QStringLiteral("bytes"));
         QCOMPARE(value("params.total"), params); // and equal to the hand count
+    }
+
+    void predictedPlanValidates()
+    {
+        // The predicted step-time mode adds time.breakdown; a pipeline adds one per_stage row per stage.
+        const json user = {{"step_time", {{"mode", "predicted"}}}, {"parallel", {{"tp", 2}, {"pp", 4}}}};
+        const report::Input in = inputOf(user);
+        const json plan = core::planToJson(corePlan(in.document));
+        QCOMPARE(validate(m_schema, plan), QString());
+        QCOMPARE(plan["time"]["mode"].get<std::string>(), std::string("predicted"));
+        QCOMPARE(plan["memory"]["per_stage"].size(), std::size_t(4));
+        QVERIFY(plan["time"]["breakdown"]["step"].get<double>() > 0);
+        // A breakdown without its links fails the schema: the validator is not vacuous here.
+        json broken = plan;
+        broken["time"]["breakdown"].erase("links");
+        QVERIFY(!validate(m_schema, broken).isEmpty());
     }
 
     void jsonReport_data() { scenarioRows(); }
