@@ -4,9 +4,15 @@
 #include "plancontroller.h"
 #include "quantityslider.h"
 
+#include <QEvent>
+#include <QFontMetrics>
 #include <QGridLayout>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QToolButton>
+
+#include <algorithm>
+#include <utility>
 
 namespace napkin::app {
 
@@ -46,12 +52,20 @@ SummaryPanel::SummaryPanel(PlanController* controller, QWidget* parent)
         f.setBold(true);
         value->setFont(f);
         connect(value, &QToolButton::clicked, this, [this, q] { m_controller->showDerivation(q); });
+        // The value sits left-aligned in a fixed-size box (fixValueSizes): a new number re-lays out
+        // the box only, never the window.
+        auto* box = new QWidget;
+        auto* boxLayout = new QHBoxLayout(box);
+        boxLayout->setContentsMargins(0, 0, 0, 0);
+        boxLayout->addWidget(value);
+        boxLayout->addStretch(1);
         grid->addWidget(label, row, 0);
-        grid->addWidget(value, row, 1, Qt::AlignLeft);
+        grid->addWidget(box, row, 1, Qt::AlignLeft);
         m_values.insert(q, value);
         ++row;
     }
     grid->setColumnStretch(1, 1);
+    fixValueSizes();
     connect(controller, &PlanController::planChanged, this, &SummaryPanel::updateValues);
     updateValues();
 }
@@ -60,6 +74,27 @@ QString SummaryPanel::text(const QString& quantity) const
 {
     const auto* b = m_values.value(quantity);
     return b ? b->text() : QString();
+}
+
+void SummaryPanel::fixValueSizes()
+{
+    for (auto* value : std::as_const(m_values)) {
+        const QFontMetrics fm(value->font());
+        // The widest values the panel shows: MFU / HFU in the predicted mode, a cost in dollars.
+        int text = 0;
+        for (const QString& sample : {tr("0.00 / 0.00 (predicted)"), tr("9.99e+99 s (predicted)"), QStringLiteral("$999,999,999,999"),
+                                      tr("999,999,999,999 kWh")})
+            text = std::max(text, fm.horizontalAdvance(sample));
+        const QSize hint = value->sizeHint();
+        value->parentWidget()->setFixedSize(text + 12, std::max(hint.height(), fm.height() + 4));
+    }
+}
+
+void SummaryPanel::changeEvent(QEvent* event)
+{
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::FontChange || event->type() == QEvent::StyleChange)
+        fixValueSizes(); // projector mode and themes change the font
 }
 
 void SummaryPanel::updateValues()

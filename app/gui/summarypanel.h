@@ -17,7 +17,14 @@ public:
     QString text(const QString& quantity) const; // displayed value, for tests
     void updateValues();
 
+protected:
+    void changeEvent(QEvent* event) override;
+
 private:
+    // Each value sits in a box of fixed size, wide enough for the longest value, so that a new
+    // number does not ask the window for a new layout on every slider step.
+    void fixValueSizes();
+
     PlanController* m_controller;
     QHash<QString, QToolButton*> m_values;
 };
