@@ -337,10 +337,16 @@ Plan estimate(const Scenario& sc)
                     {"per_token", chosen.terms.perTokenBytes}, {"per_score", chosen.terms.perScoreBytes},
                     {"a", double(shape.heads)}, {"stats", chosen.terms.flashStatsBytes}, {"outside", chosen.outside}});
         }
-        derive(p, "memory.per_gpu.temporaries", "{s} · {b} · {V} · ({bytes} + 4) / {tp}", m.temporaries, "bytes",
-               "logits s·b·V in the activation dtype + fp32 softmax/cross-entropy (Korthikanti et al. 2022 §4.3), "
-               "vocabulary-parallel over TP; on the last pipeline stage only",
-               {{"s", sr}, {"b", b}, {"V", V}, {"bytes", e}, {"tp", double(tp)}});
+        if (m.mostLoadedStage != pp - 1)
+            derive(p, "memory.per_gpu.temporaries", "{zero}", 0, "bytes",
+                   "the logits live on the last pipeline stage; the ledger describes a more loaded stage "
+                   "(memory.most_loaded_stage)",
+                   {{"zero", 0}});
+        else
+            derive(p, "memory.per_gpu.temporaries", "{s} · {b} · {V} · ({bytes} + 4) / {tp}", m.temporaries, "bytes",
+                   "logits s·b·V in the activation dtype + fp32 softmax/cross-entropy (Korthikanti et al. 2022 §4.3), "
+                   "vocabulary-parallel over TP; on the last pipeline stage only",
+                   {{"s", sr}, {"b", b}, {"V", V}, {"bytes", e}, {"tp", double(tp)}});
     }
 
     // ---- Memory: overhead and total ----------------------------------------------------------

@@ -314,9 +314,18 @@ std::string planToText(const Plan& p)
     o << "  FLOPs per token    " << formatNumber(p.compute.flopsPerToken) << "\n";
     o << "  training FLOPs     " << formatNumber(p.compute.trainingFlops) << "\n";
     char buf[160];
-    std::snprintf(buf, sizeof buf, "  time               %.1f days (%.4g s) at MFU %.2f, HFU %.2f\n", p.time.days,
-                  p.time.seconds, p.time.mfu, p.time.hfu);
+    const bool predicted = std::string_view(p.time.mode) == "predicted";
+    std::snprintf(buf, sizeof buf, "  time               %.1f days (%.4g s) at MFU %.2f, HFU %.2f%s\n", p.time.days,
+                  p.time.seconds, p.time.mfu, p.time.hfu, predicted ? " (predicted)" : "");
     o << buf;
+    if (predicted && p.stepTime.valid) {
+        const auto& b = p.stepTime;
+        std::snprintf(buf, sizeof buf,
+                      "  step (predicted)   %.4g s = compute %.4g + recompute %.4g + TP %.4g + CP %.4g + PP %.4g + bubble %.4g"
+                      " + DP %.4g + optimizer %.4g\n",
+                      b.step, b.compute, b.recompute, b.tpComm, b.cpComm, b.ppComm, b.bubble, b.dpComm, b.optimizer);
+        o << buf;
+    }
     std::snprintf(buf, sizeof buf, "  GPU-hours          %.4g\n  cost               $%.4g\n  energy             %.4g kWh (at TDP)\n",
                   p.time.gpuHours, p.cost.usd, p.cost.energyKwh);
     o << buf;
