@@ -96,7 +96,7 @@ nlohmann::json perStageJson(const MemoryLedger& m)
     return a;
 }
 
-nlohmann::json breakdownJson(const StepTimeBreakdown& b)
+nlohmann::json breakdownJsonImpl(const StepTimeBreakdown& b)
 {
     auto link = [](double bw, bool crosses) {
         return nlohmann::json{{"bandwidth", bw}, {"crosses_nodes", crosses}};
@@ -121,6 +121,8 @@ nlohmann::json breakdownJson(const StepTimeBreakdown& b)
 }
 
 } // namespace
+
+nlohmann::json stepTimeToJson(const StepTimeBreakdown& b) { return breakdownJsonImpl(b); }
 
 std::string formulaText(const Derivation& d) { return render(d, false); }
 std::string substitutedText(const Derivation& d) { return render(d, true); }
@@ -210,7 +212,7 @@ nlohmann::json planToJson(const Plan& p)
                  {"mfu", t.mfu},         {"hfu", t.hfu},          {"step_seconds", t.stepSeconds},
                  {"tokens_per_second", t.tokensPerSecond}, {"mode", t.mode}};
     if (p.stepTime.valid && std::string_view(t.mode) == "predicted")
-        j["time"]["breakdown"] = breakdownJson(p.stepTime);
+        j["time"]["breakdown"] = stepTimeToJson(p.stepTime);
     j["cost"] = {{"usd", p.cost.usd}, {"energy_kwh", p.cost.energyKwh}};
     const auto& h = p.hardware;
     j["hardware"] = {{"id", h.id()},
@@ -320,11 +322,12 @@ std::string planToText(const Plan& p)
     o << buf;
     if (predicted && p.stepTime.valid) {
         const auto& b = p.stepTime;
-        std::snprintf(buf, sizeof buf,
+        char line[512];
+        std::snprintf(line, sizeof line,
                       "  step (predicted)   %.4g s = compute %.4g + recompute %.4g + TP %.4g + CP %.4g + PP %.4g + bubble %.4g"
                       " + DP %.4g + optimizer %.4g\n",
                       b.step, b.compute, b.recompute, b.tpComm, b.cpComm, b.ppComm, b.bubble, b.dpComm, b.optimizer);
-        o << buf;
+        o << line;
     }
     std::snprintf(buf, sizeof buf, "  GPU-hours          %.4g\n  cost               $%.4g\n  energy             %.4g kWh (at TDP)\n",
                   p.time.gpuHours, p.cost.usd, p.cost.energyKwh);

@@ -19,6 +19,8 @@ std::string formatNumber(double v);
 std::string formatBytes(double bytes); // decimal GB (10^9), as the seeds and vendors use
 
 nlohmann::json planToJson(const Plan& plan);
+// time.breakdown of the predicted mode (docs/plan-schema.md §6.1); also each search result's breakdown.
+nlohmann::json stepTimeToJson(const StepTimeBreakdown& breakdown);
 std::string planToText(const Plan& plan);
 std::string planToMarkdown(const Plan& plan);
 std::string planToCsv(const Plan& plan);

@@ -263,15 +263,7 @@ nlohmann::json searchToJson(const SearchResult& r, const Scenario& sc)
                            {"accumulation_steps", x.accumulationSteps},
                            {"memory_bytes", x.memoryTotal},
                            {"headroom_bytes", x.headroom},
-                           {"breakdown",
-                            {{"compute", t.compute},
-                             {"recompute", t.recompute},
-                             {"tp_comm", t.tpComm},
-                             {"cp_comm", t.cpComm},
-                             {"pp_comm", t.ppComm},
-                             {"bubble", t.bubble},
-                             {"dp_comm", t.dpComm},
-                             {"optimizer", t.optimizer}}},
+                           {"breakdown", stepTimeToJson(t)},
                            {"why", x.why}});
     }
     return {{"schema", "napkin.search/1"},
