@@ -182,8 +182,8 @@ StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p)
         return r;
     const double G = double(sc.cluster.gpus);
     r.mfu = p.compute.flopsPerStep / (G * hw.peakFlops * r.step);
-    const double hwPerStep = p.compute.steps > 0 ? p.compute.hardwareFlops / p.compute.steps : p.compute.flopsPerStep;
-    r.hfu = hwPerStep / (G * hw.peakFlops * r.step);
+    // HFU = MFU · hardware / model FLOPs (exactly MFU without recomputation).
+    r.hfu = r.mfu * (p.compute.trainingFlops > 0 ? p.compute.hardwareFlops / p.compute.trainingFlops : 1.0);
     r.tokensPerSecond = p.compute.tokensPerStep / r.step;
     r.valid = true;
     return r;

@@ -110,7 +110,8 @@ private slots:
         const char* optimizers[] = {"sgd", "momentum", "adagrad", "rmsprop", "adam", "adamw", "lion", "adafactor", "muon"};
         const char* recompute[] = {"none", "selective", "full"};
         const char* conventions[] = {"auto", "6PT", "palm", "megatron"};
-        int valid = 0;
+        const char* fsdp[] = {"none", "full", "grad_op", "hybrid"};
+        int valid = 0, predicted = 0;
         for (int i = 0; i < 1500; ++i) {
             nlohmann::json doc = core::defaultScenarioJson();
             if (rng() % 3 == 0)
@@ -130,6 +131,12 @@ private slots:
             doc["cluster"]["gpus"] = std::int64_t(logUniform(1, 1e5));
             doc["cluster"]["mfu"] = std::uniform_real_distribution<double>(0.01, 1.0)(rng);
             doc["parallel"]["zero"] = int(pick(4));
+            if (doc["parallel"]["zero"] == 0 && rng() % 2 == 0)
+                doc["parallel"]["fsdp"] = fsdp[pick(4)];
+            doc["step_time"]["mode"] = rng() % 2 == 0 ? "predicted" : "mfu";
+            doc["step_time"]["inter_node_bandwidth"] = logUniform(1e9, 1e12);
+            doc["step_time"]["overlap_dp"] = rng() % 2 == 0;
+            doc["parallel"]["gpus_per_node"] = std::int64_t(1) << pick(5);
             doc["flops"]["convention"] = conventions[pick(4)];
             core::Errors errors;
             const auto sc = core::parseScenario(doc, cat, errors);
@@ -151,7 +158,19 @@ private slots:
             QCOMPARE(m.fits, m.total <= m.capacity);
             QVERIFY(p.compute.hardwareFlops >= p.compute.trainingFlops);
             QVERIFY(p.time.hfu >= p.time.mfu);
+            // The step-time prediction is computed in both modes; its parts sum to the step.
+            if (p.stepTime.valid) {
+                const auto& b = p.stepTime;
+                const double parts = b.compute + b.recompute + b.tpComm + b.cpComm + b.ppComm + b.bubble + b.dpComm + b.optimizer;
+                QVERIFY2(std::isfinite(b.step) && b.step > 0 && std::abs(b.step - parts) <= 1e-9 * b.step, doc.dump().c_str());
+                QVERIFY2(b.mfu > 0 && b.hfu >= b.mfu * (1 - 1e-12), doc.dump().c_str());
+                if (std::string_view(p.time.mode) == "predicted") {
+                    ++predicted;
+                    QCOMPARE(p.time.stepSeconds, b.step);
+                }
+            }
         }
+        QVERIFY2(predicted > 300, qPrintable(QString::number(predicted)));
         QVERIFY2(valid > 900, qPrintable(QString::number(valid)));
     }
 };
