@@ -8,7 +8,9 @@
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QElapsedTimer>
 #include <QScreen>
+#include <QThread>
 #include <QTimer>
 
 #include <cstdio>
@@ -131,9 +133,15 @@ int runApp(int argc, char** argv)
         if (lectureStep > 0) // after the resize: the presenter panel takes its share of this width
             window.startLecture(lectureStep - 1);
         window.show();
-        // Let layouts settle and queued replots run before grabbing.
-        for (int i = 0; i < 5; ++i)
-            QApplication::processEvents();
+        // Let layouts settle, queued replots run and the throttled panels (derivation, warnings:
+        // 100 ms) catch up before grabbing.
+        QElapsedTimer settle;
+        settle.start();
+        while (settle.elapsed() < 300) {
+            QApplication::processEvents(QEventLoop::AllEvents, 20);
+            QThread::msleep(10);
+        }
+        QApplication::processEvents();
         const QString out = parser.value(shotOpt);
         if (!window.grab().save(out, "PNG")) {
             std::fprintf(stderr, "error: cannot write %s\n", qPrintable(out));

@@ -5,6 +5,7 @@
 
 #include <QEvent>
 #include <QFontMetrics>
+#include <QFontMetricsF>
 #include <QMouseEvent>
 #include <QToolTip>
 #include <QVBoxLayout>
@@ -173,6 +174,7 @@ void LedgerChartPanel::updateGraphs()
         m_capacityLabel->position->setCoords(x, 0);
         m_capacityLabel->setPositionAlignment(side | Qt::AlignTop);
         m_capacityLabel->setText(tr("%1: %2").arg(gpuName, m_controller->formatBytes(capacity)));
+        m_capacityBesideLine = side == Qt::AlignRight; // placed for good after layout (updateSegmentLabels)
         m_headroomLabel->position->setCoords(x, 1);
         m_headroomLabel->setPositionAlignment(side | Qt::AlignBottom);
         m_headroomLabel->setText(m_fits ? tr("headroom %1").arg(m_controller->formatBytes(capacity - total))
@@ -204,6 +206,7 @@ void LedgerChartPanel::updateColors()
 
 void LedgerChartPanel::updateSegmentLabels()
 {
+    placeCapacityLabel();
     // Runs after each layout pass: only now are the segments' pixel widths known. A label is shown
     // where it fits inside its segment, in full ("13.48 GB") or as the bare number.
     const double unit = unitBytes();
@@ -253,6 +256,29 @@ void LedgerChartPanel::showToolTip(QMouseEvent* event)
         }
     }
     QToolTip::hideText();
+}
+
+void LedgerChartPanel::placeCapacityLabel()
+{
+    // The capacity label sits beside the line, level with the bar. Where it would run into the bar (a
+    // bar past the line, or one ending close to it, as in a short plot), it moves into the axis title.
+    const bool gib = m_controller->units() == PlanController::Units::GiB;
+    const QString axis = gib ? tr("Memory per GPU (GiB)") : tr("Memory per GPU (GB)");
+    if (!m_capacityLine->visible()) {
+        m_plot->xAxis->setLabel(axis);
+        return;
+    }
+    double total = 0;
+    for (double v : m_values)
+        total += v;
+    const double unit = unitBytes();
+    const double linePx = m_plot->xAxis->coordToPixel(m_capacityLine->point1->coords().x());
+    const double barEndPx = m_plot->xAxis->coordToPixel(total / unit);
+    const QString text = m_capacityLabel->text();
+    const double labelPx = QFontMetricsF(m_capacityLabel->font()).horizontalAdvance(text) + 10;
+    const bool room = m_capacityBesideLine && m_fits && linePx - labelPx > barEndPx;
+    m_capacityLabel->setVisible(room);
+    m_plot->xAxis->setLabel(room ? axis : axis + QStringLiteral(" · ") + text);
 }
 
 void LedgerChartPanel::resizeEvent(QResizeEvent* event)

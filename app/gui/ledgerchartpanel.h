@@ -41,6 +41,7 @@ private:
     void fitLegend();
     void updateSegmentLabels();
     void showToolTip(QMouseEvent* event);
+    void placeCapacityLabel();
     double unitBytes() const;
 
     PlanController* m_controller = nullptr;
@@ -52,6 +53,7 @@ private:
     QCPItemText* m_headroomLabel = nullptr;
     QVector<double> m_values; // bytes
     bool m_fits = true;
+    bool m_capacityBesideLine = true; // the line is right of the middle: its label goes left of it
 };
 
 } // namespace napkin::app

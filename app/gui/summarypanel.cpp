@@ -45,7 +45,6 @@ SummaryPanel::SummaryPanel(PlanController* controller, QWidget* parent)
         label->setToolTip(it.tip);
         auto* value = new QToolButton;
         value->setAutoRaise(true);
-        value->setStyleSheet(QStringLiteral("QToolButton { padding: 0px 2px; }"));
         value->setToolTip(it.tip + tr(" (click for the derivation)"));
         value->setCursor(Qt::PointingHandCursor);
         QFont f = value->font();
@@ -66,6 +65,7 @@ SummaryPanel::SummaryPanel(PlanController* controller, QWidget* parent)
     }
     grid->setColumnStretch(1, 1);
     fixValueSizes();
+    styleValues();
     connect(controller, &PlanController::planChanged, this, &SummaryPanel::updateValues);
     updateValues();
 }
@@ -90,11 +90,24 @@ void SummaryPanel::fixValueSizes()
     }
 }
 
+void SummaryPanel::styleValues()
+{
+    // A style sheet fixes a widget's colours when it is polished; give the text colour of the
+    // current palette explicitly, and again when the theme changes, so dark mode stays readable.
+    const QString sheet = QStringLiteral("QToolButton { padding: 0px 2px; color: %1; }")
+                              .arg(palette().color(QPalette::WindowText).name());
+    for (auto* value : std::as_const(m_values))
+        if (value->styleSheet() != sheet)
+            value->setStyleSheet(sheet);
+}
+
 void SummaryPanel::changeEvent(QEvent* event)
 {
     QWidget::changeEvent(event);
     if (event->type() == QEvent::FontChange || event->type() == QEvent::StyleChange)
         fixValueSizes(); // projector mode and themes change the font
+    if (event->type() == QEvent::PaletteChange)
+        styleValues();
 }
 
 void SummaryPanel::updateValues()

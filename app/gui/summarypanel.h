@@ -24,6 +24,7 @@ private:
     // Each value sits in a box of fixed size, wide enough for the longest value, so that a new
     // number does not ask the window for a new layout on every slider step.
     void fixValueSizes();
+    void styleValues();
 
     PlanController* m_controller;
     QHash<QString, QToolButton*> m_values;
