@@ -17,6 +17,9 @@
 #include <QColor>
 #include <QPalette>
 
+#include <array>
+#include <cstddef>
+
 namespace napkin::app::chartstyle {
 
 inline bool isDark(const QPalette& palette) { return palette.color(QPalette::Base).lightnessF() < 0.5; }
@@ -60,6 +63,23 @@ inline void applyPalette(QCustomPlot* plot, const QPalette& palette)
     plot->legend->setBorderPen(QPen(withAlpha(fg, 0.25)));
     plot->legend->setBrush(withAlpha(bg, 0.85));
     plot->setBackground(bg);
+}
+
+// Colours a stacked bar (the ledger, the step time): each segment's fill from colourOf(i, dark), an
+// outline in the background colour that keeps neighbouring segments apart, and its label in a text
+// colour that reads on the fill.
+template <std::size_t N, class ColourOf>
+void colourStack(const std::array<QCPBars*, N>& bars, const std::array<QCPItemText*, N>& labels, const QPalette& palette,
+                 ColourOf colourOf)
+{
+    const bool dark = isDark(palette);
+    const QColor bg = palette.color(QPalette::Base);
+    for (std::size_t i = 0; i < N; ++i) {
+        const QColor c = colourOf(int(i), dark);
+        bars[i]->setPen(QPen(bg, 1));
+        bars[i]->setBrush(c);
+        labels[i]->setColor(textOn(c));
+    }
 }
 
 } // namespace napkin::app::chartstyle

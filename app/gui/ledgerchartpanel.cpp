@@ -189,15 +189,7 @@ void LedgerChartPanel::updateColors()
 {
     const QPalette pal = palette();
     chartstyle::applyPalette(m_plot, pal);
-    const bool dark = chartstyle::isDark(pal);
-    const QColor bg = pal.color(QPalette::Base);
-    for (int i = 0; i < BucketCount; ++i) {
-        const QColor c = bucketColor(i, dark);
-        // A background-coloured outline keeps neighbouring segments apart.
-        m_bars[std::size_t(i)]->setPen(QPen(bg, 1));
-        m_bars[std::size_t(i)]->setBrush(c);
-        m_segmentLabels[std::size_t(i)]->setColor(chartstyle::textOn(c));
-    }
+    chartstyle::colourStack(m_bars, m_segmentLabels, pal, [](int i, bool dark) { return bucketColor(i, dark); });
     const QColor fg = pal.color(QPalette::Text);
     m_capacityLine->setPen(QPen(fg, 2));
     m_capacityLabel->setColor(fg);

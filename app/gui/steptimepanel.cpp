@@ -205,14 +205,7 @@ void StepTimePanel::updateColors()
 {
     const QPalette pal = palette();
     chartstyle::applyPalette(m_plot, pal);
-    const bool dark = chartstyle::isDark(pal);
-    const QColor bg = pal.color(QPalette::Base);
-    for (int i = 0; i < PartCount; ++i) {
-        const QColor c = partColor(i, dark);
-        m_bars[std::size_t(i)]->setPen(QPen(bg, 1));
-        m_bars[std::size_t(i)]->setBrush(c);
-        m_labels[std::size_t(i)]->setColor(chartstyle::textOn(c));
-    }
+    chartstyle::colourStack(m_bars, m_labels, pal, [](int i, bool dark) { return partColor(i, dark); });
 }
 
 void StepTimePanel::updateSegmentLabels()
