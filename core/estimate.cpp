@@ -176,6 +176,11 @@ Plan estimate(const Scenario& sc)
     const double statesPerParam = sc.optimizer == OptimizerKind::Adafactor ? p.params.adafactorStateElems / P
                                                                            : double(optimizerStates(sc.optimizer));
     m.statesBytesPerParam = bw + bg + bm + statesPerParam * bo;
+    auto rate = [](double values, double bytes, double shard) { return StateRate{values, bytes, shard, values * bytes / shard}; };
+    m.weightsRate = rate(1, bw, shardW);
+    m.gradientsRate = rate(1, bg, shardG);
+    m.masterRate = rate(pr.master ? 1 : 0, bm, shardO);
+    m.optimizerRate = rate(statesPerParam, bo, shardO);
     // Parameters of a stage: its L/p layers, the embedding (first) and the output layer (last),
     // split over the tensor-parallel group (Narayanan et al. 2021 §3; Megatron places them so).
     const auto& pc = p.params;

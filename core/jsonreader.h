@@ -52,15 +52,20 @@ public:
     std::optional<E> choice(std::string_view key, const std::vector<std::pair<std::string_view, E>>& options,
                             bool required = false)
     {
+        std::string allowed;
+        for (const auto& [name, value] : options)
+            allowed += (allowed.empty() ? "" : ", ") + std::string(name);
+        // A number or a boolean where a choice belongs names the choices too, not only the type.
+        if (const auto* raw = child(key); raw && !raw->is_null() && !raw->is_string()) {
+            error(key, shortDump(*raw), "must be one of these strings", allowed);
+            return std::nullopt;
+        }
         const auto s = string(key, required);
         if (!s)
             return std::nullopt;
         for (const auto& [name, value] : options)
             if (name == *s)
                 return value;
-        std::string allowed;
-        for (const auto& [name, value] : options)
-            allowed += (allowed.empty() ? "" : ", ") + std::string(name);
         error(key, shortDump(*s), "unknown value", allowed);
         return std::nullopt;
     }

@@ -39,6 +39,15 @@ struct StageMemory {
     double inFlight = 0;  // micro-batches whose activations the stage holds at its peak
 };
 
+// How one model-state bucket is stored per parameter on the reported rank: values per parameter
+// (1, or the optimizer's states) × bytes per value, divided by the ZeRO/FSDP shard count.
+struct StateRate {
+    double valuesPerParam = 0;
+    double bytesPerValue = 0;
+    double shard = 1;
+    double bytesPerParam = 0; // valuesPerParam · bytesPerValue / shard
+};
+
 struct MemoryLedger {
     double weights = 0;
     double gradients = 0;
@@ -57,6 +66,7 @@ struct MemoryLedger {
     double checkpointBestK = 0;       // continuous optimum sqrt(L · boundary / layer), full recompute only
     double overheadContext = 0, overheadWorkspace = 0, overheadComm = 0, overheadAllocator = 0;
     double statesBytesPerParam = 0; // unsharded weights+grads+master+optimizer per parameter
+    StateRate weightsRate, gradientsRate, masterRate, optimizerRate; // per bucket, sharded
     // Model parallelism (Megatron layout): the ledger above is the most loaded rank's.
     double paramsPerRank = 0;
     std::int64_t mostLoadedStage = 0;        // pipeline stage the ledger describes

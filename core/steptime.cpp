@@ -172,8 +172,7 @@ StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p)
     // ---- Optimizer update: memory-bound; read the gradient and write the weight, read and write the
     // master copy and each optimizer state, for this rank's shard (Calculon counts Adam the same way).
     const auto& mem = p.memory;
-    const double shardO = zero >= 1 ? group : 1.0;
-    const double updated = Pr / shardO;
+    const double updated = Pr / std::max(1.0, mem.optimizerRate.shard); // the shard this rank updates (ledger)
     const double statesBytes = updated > 0 ? (mem.optimizerStates + mem.masterWeights) * 2 : 0;
     r.optimizer = (statesBytes + updated * (eg + ew)) / hw.bandwidth;
 

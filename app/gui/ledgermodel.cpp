@@ -36,26 +36,20 @@ void LedgerModel::setPlan(const core::Plan& p, const core::Scenario& sc)
     previous.swap(m_rows);
     const auto& m = p.memory;
     const auto& pr = sc.precision;
-    // ZeRO (or the FSDP strategy standing for it) shards over data parallelism; HYBRID_SHARD only
-    // over the data-parallel ranks inside a node.
-    const int zero = core::effectiveZeroStage(sc);
-    const double n = double(core::shardGroupSize(sc, std::max<std::int64_t>(1, p.compute.dataParallel)));
-    auto perParam = [&](core::DType t, double states, double shard) {
-        const double b = core::bytesPerValue(t) * states / shard;
-        return shard > 1 ? tr("%1 × %2 / %3").arg(num(states)).arg(num(core::bytesPerValue(t))).arg(num(shard)) + QStringLiteral(" = ") + num(b)
-                         : num(b);
+    // Bytes per parameter of each state bucket as core stored it (values × bytes / ZeRO-FSDP shard).
+    auto perParam = [](const core::StateRate& r) {
+        return r.shard > 1 ? tr("%1 × %2 / %3").arg(num(r.valuesPerParam)).arg(num(r.bytesPerValue)).arg(num(r.shard)) +
+                                 QStringLiteral(" = ") + num(r.bytesPerParam)
+                           : num(r.bytesPerParam);
     };
-    const double states = sc.optimizer == core::OptimizerKind::Adafactor && p.params.total > 0
-                              ? p.params.adafactorStateElems / p.params.total
-                              : double(core::optimizerStates(sc.optimizer));
-    m_rows.push_back({tr("Weights"), dt(pr.weights), perParam(pr.weights, 1, zero >= 3 ? n : 1), m.weights,
+    m_rows.push_back({tr("Weights"), dt(pr.weights), perParam(m.weightsRate), m.weights,
                       QStringLiteral("memory.per_gpu.weights")});
-    m_rows.push_back({tr("Gradients"), dt(pr.gradients), perParam(pr.gradients, 1, zero >= 2 ? n : 1), m.gradients,
+    m_rows.push_back({tr("Gradients"), dt(pr.gradients), perParam(m.gradientsRate), m.gradients,
                       QStringLiteral("memory.per_gpu.gradients")});
     m_rows.push_back({tr("Master weights"), pr.master ? dt(*pr.master) : tr("none"),
-                      pr.master ? perParam(*pr.master, 1, zero >= 1 ? n : 1) : QStringLiteral("0"), m.masterWeights,
+                      pr.master ? perParam(m.masterRate) : QStringLiteral("0"), m.masterWeights,
                       QStringLiteral("memory.per_gpu.master_weights")});
-    m_rows.push_back({tr("Optimizer states"), dt(pr.optimizer), perParam(pr.optimizer, states, zero >= 1 ? n : 1),
+    m_rows.push_back({tr("Optimizer states"), dt(pr.optimizer), perParam(m.optimizerRate),
                       m.optimizerStates, QStringLiteral("memory.per_gpu.optimizer_states")});
     const bool mlp = sc.model.kind == core::ModelKind::Mlp;
     m_rows.push_back({tr("Activations"), dt(pr.activations),

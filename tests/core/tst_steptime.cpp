@@ -231,11 +231,12 @@ private slots:
         QVERIFY(b.valid);
         QVERIFY(std::fabs(b.compute / (12 * 2 * B * D * D / C) - 1) < 1e-12);
         QCOMPARE(b.tpComm + b.cpComm + b.ppComm + b.bubble + b.dpComm + b.recompute, 0.0);
-        // Optimizer: read + write the master copy and both Adam states, read the gradient and write
-        // the weight: P · (2·4 + 2·2·4 + 2 + 2) bytes for the bf16-mixed plan (fp32 master and states).
-        const double P = plan.params.total;
-        const double bytesPerParam = 2 * plan.memory.masterWeights / P + 2 * plan.memory.optimizerStates / P + 2 + 2;
-        QVERIFY(std::fabs(b.optimizer / (P * bytesPerParam / beta) - 1) < 1e-12);
+        // Optimizer: read + write both fp32 Adam states (2 · 2 · 4 B), read the bf16 gradient (2 B) and
+        // write the bf16 weight (2 B): 20 bytes per parameter for the default bf16-mixed plan, which
+        // keeps no separate master copy; P = D² L = 4096² · 4 (no bias in the toy model).
+        const double P = D * D * 4;
+        QCOMPARE(plan.params.total, P);
+        QVERIFY(std::fabs(b.optimizer / (P * 20 / beta) - 1) < 1e-12);
     }
 
     void tensorParallelTrafficByHand()
@@ -295,6 +296,13 @@ private slots:
         const double P = hybrid.params.total;
         QVERIFY(std::fabs(hybrid.memory.weights / (P * 2 / 8) - 1) < 1e-9);
         QVERIFY(std::fabs(hybrid.memory.optimizerStates / (P * 8 / 8) - 1) < 1e-9);
+        // The per-parameter rates the ledger table shows: bf16 weights 2 B / 8, two fp32 Adam states 8 B / 8.
+        QCOMPARE(hybrid.memory.weightsRate.shard, 8.0);
+        QCOMPARE(hybrid.memory.weightsRate.bytesPerParam, 0.25);
+        QCOMPARE(hybrid.memory.optimizerRate.valuesPerParam, 2.0);
+        QCOMPARE(hybrid.memory.optimizerRate.bytesPerParam, 1.0);
+        QCOMPARE(z2.memory.weightsRate.shard, 1.0); // ZeRO-2 keeps whole weights
+        QCOMPARE(z2.memory.gradientsRate.shard, 64.0);
         // A ZeRO stage that contradicts the FSDP strategy is an error naming parallel.zero.
         const auto errors = errorsOf({"parallel.zero=1", "parallel.fsdp=full"});
         QCOMPARE(errors.size(), std::size_t(1));
