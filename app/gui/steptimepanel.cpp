@@ -26,7 +26,7 @@ struct Part {
     const char* why; // one sentence for the tooltip
     double core::StepTimeBreakdown::*field;
 };
-// The order of StepTimeBreakdown and of the time.step_seconds derivation (core/estimate.cpp).
+// The order of StepTimeBreakdown and of the time.step_seconds derivation (core/estimate_time.cpp).
 const Part Parts[StepTimePanel::PartCount] = {
     {QT_TRANSLATE_NOOP("napkin::app::StepTimePanel", "compute"),
      QT_TRANSLATE_NOOP("napkin::app::StepTimePanel", "Forward and backward of every micro-batch, each op at its roofline time."),

@@ -1,0 +1,121 @@
+// The compute budget of estimate(): parameters, the batch and its steps, FLOPs under the convention.
+
+#include "estimate.h"
+#include "estimate_stages.h"
+
+#include <algorithm>
+#include <string>
+
+namespace napkin::core::detail {
+
+void estimateParams(const Scenario& sc, Plan& p)
+{
+    const bool isMlp = sc.model.kind == ModelKind::Mlp;
+    const TransformerShape& shape = sc.model.shape;
+    p.params = countParams(sc.model);
+    const double P = p.params.total;
+    if (isMlp)
+        derive(p, "params.total", "{D} · {D} · {L} + {head}", P, "parameters",
+               "CS336 lecture 2: D^2 L + D for the toy deep linear model",
+               {{"D", double(sc.model.mlp.width)}, {"L", double(sc.model.mlp.layers)}, {"head", p.params.head}});
+    else if (p.params.derivedShape)
+        derive(p, "params.total", "{P}", P, "parameters", "as given in the scenario (model.params)", {{"P", P}});
+    else
+        derive(p, "params.total", "{L} · {per_layer} + {embedding} + {positions} + {head} + {final_norm}", P,
+               "parameters",
+               "exact count from the architecture (Touvron et al. 2023 layout; nanoGPT for GPT-2/3 biases and positions)",
+               {{"L", double(shape.layers)}, {"per_layer", p.params.perLayer}, {"embedding", p.params.embedding},
+                {"positions", p.params.positional}, {"head", p.params.head}, {"final_norm", p.params.finalNorm}});
+}
+
+void estimateBatch(const Scenario& sc, Plan& p)
+{
+    const auto& tr = sc.training;
+    const bool isMlp = sc.model.kind == ModelKind::Mlp;
+    auto& c = p.compute;
+    const auto& par = sc.parallel;
+    const Layout lay = layoutOf(sc);
+    const std::int64_t tp = lay.tp, pp = lay.pp, cp = lay.cp, vStages = lay.virtualStages;
+    // Megatron-LM layout: GPUs = TP · PP · CP · DP (resolved and checked when the scenario is read).
+    const std::int64_t dp = par.dp > 0 ? par.dp : std::max<std::int64_t>(1, sc.cluster.gpus / (tp * pp * cp));
+    c.dataParallel = dp;
+    const std::int64_t perStep = tr.microBatch * dp;
+    c.accumulationSteps = perStep > 0 ? std::max<std::int64_t>(1, (tr.globalBatch + perStep - 1) / perStep) : 1;
+    c.effectiveGlobalBatch = c.accumulationSteps * perStep;
+    const double seq = isMlp ? 1.0 : double(tr.seqLen);
+    c.tokensPerStep = double(c.effectiveGlobalBatch) * seq;
+    c.steps = tr.tokens / c.tokensPerStep;
+    derive(p, "compute.accumulation_steps", "ceil({global_batch} / ({micro_batch} · {dp}))",
+           double(c.accumulationSteps), "steps", "global batch = micro-batch × accumulation × data parallel",
+           {{"global_batch", double(tr.globalBatch)}, {"micro_batch", double(tr.microBatch)}, {"dp", double(dp)}});
+    if (c.effectiveGlobalBatch != tr.globalBatch) {
+        p.warnings.push_back({"batch_not_divisible",
+                              "training.global_batch " + std::to_string(tr.globalBatch) +
+                                  " is not a multiple of micro_batch × data-parallel GPUs = " + std::to_string(perStep) +
+                                  "; the plan uses " + std::to_string(c.effectiveGlobalBatch) + " (" +
+                                  std::to_string(c.accumulationSteps) + " accumulation steps)"});
+    }
+    if (pp > 1) {
+        // Narayanan et al. 2021 §2.2: pipeline bubble (p - 1) / m for 1F1B, (p - 1) / (v · m) interleaved.
+        p.memory.bubbleFraction = double(pp - 1) / (double(vStages) * double(c.accumulationSteps));
+        derive(p, "parallel.bubble_fraction", "({p} - 1) / ({v} · {m})", p.memory.bubbleFraction, "",
+               "Narayanan et al. 2021 (Megatron-LM) §2.2: pipeline bubble of 1F1B (v = 1) and interleaved schedules",
+               {{"p", double(pp)}, {"v", double(vStages)}, {"m", double(c.accumulationSteps)}});
+    }
+}
+
+double estimateFlops(const Scenario& sc, Plan& p)
+{
+    const auto& tr = sc.training;
+    const bool isMlp = sc.model.kind == ModelKind::Mlp;
+    const TransformerShape& shape = sc.model.shape;
+    const double P = p.params.total;
+    const double s = double(tr.seqLen);
+    auto& c = p.compute;
+    const auto conv = effectiveConvention(sc);
+    c.convention = isMlp ? toString(FlopsConvention::SixPT) : toString(conv);
+    double forwardRecompute = 0; // extra forward FLOPs per token from recomputation
+    if (conv == FlopsConvention::SixPT || isMlp) {
+        c.flopsPerToken = 6 * P;
+        derive(p, "compute.flops_per_token", "6 · {P}", c.flopsPerToken, "FLOP",
+               "Kaplan et al. 2020; CS336 lecture 2: forward 2P + backward 4P per token", {{"P", P}});
+        forwardRecompute = 2 * P;
+    } else if (conv == FlopsConvention::Palm) {
+        // PaLM (Chowdhery et al. 2022) App. B: 6N + 12 L H Q T; N excludes learned position tables
+        // (nanoGPT estimate_mfu).
+        const double Nn = P - p.params.positional;
+        const double L = double(shape.layers), H = double(shape.heads), Q = double(shape.headDim);
+        c.flopsPerToken = 6 * Nn + 12 * L * H * Q * s;
+        derive(p, "compute.flops_per_token", "6 · {N} + 12 · {L} · {H} · {Q} · {T}", c.flopsPerToken, "FLOP",
+               "Chowdhery et al. 2022 (PaLM), Appendix B; no causal-mask halving",
+               {{"N", Nn}, {"L", L}, {"H", H}, {"Q", Q}, {"T", s}});
+        forwardRecompute = 2 * Nn + 4 * L * H * Q * s;
+    } else {
+        // Narayanan et al. 2021 eq. 3 without recompute, per token: 72 l h² (1 + s/6h + V/12hl).
+        const double l = double(shape.layers), h = double(shape.dModel), V = double(shape.vocab);
+        c.flopsPerToken = 72 * l * h * h * (1 + s / (6 * h) + V / (12 * h * l));
+        derive(p, "compute.flops_per_token", "72 · {l} · {h} · {h} · (1 + {s} / (6 · {h}) + {V} / (12 · {h} · {l}))",
+               c.flopsPerToken, "FLOP", "Narayanan et al. 2021 (Megatron-LM), eq. 3 without recomputation",
+               {{"l", l}, {"h", h}, {"s", s}, {"V", V}});
+        forwardRecompute = 24 * l * h * h * (1 + s / (6 * h)); // eq. 3 with recompute adds one forward (no logits)
+    }
+    c.trainingFlops = c.flopsPerToken * tr.tokens;
+    derive(p, "compute.training_flops", "{flops_per_token} · {T}", c.trainingFlops, "FLOP", kSrcCs336,
+           {{"flops_per_token", c.flopsPerToken}, {"T", tr.tokens}});
+    c.flopsPerStep = c.flopsPerToken * c.tokensPerStep;
+    derive(p, "compute.flops_per_step", "{flops_per_token} · {tokens_per_step}", c.flopsPerStep, "FLOP", kSrcCs336,
+           {{"flops_per_token", c.flopsPerToken}, {"tokens_per_step", c.tokensPerStep}});
+    double recomputePerToken = 0;
+    if (tr.recompute == Recompute::Full)
+        recomputePerToken = forwardRecompute;
+    else if (tr.recompute == Recompute::Selective && !isMlp)
+        // Selective recompute re-runs QK^T and PV: 4 L H Q T per token (Korthikanti §5).
+        recomputePerToken = 4 * double(shape.layers) * double(shape.heads) * double(shape.headDim) * s;
+    c.hardwareFlops = (c.flopsPerToken + recomputePerToken) * tr.tokens;
+    derive(p, "compute.hardware_flops", "({flops_per_token} + {recompute_per_token}) · {T}", c.hardwareFlops, "FLOP",
+           "Korthikanti et al. 2022: hardware FLOPs add the recomputed forward work",
+           {{"flops_per_token", c.flopsPerToken}, {"recompute_per_token", recomputePerToken}, {"T", tr.tokens}});
+    return recomputePerToken;
+}
+
+} // namespace napkin::core::detail

@@ -1,0 +1,346 @@
+// The memory stage of estimate(): every pipeline stage's tensors, the most loaded rank's ledger with
+// the derivation of each bucket, the runtime overhead, the total and the fit.
+
+#include "activations.h"
+#include "buckets.h"
+#include "estimate.h"
+#include "estimate_stages.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+namespace napkin::core::detail {
+
+namespace {
+
+constexpr const char* kSrcZero = "Rajbhandari et al. 2019 (ZeRO), §3: stage 1 shards optimizer states, 2 also "
+                                 "gradients, 3 also parameters";
+constexpr const char* kSrcKorthikanti = "Korthikanti et al. 2022 (arXiv 2205.05198), §4.1 Eq. 1 and Table 2";
+
+std::string gb(double bytes)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f GB", bytes / 1e9);
+    return buf;
+}
+
+// What every stage's tensors are computed from: the layout, the ZeRO/FSDP shard of each model state,
+// the bytes per value of each dtype, and how the parameters and layers fall on the stages.
+struct LedgerInputs {
+    bool isMlp = false;
+    std::int64_t tp = 1, pp = 1, cp = 1, accumulationSteps = 1;
+    double P = 0;                                // all parameters
+    double shardW = 1, shardG = 1, shardO = 1;   // ZeRO-3 / -2 / -1 shard counts (1: replicated)
+    double bw = 0, bg = 0, bm = 0, bo = 0, e = 0; // bytes per value: weights, grads, master, optimizer, activations
+    double s = 0, b = 0;                         // sequence length, micro-batch
+    double statesPerParam = 0;                   // optimizer states per parameter (Adafactor: factored)
+    double scales = 0;                           // per-tensor scale bytes of a stage's weights (NVFP4)
+    double layersAll = 0, firstParts = 0, lastParts = 0, allParts = 0;
+    double L = 0, stageLayers = 0;               // layers, and layers per pipeline stage
+    double inflightFirst = 0;                    // micro-batches in flight on the first stage
+};
+
+LedgerInputs ledgerInputs(const Scenario& sc, const Plan& p)
+{
+    LedgerInputs in;
+    const auto& tr = sc.training;
+    const auto& pr = sc.precision;
+    const auto& c = p.compute;
+    const Layout lay = layoutOf(sc);
+    in.isMlp = sc.model.kind == ModelKind::Mlp;
+    in.tp = lay.tp;
+    in.pp = lay.pp;
+    in.cp = lay.cp;
+    in.accumulationSteps = c.accumulationSteps;
+    in.P = p.params.total;
+    const int zero = effectiveZeroStage(sc);
+    const double N = double(shardGroupSize(sc, c.dataParallel));
+    in.shardW = zero >= 3 ? N : 1;
+    in.shardG = zero >= 2 ? N : 1;
+    in.shardO = zero >= 1 ? N : 1;
+    in.bw = bytesPerValue(pr.weights);
+    in.bg = bytesPerValue(pr.gradients);
+    in.bm = pr.master ? bytesPerValue(*pr.master) : 0.0;
+    in.bo = bytesPerValue(pr.optimizer);
+    in.e = bytesPerValue(pr.activations);
+    in.s = double(tr.seqLen);
+    in.b = double(tr.microBatch);
+    in.statesPerParam = sc.optimizer == OptimizerKind::Adafactor ? p.params.adafactorStateElems / in.P
+                                                                 : double(optimizerStates(sc.optimizer));
+    // Parameters of a stage: its L/p layers, the embedding (first) and the output layer (last),
+    // split over the tensor-parallel group (Narayanan et al. 2021 §3; Megatron places them so).
+    const auto& pc = p.params;
+    const double pp = double(in.pp);
+    in.layersAll = in.isMlp ? in.P : pc.layers;
+    in.firstParts = in.layersAll / pp + pc.embedding + pc.positional + (in.pp == 1 ? pc.head + pc.finalNorm : 0);
+    in.lastParts = in.layersAll / pp + pc.head + pc.finalNorm;
+    in.allParts = in.layersAll + pc.embedding + pc.positional + pc.head + pc.finalNorm;
+    in.L = in.isMlp ? double(sc.model.mlp.layers) : double(sc.model.shape.layers);
+    in.stageLayers = in.L / pp;
+    in.scales = info(pr.weights).perTensorScaleBytes * pc.matrices / pp;
+    // 1F1B keeps min(p, m) micro-batches in flight on the first stage, one on the last; the
+    // interleaved schedule adds (p - 1) / (p · v) (Korthikanti et al. 2022 §4.2.3).
+    const std::int64_t vStages = lay.virtualStages;
+    in.inflightFirst = double(std::min<std::int64_t>(in.pp, in.accumulationSteps)) *
+                       (vStages > 1 ? 1.0 + double(in.pp - 1) / double(in.pp * vStages) : 1.0);
+    return in;
+}
+
+// How each model state is stored per parameter on the reported rank.
+void setStateRates(const LedgerInputs& in, MemoryLedger& m, bool keepsMaster)
+{
+    m.statesBytesPerParam = in.bw + in.bg + in.bm + in.statesPerParam * in.bo;
+    auto rate = [](double values, double bytes, double shard) { return StateRate{values, bytes, shard, values * bytes / shard}; };
+    m.weightsRate = rate(1, in.bw, in.shardW);
+    m.gradientsRate = rate(1, in.bg, in.shardG);
+    m.masterRate = rate(keepsMaster ? 1 : 0, in.bm, in.shardO);
+    m.optimizerRate = rate(in.statesPerParam, in.bo, in.shardO);
+}
+
+// One pipeline stage: the tensors the plan lists, and what the ledger's derivations quote when it is
+// the most loaded one.
+struct StageTensors {
+    StageMemory memory;
+    double perLayer = 0;
+    std::int64_t k = 0;
+    double bestK = 0;
+    LayerActivationTerms terms;
+    double outside = 0, boundary = 0, work = 0;
+};
+
+StageTensors buildStage(const Scenario& sc, const LedgerInputs& in, std::int64_t index)
+{
+    const auto& tr = sc.training;
+    const TransformerShape& shape = sc.model.shape;
+    const std::int64_t tp = in.tp, pp = in.pp;
+    const double b = in.b, e = in.e, L = in.L, stageLayers = in.stageLayers;
+    const bool first = index == 0, last = index == pp - 1;
+    StageTensors st;
+    StageMemory& mem = st.memory;
+    const double parts = first ? in.firstParts : (last ? in.lastParts : in.layersAll / double(pp));
+    const double share = (tp == 1 && pp == 1) ? 1.0 : parts / in.allParts / double(tp);
+    mem.params = in.P * share;
+    mem.weights = (mem.params * in.bw + in.scales) / in.shardW;
+    mem.gradients = mem.params * in.bg / in.shardG;
+    mem.master = mem.params * in.bm / in.shardO;
+    mem.optimizer = mem.params * in.statesPerParam * in.bo / in.shardO;
+    // 1F1B: stage i holds min(p - i, m) micro-batches at its peak (Narayanan et al. 2021 §2.2.1).
+    const double inflight = first ? in.inflightFirst : double(std::min<std::int64_t>(pp - index, in.accumulationSteps));
+    mem.inFlight = inflight;
+    if (in.isMlp) {
+        const double D = double(sc.model.mlp.width);
+        st.perLayer = b * D * e;
+        if (tr.recompute == Recompute::Full) {
+            st.k = tr.checkpointEvery > 0 ? tr.checkpointEvery : std::max<std::int64_t>(1, std::llround(std::sqrt(L)));
+            mem.activations = (std::ceil(L / double(st.k)) + double(st.k)) * b * D * e;
+        } else {
+            mem.activations = b * D * L * e;
+        }
+        return st;
+    }
+    const double h = double(shape.dModel), V = double(shape.vocab), sr = in.s / double(in.cp);
+    const bool sp = sc.parallel.sequenceParallel;
+    // Outside the layers: embedding dropout mask (sbh) on the first stage, final norm input and
+    // output-layer input (2 · e · sbh) on the last (Korthikanti §4.3); split by SP and CP.
+    st.outside = sr * b * h * ((first && shape.dropout ? 1.0 : 0.0) + (last ? 2 * e : 0.0)) / (sp ? double(tp) : 1.0);
+    if (tr.recompute == Recompute::Full) {
+        st.k = tr.checkpointEvery > 0 ? tr.checkpointEvery : std::max<std::int64_t>(1, std::llround(std::sqrt(L)));
+        const std::int64_t k = std::min<std::int64_t>(st.k, std::max<std::int64_t>(1, std::llround(stageLayers)));
+        const auto kept = layerActivations(shape, sr, b, e, Recompute::Full, tr.flashAttention, double(tp), sp);
+        const auto work = layerActivations(shape, sr, b, e, Recompute::None, tr.flashAttention, double(tp), sp);
+        st.boundary = kept.total;
+        st.work = work.total;
+        st.perLayer = kept.total;
+        // Chain model (Chen et al. 2016; CS336 lecture 2): L/k saved boundaries per micro-batch in
+        // flight + one segment of k layers re-materialised during its backward: O(L/k + k).
+        mem.activations = std::ceil(stageLayers / double(k)) * kept.total * inflight + double(k) * work.total + st.outside;
+        st.bestK = std::clamp(std::sqrt(stageLayers * kept.total / work.total), 1.0, std::max(1.0, stageLayers));
+    } else {
+        st.terms = layerActivations(shape, sr, b, e, tr.recompute, tr.flashAttention, double(tp), sp);
+        st.perLayer = st.terms.total;
+        mem.activations = stageLayers * st.terms.total * inflight + st.outside;
+    }
+    // Logits on the last stage, vocabulary-parallel over TP (Megatron's parallel cross-entropy):
+    // s·b·V in the activation dtype + the fp32 cross-entropy path (Korthikanti §4.3: 4sbv).
+    mem.temporaries = last ? sr * b * V * (e + 4) / double(tp) : 0.0;
+    return st;
+}
+
+// Every stage (cheap arithmetic) into m.perStage; returns the most loaded one, whose tensors become the
+// ledger's. Middle stages hold fewer micro-batches than the first and no embedding or logits, so stage
+// 0 or p - 1 wins, but each is listed for the per-stage ledger.
+StageTensors chooseStage(const Scenario& sc, const LedgerInputs& in, MemoryLedger& m)
+{
+    StageTensors chosen;
+    double chosenTensors = -1;
+    m.perStage.clear();
+    m.perStage.reserve(std::size_t(std::min<std::int64_t>(in.pp, 4096)));
+    for (std::int64_t i = 0; i < in.pp; ++i) {
+        StageTensors st = buildStage(sc, in, i);
+        st.memory.tensors = tensorBytes(st.memory);
+        if (int(m.perStage.size()) < 4096)
+            m.perStage.push_back(st.memory);
+        if (st.memory.tensors > chosenTensors) {
+            chosen = st;
+            chosenTensors = st.memory.tensors;
+            m.mostLoadedStage = i;
+        }
+    }
+    m.paramsPerRank = chosen.memory.params;
+    for (const auto& bucket : kMemoryBuckets)
+        if (bucket.stageBytes)
+            m.*bucket.ledgerBytes = chosen.memory.*bucket.stageBytes;
+    return chosen;
+}
+
+// Derivations of the model states: parameters per rank, weights, gradients, master weights, optimizer.
+void deriveModelStates(const Scenario& sc, const LedgerInputs& in, const StageTensors& chosen, Plan& p)
+{
+    const auto& m = p.memory;
+    const double P = in.P, tp = double(in.tp);
+    if (in.tp > 1 || in.pp > 1)
+        derive(p, "memory.params_per_rank", "{P} · {stage_share} / {tp}", chosen.memory.params, "parameters",
+               "Narayanan et al. 2021: layers split over p pipeline stages (embedding first, output layer last), "
+               "each stage's matrices over t tensor-parallel ranks",
+               {{"P", P}, {"stage_share", chosen.memory.params * tp / P}, {"tp", tp}});
+    const double Pr = chosen.memory.params;
+    const auto& weights = memoryBucket(Bucket::Weights);
+    derive(p, weights.quantity, weights.formula, m.weights, "bytes", kSrcZero,
+           {{"P", Pr}, {"bytes", in.bw}, {"scales", in.scales}, {"shard", in.shardW}});
+    const auto& gradients = memoryBucket(Bucket::Gradients);
+    derive(p, gradients.quantity, gradients.formula, m.gradients, "bytes", kSrcZero,
+           {{"P", Pr}, {"bytes", in.bg}, {"shard", in.shardG}});
+    const auto& master = memoryBucket(Bucket::MasterWeights);
+    derive(p, master.quantity, master.formula, m.masterWeights, "bytes",
+           "ZeRO §3.1: fp32 master copy of the parameters (0 bytes when the plan keeps none)",
+           {{"P", Pr}, {"bytes", in.bm}, {"shard", in.shardO}});
+    const auto& optimizer = memoryBucket(Bucket::OptimizerStates);
+    if (sc.optimizer == OptimizerKind::Adafactor)
+        derive(p, optimizer.quantity, "{factored_elements} · {bytes} / {shard}", m.optimizerStates, "bytes",
+               "Shazeer & Stern 2018 (Adafactor): row + column second-moment factors per matrix, no momentum",
+               {{"factored_elements", Pr * in.statesPerParam}, {"bytes", in.bo}, {"shard", in.shardO}});
+    else
+        derive(p, optimizer.quantity, optimizer.formula, m.optimizerStates, "bytes",
+               "CS336 lecture 2 optimizer lattice: SGD 0, momentum/AdaGrad/RMSProp/Lion/Muon 1, Adam(W) 2 states",
+               {{"P", Pr}, {"states", in.statesPerParam}, {"bytes", in.bo}, {"shard", in.shardO}});
+}
+
+// Activations and temporaries of the most loaded stage: the toy model's chain, or Korthikanti's layer
+// with or without checkpointing; the logits on the last stage.
+void deriveActivations(const Scenario& sc, const LedgerInputs& in, const StageTensors& chosen, Plan& p)
+{
+    auto& m = p.memory;
+    const auto& tr = sc.training;
+    const double b = in.b, e = in.e, L = in.L;
+    const auto& activations = memoryBucket(Bucket::Activations);
+    const auto& temporaries = memoryBucket(Bucket::Temporaries);
+    m.activationsPerLayer = chosen.perLayer;
+    m.checkpointEvery = chosen.k;
+    const bool mostLoadedIsFirst = m.mostLoadedStage == 0;
+    const double inflightChosen = mostLoadedIsFirst ? in.inflightFirst : 1.0;
+    if (in.isMlp) {
+        const double D = double(sc.model.mlp.width);
+        if (tr.recompute == Recompute::Full)
+            derive(p, activations.quantity, "(ceil({L} / {k}) + {k}) · {B} · {D} · {bytes}", m.activations,
+                   "bytes", "CS336 lecture 2: checkpoint every k layers of a chain, O(L/k + k), best near k = sqrt(L)",
+                   {{"L", L}, {"k", double(chosen.k)}, {"B", b}, {"D", D}, {"bytes", e}});
+        else
+            derive(p, activations.quantity, "{B} · {D} · {L} · {bytes}", m.activations, "bytes",
+                   "CS336 lecture 2: activations B·D·L for the deep linear model",
+                   {{"B", b}, {"D", D}, {"L", L}, {"bytes", e}});
+        derive(p, temporaries.quantity, "{zero}", 0, "bytes", "the toy model has no logits", {{"zero", 0}});
+        return;
+    }
+    const TransformerShape& shape = sc.model.shape;
+    const double V = double(shape.vocab), sr = in.s / double(in.cp), stageLayers = in.stageLayers;
+    if (tr.recompute == Recompute::Full) {
+        derive(p, activations.quantity,
+               "ceil({L_stage} / {k}) · {boundary} · {in_flight} + {k} · {layer} + {outside}", m.activations, "bytes",
+               "CS336 lecture 2 / Chen et al. 2016: checkpoint every k layers, O(L/k + k); boundary = 2sbh "
+               "(Korthikanti Table 2, full recompute)",
+               {{"L_stage", stageLayers}, {"k", double(chosen.k)}, {"boundary", chosen.boundary},
+                {"in_flight", inflightChosen}, {"layer", chosen.work}, {"outside", chosen.outside}});
+        m.checkpointBestK = chosen.bestK;
+        derive(p, "memory.checkpoint_best_k", "sqrt({L} · {boundary} / {layer})", chosen.bestK, "layers",
+               "minimum of ceil(L/k) · boundary + k · layer (Chen et al. 2016 chain model)",
+               {{"L", stageLayers}, {"boundary", chosen.boundary}, {"layer", chosen.work}});
+    } else {
+        derive(p, activations.quantity, activations.formula, m.activations, "bytes", kSrcKorthikanti,
+               {{"L_stage", stageLayers}, {"in_flight", inflightChosen}, {"s", sr}, {"b", b},
+                {"per_token", chosen.terms.perTokenBytes}, {"per_score", chosen.terms.perScoreBytes},
+                {"a", double(shape.heads)}, {"stats", chosen.terms.flashStatsBytes}, {"outside", chosen.outside}});
+    }
+    if (m.mostLoadedStage != in.pp - 1)
+        derive(p, temporaries.quantity, "{zero}", 0, "bytes",
+               "the logits live on the last pipeline stage; the ledger describes a more loaded stage "
+               "(memory.most_loaded_stage)",
+               {{"zero", 0}});
+    else
+        derive(p, temporaries.quantity, temporaries.formula, m.temporaries, "bytes",
+               "logits s·b·V in the activation dtype + fp32 softmax/cross-entropy (Korthikanti et al. 2022 §4.3), "
+               "vocabulary-parallel over TP; on the last pipeline stage only",
+               {{"s", sr}, {"b", b}, {"V", V}, {"bytes", e}, {"tp", double(in.tp)}});
+}
+
+// memory.per_gpu.total's formula, "{weights} + {gradients} + ... + {overhead}", from the bucket table.
+const char* totalFormula()
+{
+    static const std::string formula = [] {
+        std::string f;
+        for (const auto& bucket : kMemoryBuckets)
+            f += (f.empty() ? "{" : " + {") + std::string(bucket.symbol) + "}";
+        return f;
+    }();
+    return formula.c_str();
+}
+
+// The runtime overhead, the total against the GPU's capacity, the headroom and the fit.
+void deriveOverheadAndTotal(const Scenario& sc, Plan& p)
+{
+    auto& m = p.memory;
+    const GpuSpec& gpu = *sc.gpu;
+    const double tensors = tensorBytes(m);
+    m.overheadContext = sc.overhead.cudaContextBytes;
+    m.overheadWorkspace = sc.overhead.workspaceBytes;
+    m.overheadComm = sc.overhead.commBufferBytes ? *sc.overhead.commBufferBytes
+                                                 : (sc.cluster.gpus > 1 ? kDefaultCommBufferBytes : 0.0);
+    m.overheadAllocator = sc.overhead.allocatorFraction * tensors;
+    m.overhead = m.overheadContext + m.overheadWorkspace + m.overheadComm + m.overheadAllocator;
+    const auto& overhead = memoryBucket(Bucket::Overhead);
+    derive(p, overhead.quantity, overhead.formula, m.overhead, "bytes",
+           "explicit runtime overhead: CUDA context, cuBLAS/attention workspaces, NCCL buffers, caching-allocator "
+           "reserve (overhead.* in the scenario)",
+           {{"context", m.overheadContext}, {"workspace", m.overheadWorkspace}, {"comm", m.overheadComm},
+            {"fraction", sc.overhead.allocatorFraction}, {"tensors", tensors}});
+    m.total = tensors + m.overhead;
+    Derivation& total = derive(p, "memory.per_gpu.total", totalFormula(), m.total, "bytes", "sum of the buckets", {});
+    for (const auto& bucket : kMemoryBuckets)
+        if (total.termCount < int(total.terms.size()))
+            total.terms[std::size_t(total.termCount++)] = {bucket.symbol, bucketBytes(bucket, m)};
+    m.capacity = gpu.memoryBytes;
+    m.headroom = m.capacity - m.total;
+    m.fits = m.total <= m.capacity;
+    derive(p, "memory.headroom", "{capacity} - {total}", m.headroom, "bytes", kSourceGpuMemory,
+           {{"capacity", m.capacity}, {"total", m.total}});
+    if (!m.fits)
+        p.warnings.push_back({"does_not_fit", "needs " + gb(m.total) + " per GPU but the " + gpu.name + " has " +
+                                                  gb(m.capacity) + ": short by " + gb(-m.headroom)});
+}
+
+} // namespace
+
+// The most loaded rank is reported: with pipeline parallelism the first stage holds the embedding and
+// the most in-flight micro-batches, the last the output layer and the logits.
+void estimateMemory(const Scenario& sc, Plan& p)
+{
+    const LedgerInputs in = ledgerInputs(sc, p);
+    setStateRates(in, p.memory, sc.precision.master.has_value());
+    const StageTensors chosen = chooseStage(sc, in, p.memory);
+    deriveModelStates(sc, in, chosen, p);
+    deriveActivations(sc, in, chosen, p);
+    deriveOverheadAndTotal(sc, p);
+}
+
+} // namespace napkin::core::detail

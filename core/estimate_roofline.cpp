@@ -1,0 +1,61 @@
+// The roofline stage of estimate(): one rank's layer, op by op, and the MFU bound it implies.
+
+#include "estimate_stages.h"
+#include "roofline.h"
+
+#include <cstdio>
+#include <string_view>
+
+namespace napkin::core::detail {
+
+void estimateRoofline(const Scenario& sc, Plan& p)
+{
+    const auto& tr = sc.training;
+    const auto& pr = sc.precision;
+    const auto& par = sc.parallel;
+    const bool isMlp = sc.model.kind == ModelKind::Mlp;
+    const TransformerShape& shape = sc.model.shape;
+    const auto& c = p.compute;
+    const auto& hw = p.hardware;
+    const Layout lay = layoutOf(sc);
+    const std::int64_t tp = lay.tp, cp = lay.cp;
+    const double e = bytesPerValue(pr.activations);
+    const double s = double(tr.seqLen), b = double(tr.microBatch);
+    const double ew = bytesPerValue(pr.weights), eg = bytesPerValue(pr.gradients);
+    if (isMlp) {
+        const double D = double(sc.model.mlp.width), L = double(sc.model.mlp.layers);
+        p.ops.push_back(makeOp("linear", Pass::Forward, OpUnit::Tensor, gemmCost(b, D, D, e), hw, L));
+        p.ops.push_back(makeOp("linear.dgrad", Pass::Backward, OpUnit::Tensor, gemmCost(b, D, D, e), hw, L));
+        p.ops.push_back(makeOp("linear.wgrad", Pass::Backward, OpUnit::Tensor, gemmCost(b, D, D, e), hw, L));
+        return;
+    }
+    // One rank's share: its tensor-parallel shard of the matrices, s / cp queries against all s keys.
+    appendLayerOps(p.ops, tensorParallelShard(shape, int(tp)), s / double(cp), b, e, ew, eg, tr.flashAttention, hw, s);
+    if (par.sequenceParallel && tp > 1) {
+        // Sequence parallelism splits the norms, residuals and dropouts over the TP ranks
+        // (Korthikanti et al. 2022 §4.2.2).
+        for (auto& op : p.ops) {
+            const std::string_view name = op.name;
+            if (name.rfind("norm_", 0) == 0 || name.rfind("residual_", 0) == 0)
+                op = makeOp(op.name, op.pass, op.unit, {op.flops / double(tp), op.bytes / double(tp)}, hw, op.count);
+        }
+    }
+    // Roofline bound on MFU: model FLOPs of one micro-batch over the ideal time of its ops.
+    double ideal = 0;
+    for (const auto& op : p.ops)
+        ideal += op.timeSeconds * op.count;
+    const double microFlops = c.flopsPerToken * s * b / double(tp * cp); // this rank's share
+    const double rooflineMfu = ideal > 0 ? microFlops / (ideal * hw.peakFlops) : 0;
+    derive(p, "roofline.max_mfu", "{model_flops} / ({ideal_time} · {C})", rooflineMfu, "",
+           "roofline: each op at max(F / C, Q / beta), no overlap between ops",
+           {{"model_flops", microFlops}, {"ideal_time", ideal}, {"C", hw.peakFlops}});
+    if (sc.stepTime.mode == TimeMode::Mfu && sc.cluster.mfu > rooflineMfu) {
+        char buf[160];
+        std::snprintf(buf, sizeof buf,
+                      "cluster.mfu %.2f is above the %.2f that the roofline allows for this layer at micro-batch %lld",
+                      sc.cluster.mfu, rooflineMfu, static_cast<long long>(tr.microBatch));
+        p.warnings.push_back({"mfu_above_roofline", buf});
+    }
+}
+
+} // namespace napkin::core::detail

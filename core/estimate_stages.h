@@ -1,0 +1,45 @@
+#pragma once
+// The stages of estimate() (estimate.cpp), in the order it calls them. Internal to napkin_core: each
+// stage reads what the earlier ones stored in the Plan and appends its derivations and warnings in
+// plan order, so the order of the calls is the order of plan.derivations.
+
+#include "plan.h"
+#include "scenario.h"
+
+#include <cstdint>
+#include <initializer_list>
+
+namespace napkin::core::detail {
+
+inline constexpr const char* kSrcCs336 = "CS336 lecture 2 (Stanford, Spring 2026)";
+
+// Appends a derivation, built in place (no copy of the term array); terms past the eighth are dropped.
+Derivation& derive(Plan& p, const char* quantity, const char* formula, double value, const char* unit,
+                   const char* source, std::initializer_list<Term> terms);
+
+// The Megatron-LM layout sizes, each at least 1 (the scenario reader has checked them).
+struct Layout {
+    std::int64_t tp = 1, pp = 1, cp = 1, virtualStages = 1;
+};
+Layout layoutOf(const Scenario& sc);
+
+// plan.hardware: the GPU's peaks, bandwidth, ridge, capacity and TDP (estimate.cpp).
+void estimateHardware(const Scenario& sc, Plan& p);
+// plan.params: the exact count, or the given one for a derived shape (estimate_compute.cpp).
+void estimateParams(const Scenario& sc, Plan& p);
+// plan.compute's batch: data parallelism, accumulation steps, tokens and steps; the pipeline bubble.
+void estimateBatch(const Scenario& sc, Plan& p);
+// plan.memory: every pipeline stage's tensors, the most loaded one's ledger, overhead, total, fit
+// (estimate_memory.cpp). Needs hardware, params and batch.
+void estimateMemory(const Scenario& sc, Plan& p);
+// plan.compute's FLOPs under the convention. Returns the recomputed forward FLOPs per token (selective or
+// full recomputation), which the time stage turns into HFU.
+double estimateFlops(const Scenario& sc, Plan& p);
+// plan.ops: one rank's layer on the roofline, and the MFU bound it implies (estimate_roofline.cpp).
+void estimateRoofline(const Scenario& sc, Plan& p);
+// plan.stepTime, plan.time and plan.cost (estimate_time.cpp). Needs everything above.
+void estimateTimeAndCost(const Scenario& sc, double recomputePerToken, Plan& p);
+// The warnings about the plan as a whole: calibration, no TDP, under one step, derived shape.
+void appendClosingWarnings(const Scenario& sc, Plan& p);
+
+} // namespace napkin::core::detail

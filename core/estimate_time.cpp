@@ -1,0 +1,67 @@
+// The time and cost stage of estimate(): the step time (assumed MFU or predicted from the layout),
+// training time, GPU-hours, cost and energy.
+
+#include "estimate.h"
+#include "estimate_stages.h"
+#include "steptime.h"
+
+namespace napkin::core::detail {
+
+void estimateTimeAndCost(const Scenario& sc, double recomputePerToken, Plan& p)
+{
+    const auto& c = p.compute;
+    const auto& hw = p.hardware;
+    auto& t = p.time;
+    const double G = double(sc.cluster.gpus);
+    p.stepTime = predictStepTime(sc, p);
+    const auto& st = p.stepTime;
+    if (sc.stepTime.mode == TimeMode::Predicted && st.valid) {
+        t.mode = "predicted";
+        t.stepSeconds = st.step;
+        derive(p, "time.step_seconds",
+               "{compute} + {recompute} + {tp_comm} + {cp_comm} + {pp_comm} + {bubble} + {dp_comm} + {optimizer}",
+               t.stepSeconds, "s",
+               "predicted: per-op roofline times of one rank + exposed communication over the interconnect + the "
+               "pipeline bubble (core/steptime.h; Narayanan et al. 2021)",
+               {{"compute", st.compute}, {"recompute", st.recompute}, {"tp_comm", st.tpComm}, {"cp_comm", st.cpComm},
+                {"pp_comm", st.ppComm}, {"bubble", st.bubble}, {"dp_comm", st.dpComm}, {"optimizer", st.optimizer}});
+        t.seconds = c.steps * t.stepSeconds;
+        derive(p, "time.seconds", "{steps} · {step_seconds}", t.seconds, "s", "predicted step time × steps",
+               {{"steps", c.steps}, {"step_seconds", t.stepSeconds}});
+        t.mfu = st.mfu;
+        derive(p, "time.mfu", "{flops_per_step} / ({G} · {C} · {step_seconds})", t.mfu, "",
+               "Chowdhery et al. 2022 App. B: MFU = model FLOP/s achieved / peak FLOP/s",
+               {{"flops_per_step", c.flopsPerStep}, {"G", G}, {"C", hw.peakFlops}, {"step_seconds", t.stepSeconds}});
+        t.hfu = st.hfu;
+        derive(p, "time.hfu", "{MFU} · {hardware_flops} / {model_flops}", t.hfu, "",
+               "Chowdhery et al. 2022 App. B; Korthikanti et al. 2022: HFU counts recomputation",
+               {{"MFU", t.mfu}, {"hardware_flops", c.hardwareFlops}, {"model_flops", c.trainingFlops}});
+    } else {
+        t.mfu = sc.cluster.mfu;
+        t.seconds = c.trainingFlops / (G * hw.peakFlops * t.mfu);
+        derive(p, "time.seconds", "{F} / ({G} · {C} · {MFU})", t.seconds, "s",
+               "CS336 lecture 2: time = FLOPs / (GPUs × dense peak × MFU)",
+               {{"F", c.trainingFlops}, {"G", G}, {"C", hw.peakFlops}, {"MFU", t.mfu}});
+        t.hfu = t.mfu * ((c.flopsPerToken + recomputePerToken) / c.flopsPerToken); // exactly MFU without recompute
+        derive(p, "time.hfu", "{MFU} · {hardware_flops} / {model_flops}", t.hfu, "",
+               "Chowdhery et al. 2022 App. B; Korthikanti et al. 2022: HFU counts recomputation",
+               {{"MFU", t.mfu}, {"hardware_flops", c.hardwareFlops}, {"model_flops", c.trainingFlops}});
+        t.stepSeconds = c.flopsPerStep / (G * hw.peakFlops * t.mfu);
+        derive(p, "time.step_seconds", "{flops_per_step} / ({G} · {C} · {MFU})", t.stepSeconds, "s", kSrcCs336,
+               {{"flops_per_step", c.flopsPerStep}, {"G", G}, {"C", hw.peakFlops}, {"MFU", t.mfu}});
+    }
+    t.days = t.seconds / 86400.0;
+    derive(p, "time.days", "{seconds} / 86400", t.days, "days", kSrcCs336, {{"seconds", t.seconds}});
+    t.gpuHours = t.seconds * G / 3600.0;
+    derive(p, "time.gpu_hours", "{seconds} · {G} / 3600", t.gpuHours, "GPU-hours", "definition",
+           {{"seconds", t.seconds}, {"G", G}});
+    t.tokensPerSecond = c.tokensPerStep / t.stepSeconds;
+    p.cost.usd = t.gpuHours * sc.cluster.pricePerGpuHour;
+    derive(p, "cost.usd", "{gpu_hours} · {price}", p.cost.usd, "USD", "cluster.price_per_gpu_hour",
+           {{"gpu_hours", t.gpuHours}, {"price", sc.cluster.pricePerGpuHour}});
+    p.cost.energyKwh = t.gpuHours * hw.tdpWatts / 1000.0;
+    derive(p, "cost.energy_kwh", "{gpu_hours} · {tdp} / 1000", p.cost.energyKwh, "kWh", kSourceGpuTdp,
+           {{"gpu_hours", t.gpuHours}, {"tdp", hw.tdpWatts}});
+}
+
+} // namespace napkin::core::detail
