@@ -1,5 +1,6 @@
 #include "format.h"
 
+#include "buckets.h"
 #include "calibration.h"
 
 #include "estimate.h"
@@ -8,6 +9,7 @@
 #include <cstdio>
 #include <sstream>
 #include <string_view>
+#include <utility>
 
 namespace napkin::core {
 
@@ -82,16 +84,12 @@ nlohmann::json perStageJson(const MemoryLedger& m)
     auto a = nlohmann::json::array();
     for (std::size_t i = 0; i < m.perStage.size(); ++i) {
         const auto& st = m.perStage[i];
-        a.push_back({{"stage", i},
-                     {"params", st.params},
-                     {"weights", st.weights},
-                     {"gradients", st.gradients},
-                     {"master_weights", st.master},
-                     {"optimizer_states", st.optimizer},
-                     {"activations", st.activations},
-                     {"temporaries", st.temporaries},
-                     {"tensors", st.tensors},
-                     {"in_flight_micro_batches", st.inFlight}});
+        nlohmann::json stage = {
+            {"stage", i}, {"params", st.params}, {"tensors", st.tensors}, {"in_flight_micro_batches", st.inFlight}};
+        for (const auto& b : kMemoryBuckets)
+            if (b.stageBytes)
+                stage[b.id] = bucketBytes(b, st);
+        a.push_back(std::move(stage));
     }
     return a;
 }
@@ -171,15 +169,11 @@ nlohmann::json planToJson(const Plan& p)
                    {"non_embedding", p.params.nonEmbedding},
                    {"derived_shape", p.params.derivedShape}};
     const auto& m = p.memory;
-    j["memory"] = {{"per_gpu",
-                    {{"weights", m.weights},
-                     {"gradients", m.gradients},
-                     {"master_weights", m.masterWeights},
-                     {"optimizer_states", m.optimizerStates},
-                     {"activations", m.activations},
-                     {"temporaries", m.temporaries},
-                     {"overhead", m.overhead},
-                     {"total", m.total}}},
+    json perGpu = json::object();
+    for (const auto& b : kMemoryBuckets)
+        perGpu[b.id] = bucketBytes(b, m);
+    perGpu["total"] = m.total;
+    j["memory"] = {{"per_gpu", perGpu},
                    {"overhead_detail",
                     {{"cuda_context", m.overheadContext},
                      {"workspace", m.overheadWorkspace},
@@ -302,13 +296,8 @@ std::string planToText(const Plan& p)
                       m.total > 0 ? 100 * v / m.total : 0);
         o << buf;
     };
-    row("weights", m.weights);
-    row("gradients", m.gradients);
-    row("master weights", m.masterWeights);
-    row("optimizer states", m.optimizerStates);
-    row("activations", m.activations);
-    row("temporaries", m.temporaries);
-    row("overhead", m.overhead);
+    for (const auto& b : kMemoryBuckets)
+        row(b.label, bucketBytes(b, m));
     o << "  total              " << formatBytes(m.total) << " of " << formatBytes(m.capacity) << ": "
       << (m.fits ? "fits, headroom " + formatBytes(m.headroom) : "DOES NOT FIT, short by " + formatBytes(-m.headroom))
       << "\n\n";
@@ -354,13 +343,8 @@ std::string planToMarkdown(const Plan& p)
       << formatNumber(p.hardware.bandwidth / 1e12) << " TB/s).\n\n";
     o << "## Memory per GPU\n\n| bucket | bytes | GB |\n|---|---:|---:|\n";
     auto row = [&](const char* name, double v) { o << "| " << name << " | " << formatNumber(v) << " | " << formatBytes(v) << " |\n"; };
-    row("weights", m.weights);
-    row("gradients", m.gradients);
-    row("master weights", m.masterWeights);
-    row("optimizer states", m.optimizerStates);
-    row("activations", m.activations);
-    row("temporaries", m.temporaries);
-    row("overhead", m.overhead);
+    for (const auto& b : kMemoryBuckets)
+        row(b.label, bucketBytes(b, m));
     row("**total**", m.total);
     row("capacity", m.capacity);
     o << "\n" << (m.fits ? "Fits, headroom " + formatBytes(m.headroom) : "**Does not fit**: short by " + formatBytes(-m.headroom))
@@ -400,13 +384,8 @@ std::string planToCsv(const Plan& p)
         o << sec << "," << csvEscape(name) << "," << buf << "," << unit << "\n";
     };
     row("params", "total", p.params.total, "parameters");
-    row("memory", "weights", m.weights, "bytes");
-    row("memory", "gradients", m.gradients, "bytes");
-    row("memory", "master_weights", m.masterWeights, "bytes");
-    row("memory", "optimizer_states", m.optimizerStates, "bytes");
-    row("memory", "activations", m.activations, "bytes");
-    row("memory", "temporaries", m.temporaries, "bytes");
-    row("memory", "overhead", m.overhead, "bytes");
+    for (const auto& b : kMemoryBuckets)
+        row("memory", b.id, bucketBytes(b, m), "bytes");
     row("memory", "total", m.total, "bytes");
     row("memory", "capacity", m.capacity, "bytes");
     row("compute", "flops_per_token", p.compute.flopsPerToken, "FLOP");

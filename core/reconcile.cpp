@@ -1,6 +1,7 @@
 #include "reconcile.h"
 
 #include "activations.h"
+#include "buckets.h"
 
 #include <nlohmann/json.hpp>
 
@@ -63,8 +64,7 @@ Reconciliation reconcile(const Scenario& sc, const Plan& plan, const Measurement
         r.peakReserved = meas.peakReservedBytes.value_or(0);
         // The caching allocator hands out tensors and library workspaces; the CUDA context, NCCL
         // buffers and its own reserve are outside max_memory_allocated().
-        r.predictedAllocated = m.weights + m.gradients + m.masterWeights + m.optimizerStates + m.activations +
-                               m.temporaries + m.overheadWorkspace;
+        r.predictedAllocated = tensorBytes(m) + m.overheadWorkspace;
         r.gapBytes = r.peakAllocated - r.predictedAllocated;
         r.gapFraction = r.gapBytes / r.predictedAllocated;
 

@@ -1,5 +1,6 @@
 #include "ledgerchartpanel.h"
 
+#include "buckets.h"
 #include "chartstyle.h"
 #include "plancontroller.h"
 
@@ -12,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 namespace napkin::app {
 
@@ -22,25 +24,15 @@ namespace {
 constexpr double BarWidth = 0.5;
 constexpr double KeyRange = 0.85;
 
-const char* const BucketNames[LedgerChartPanel::BucketCount] = {
-    QT_TRANSLATE_NOOP("napkin::app::LedgerChartPanel", "weights"),
-    QT_TRANSLATE_NOOP("napkin::app::LedgerChartPanel", "gradients"),
-    QT_TRANSLATE_NOOP("napkin::app::LedgerChartPanel", "master weights"),
-    QT_TRANSLATE_NOOP("napkin::app::LedgerChartPanel", "optimizer states"),
-    QT_TRANSLATE_NOOP("napkin::app::LedgerChartPanel", "activations"),
-    QT_TRANSLATE_NOOP("napkin::app::LedgerChartPanel", "temporaries"),
-    QT_TRANSLATE_NOOP("napkin::app::LedgerChartPanel", "overhead"),
-};
-
 // Okabe & Ito's colour-blind-safe qualitative palette (Okabe & Ito 2008, "Color Universal Design"),
-// with grey for overhead. Dark mode uses lighter shades of the same hues so that the deep blue and
-// green still stand out from a dark background.
+// one colour a bucket in ledger order (core::kMemoryBuckets), with grey for overhead. Dark mode uses
+// lighter shades of the same hues so that the deep blue and green still stand out from a dark background.
 QColor bucketColor(int i, bool dark)
 {
-    static const QRgb light[LedgerChartPanel::BucketCount] = {0x0072B2, 0xE69F00, 0x56B4E9, 0xCC79A7,
-                                                             0x009E73, 0xF0E442, 0x8C8C8C};
-    static const QRgb darkShades[LedgerChartPanel::BucketCount] = {0x4A9FE0, 0xF0B030, 0x86CCF2, 0xDE97C0,
-                                                                  0x2DBE8F, 0xF0E442, 0xA6A6A6};
+    static const QRgb light[] = {0x0072B2, 0xE69F00, 0x56B4E9, 0xCC79A7, 0x009E73, 0xF0E442, 0x8C8C8C};
+    static const QRgb darkShades[] = {0x4A9FE0, 0xF0B030, 0x86CCF2, 0xDE97C0, 0x2DBE8F, 0xF0E442, 0xA6A6A6};
+    static_assert(std::size(light) == std::size_t(LedgerChartPanel::BucketCount) && std::size(darkShades) == std::size(light),
+                  "one colour per memory bucket");
     return QColor(dark ? darkShades[i] : light[i]);
 }
 
@@ -66,7 +58,7 @@ LedgerChartPanel::LedgerChartPanel(PlanController* controller, QWidget* parent)
     // Horizontal bars: the key axis is the vertical one.
     for (int i = 0; i < BucketCount; ++i) {
         auto* bars = new QCPBars(m_plot->yAxis, m_plot->xAxis);
-        bars->setName(tr(BucketNames[i]));
+        bars->setName(tr(core::kMemoryBuckets[std::size_t(i)].label));
         bars->setWidth(BarWidth);
         bars->setAntialiased(false);
         if (i > 0)
@@ -133,15 +125,14 @@ double LedgerChartPanel::unitBytes() const
 void LedgerChartPanel::updateGraphs()
 {
     const core::MemoryLedger& m = m_controller->plan().memory;
-    const double buckets[BucketCount] = {m.weights,     m.gradients,   m.masterWeights, m.optimizerStates,
-                                         m.activations, m.temporaries, m.overhead};
     const double unit = unitBytes();
     const bool gib = m_controller->units() == PlanController::Units::GiB;
 
     double total = 0;
     for (int i = 0; i < BucketCount; ++i) {
         // A missing or nonsensical bucket is drawn as nothing rather than as a NaN-wide bar.
-        const double bytes = usable(buckets[i]) ? buckets[i] : 0.0;
+        const double bucket = core::bucketBytes(core::kMemoryBuckets[std::size_t(i)], m);
+        const double bytes = usable(bucket) ? bucket : 0.0;
         m_values[i] = bytes;
         m_bars[std::size_t(i)]->setData(QVector<double>{0.0}, QVector<double>{bytes / unit}, true);
         m_segmentLabels[std::size_t(i)]->position->setCoords((total + bytes / 2) / unit, 0);
@@ -239,7 +230,7 @@ void LedgerChartPanel::showToolTip(QMouseEvent* event)
             if (m_values[i] > 0 && value < start + m_values[i]) {
                 QToolTip::showText(event->globalPosition().toPoint(),
                                    tr("<b>%1</b><br>%2 (%3% of the total)")
-                                       .arg(tr(BucketNames[i]), m_controller->formatBytes(m_values[i]),
+                                       .arg(tr(core::kMemoryBuckets[std::size_t(i)].label), m_controller->formatBytes(m_values[i]),
                                             QString::number(100.0 * m_values[i] / total, 'f', 1)),
                                    m_plot);
                 return;

@@ -1,6 +1,8 @@
 #pragma once
 // The per-GPU memory ledger as one horizontal stacked bar against the GPU's capacity.
 
+#include "buckets.h"
+
 #include <QVector>
 #include <QWidget>
 
@@ -19,7 +21,7 @@ class PlanController;
 class LedgerChartPanel : public QWidget {
     Q_OBJECT
 public:
-    static constexpr int BucketCount = 7;
+    static constexpr int BucketCount = core::kMemoryBucketCount;
 
     explicit LedgerChartPanel(PlanController* controller, QWidget* parent = nullptr);
     ~LedgerChartPanel() override;
@@ -28,8 +30,7 @@ public:
     void updateGraphs();
     QCustomPlot* plot() const { return m_plot; }
 
-    // For tests: the plotted bucket sizes in bytes, in the order weights, gradients, master
-    // weights, optimizer states, activations, temporaries, overhead.
+    // For tests: the plotted bucket sizes in bytes, in ledger order (core::kMemoryBuckets).
     QVector<double> bucketValues() const { return m_values; }
 
 protected:

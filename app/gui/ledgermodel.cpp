@@ -1,5 +1,6 @@
 #include "ledgermodel.h"
 
+#include "buckets.h"
 #include "format.h"
 #include "plancontroller.h"
 
@@ -42,23 +43,15 @@ void LedgerModel::setPlan(const core::Plan& p, const core::Scenario& sc)
                                  QStringLiteral(" = ") + num(r.bytesPerParam)
                            : num(r.bytesPerParam);
     };
-    m_rows.push_back({tr("Weights"), dt(pr.weights), perParam(m.weightsRate), m.weights,
-                      QStringLiteral("memory.per_gpu.weights")});
-    m_rows.push_back({tr("Gradients"), dt(pr.gradients), perParam(m.gradientsRate), m.gradients,
-                      QStringLiteral("memory.per_gpu.gradients")});
-    m_rows.push_back({tr("Master weights"), pr.master ? dt(*pr.master) : tr("none"),
-                      pr.master ? perParam(m.masterRate) : QStringLiteral("0"), m.masterWeights,
-                      QStringLiteral("memory.per_gpu.master_weights")});
-    m_rows.push_back({tr("Optimizer states"), dt(pr.optimizer), perParam(m.optimizerRate),
-                      m.optimizerStates, QStringLiteral("memory.per_gpu.optimizer_states")});
     const bool mlp = sc.model.kind == core::ModelKind::Mlp;
-    m_rows.push_back({tr("Activations"), dt(pr.activations),
-                      mlp ? tr("B·D·L") : tr("Korthikanti, %1 per layer").arg(m_controller->formatBytes(m.activationsPerLayer)),
-                      m.activations, QStringLiteral("memory.per_gpu.activations")});
-    m_rows.push_back({tr("Temporaries"), dt(pr.activations), mlp ? QStringLiteral("—") : tr("s·b·V·(e + 4)"), m.temporaries,
-                      QStringLiteral("memory.per_gpu.temporaries")});
-    m_rows.push_back({tr("Runtime overhead"), QStringLiteral("—"), tr("context + workspace + comm + reserve"), m.overhead,
-                      QStringLiteral("memory.per_gpu.overhead")});
+    for (const auto& b : core::kMemoryBuckets) {
+        const auto dtype = core::bucketDType(b, pr);
+        const core::StateRate* rate = core::bucketRate(b, m);
+        // A model state the plan does not keep (no master copy) reads "none" and 0 bytes per parameter.
+        const QString dtypeText = dtype ? dt(*dtype) : rate ? tr("none") : QStringLiteral("—");
+        const QString formula = rate ? (dtype ? perParam(*rate) : QStringLiteral("0")) : bucketFormula(b.bucket, mlp, m);
+        m_rows.push_back({tr(b.title), dtypeText, formula, core::bucketBytes(b, m), QString::fromLatin1(b.quantity)});
+    }
     m_rows.push_back({tr("Total"), QString(), num(m.statesBytesPerParam) + tr(" B/param states"), m.total,
                       QStringLiteral("memory.per_gpu.total"), true});
     m_total = m.total;
@@ -71,6 +64,18 @@ void LedgerModel::setPlan(const core::Plan& p, const core::Scenario& sc)
         beginResetModel();
         std::swap(previous, m_rows);
         endResetModel();
+    }
+}
+
+// The formula column of the buckets that are not stored per parameter.
+QString LedgerModel::bucketFormula(core::Bucket bucket, bool mlp, const core::MemoryLedger& m) const
+{
+    switch (bucket) {
+    case core::Bucket::Activations:
+        return mlp ? tr("B·D·L") : tr("Korthikanti, %1 per layer").arg(m_controller->formatBytes(m.activationsPerLayer));
+    case core::Bucket::Temporaries: return mlp ? QStringLiteral("—") : tr("s·b·V·(e + 4)");
+    case core::Bucket::Overhead: return tr("context + workspace + comm + reserve");
+    default: return QString();
     }
 }
 

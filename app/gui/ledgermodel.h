@@ -1,6 +1,7 @@
 #pragma once
 // The memory ledger as a table: bucket, dtype, bytes per parameter or formula, size, share.
 
+#include "buckets.h"
 #include "plan.h"
 #include "scenario.h"
 
@@ -35,6 +36,8 @@ private:
         QString quantity; // plan JSON path for the derivation
         bool total = false;
     };
+    QString bucketFormula(core::Bucket bucket, bool mlp, const core::MemoryLedger& m) const;
+
     PlanController* m_controller;
     QVector<Row> m_rows;
     double m_total = 0;

@@ -1,5 +1,6 @@
 #include "stagemodel.h"
 
+#include "buckets.h"
 #include "plancontroller.h"
 #include "quantityslider.h"
 
@@ -42,16 +43,19 @@ void StageModel::setPlan(const core::Plan& plan)
     endResetModel();
 }
 
+// The tensor buckets' columns, Weights to Temporaries, in the ledger order of core::kMemoryBuckets.
+const core::MemoryBucket* StageModel::bucketOf(int column)
+{
+    static_assert(Tensors - Weights == core::kTensorBucketCount, "one column per tensor bucket");
+    return column >= Weights && column < Tensors ? &core::tensorBucket(column - Weights) : nullptr;
+}
+
 double StageModel::value(const core::StageMemory& s, int column) const
 {
+    if (const core::MemoryBucket* b = bucketOf(column))
+        return core::bucketBytes(*b, s);
     switch (column) {
     case Params: return s.params;
-    case Weights: return s.weights;
-    case Gradients: return s.gradients;
-    case Master: return s.master;
-    case Optimizer: return s.optimizer;
-    case Activations: return s.activations;
-    case Temporaries: return s.temporaries;
     case Tensors: return s.tensors;
     case InFlight: return s.inFlight;
     }
@@ -118,15 +122,11 @@ QVariant StageModel::headerData(int section, Qt::Orientation orientation, int ro
         return tr("Sum of the tensor buckets, before the runtime overhead.");
     if (role != Qt::DisplayRole)
         return {};
+    if (const core::MemoryBucket* b = bucketOf(section))
+        return tr(b->heading);
     switch (section) {
     case Stage: return tr("Stage");
     case Params: return tr("Params");
-    case Weights: return tr("Weights");
-    case Gradients: return tr("Grads");
-    case Master: return tr("Master");
-    case Optimizer: return tr("Optimizer");
-    case Activations: return tr("Activations");
-    case Temporaries: return tr("Temporaries");
     case Tensors: return tr("Tensors");
     case InFlight: return tr("In flight");
     }

@@ -10,6 +10,10 @@
 
 #include <vector>
 
+namespace napkin::core {
+struct MemoryBucket;
+}
+
 namespace napkin::app {
 
 class PlanController;
@@ -31,6 +35,7 @@ public:
     int mostLoadedStage() const { return m_mostLoaded; }
 
 private:
+    static const core::MemoryBucket* bucketOf(int column); // nullptr: not a bucket's column
     double value(const core::StageMemory& s, int column) const;
 
     PlanController* m_controller;

@@ -3,6 +3,7 @@
 #include "reportcharts.h"
 #include "reportcontent.h"
 
+#include "buckets.h"
 #include "format.h"
 #include "plancontroller.h"
 
@@ -172,13 +173,8 @@ QByteArray compareCsv(const std::vector<const app::PlanController*>& cs, const Q
         csv += QStringLiteral(",") + QLatin1String(unit) + QStringLiteral("\n");
     };
     row("params", "total", [](const core::Plan& p) { return p.params.total; }, "parameters");
-    row("memory", "weights", [](const core::Plan& p) { return p.memory.weights; }, "bytes");
-    row("memory", "gradients", [](const core::Plan& p) { return p.memory.gradients; }, "bytes");
-    row("memory", "master_weights", [](const core::Plan& p) { return p.memory.masterWeights; }, "bytes");
-    row("memory", "optimizer_states", [](const core::Plan& p) { return p.memory.optimizerStates; }, "bytes");
-    row("memory", "activations", [](const core::Plan& p) { return p.memory.activations; }, "bytes");
-    row("memory", "temporaries", [](const core::Plan& p) { return p.memory.temporaries; }, "bytes");
-    row("memory", "overhead", [](const core::Plan& p) { return p.memory.overhead; }, "bytes");
+    for (const auto& b : core::kMemoryBuckets)
+        row("memory", b.id, [&b](const core::Plan& p) { return core::bucketBytes(b, p.memory); }, "bytes");
     row("memory", "total", [](const core::Plan& p) { return p.memory.total; }, "bytes");
     row("compute", "training_flops", [](const core::Plan& p) { return p.compute.trainingFlops; }, "FLOP");
     row("time", "days", [](const core::Plan& p) { return p.time.days; }, "days");

@@ -1,5 +1,6 @@
 #include "reportcontent.h"
 
+#include "buckets.h"
 #include "format.h"
 #include "plancontroller.h"
 #include "sensitivity.h"
@@ -88,10 +89,12 @@ QList<QStringList> ledgerRows(const core::Plan& p, bool gib)
     auto row = [&](const char* n, double v) {
         return QStringList{QLatin1String(n), bytesText(v, gib), QStringLiteral("%1 %").arg(m.total > 0 ? 100 * v / m.total : 0, 0, 'f', 1)};
     };
-    return {row("Weights", m.weights), row("Gradients", m.gradients), row("Master weights", m.masterWeights),
-            row("Optimizer states", m.optimizerStates), row("Activations", m.activations), row("Temporaries", m.temporaries),
-            row("Runtime overhead", m.overhead), row("Total", m.total),
-            {QStringLiteral("Capacity"), bytesText(m.capacity, gib), QString()}};
+    QList<QStringList> rows;
+    for (const auto& b : core::kMemoryBuckets)
+        rows.push_back(row(b.title, core::bucketBytes(b, m)));
+    rows.push_back(row("Total", m.total));
+    rows.push_back({QStringLiteral("Capacity"), bytesText(m.capacity, gib), QString()});
+    return rows;
 }
 
 } // namespace
@@ -199,15 +202,14 @@ std::vector<Section> comparisonSections(const std::vector<const app::PlanControl
                                        QDate::currentDate().toString(Qt::ISODate)).arg(cs.size()),
                    {}});
     struct Row { QString name; std::function<double(const core::Plan&)> value; bool bytes; };
-    const std::vector<Row> rows{
-        {QStringLiteral("Parameters"), [](const core::Plan& p) { return p.params.total; }, false},
-        {QStringLiteral("Weights per GPU"), [](const core::Plan& p) { return p.memory.weights; }, true},
-        {QStringLiteral("Gradients per GPU"), [](const core::Plan& p) { return p.memory.gradients; }, true},
-        {QStringLiteral("Master weights per GPU"), [](const core::Plan& p) { return p.memory.masterWeights; }, true},
-        {QStringLiteral("Optimizer states per GPU"), [](const core::Plan& p) { return p.memory.optimizerStates; }, true},
-        {QStringLiteral("Activations per GPU"), [](const core::Plan& p) { return p.memory.activations; }, true},
-        {QStringLiteral("Temporaries per GPU"), [](const core::Plan& p) { return p.memory.temporaries; }, true},
-        {QStringLiteral("Overhead per GPU"), [](const core::Plan& p) { return p.memory.overhead; }, true},
+    std::vector<Row> rows{{QStringLiteral("Parameters"), [](const core::Plan& p) { return p.params.total; }, false}};
+    for (const auto& b : core::kMemoryBuckets) {
+        // "Master weights per GPU", "Overhead per GPU": the bucket's label, capitalised.
+        QString name = QLatin1String(b.label) + QStringLiteral(" per GPU");
+        name[0] = name[0].toUpper();
+        rows.push_back({name, [&b](const core::Plan& p) { return core::bucketBytes(b, p.memory); }, true});
+    }
+    rows.insert(rows.end(), {
         {QStringLiteral("Total per GPU"), [](const core::Plan& p) { return p.memory.total; }, true},
         {QStringLiteral("Training FLOPs"), [](const core::Plan& p) { return p.compute.trainingFlops; }, false},
         {QStringLiteral("Hardware FLOPs"), [](const core::Plan& p) { return p.compute.hardwareFlops; }, false},
@@ -215,7 +217,7 @@ std::vector<Section> comparisonSections(const std::vector<const app::PlanControl
         {QStringLiteral("GPU-hours"), [](const core::Plan& p) { return p.time.gpuHours; }, false},
         {QStringLiteral("Cost (USD)"), [](const core::Plan& p) { return p.cost.usd; }, false},
         {QStringLiteral("Energy (kWh)"), [](const core::Plan& p) { return p.cost.energyKwh; }, false},
-    };
+    });
     QStringList header{QStringLiteral("Quantity")};
     QList<int> right;
     for (int i = 0; i < int(cs.size()); ++i) {
