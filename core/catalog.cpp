@@ -2,6 +2,9 @@
 
 #include "jsonreader.h"
 
+#include <algorithm>
+#include <cstdio>
+
 #include <nlohmann/json.hpp>
 
 #include <istream>
@@ -87,6 +90,76 @@ void readLink(ObjectReader& parent, const char* key, std::string& name, double& 
     r.finish();
 }
 
+void readAchievable(ObjectReader& parent, GpuSpec& g, Errors& errors)
+{
+    if (auto n = parent.integer("sm_count", 0, 100000))
+        g.smCount = int(*n);
+    if (auto n = parent.integer("compute_capability", 0, 1000))
+        g.computeCapability = int(*n);
+    const auto* v = parent.child("achievable");
+    if (!v)
+        return;
+    ObjectReader r(*v, parent.fieldPath("achievable"), errors);
+    auto positiveOrNull = [&r](const char* key) {
+        const auto* x = r.child(key);
+        if (!x || x->is_null())
+            return 0.0;
+        if (!x->is_number() || x->get<double>() <= 0 || x->get<double>() > 1e18) {
+            r.error(key, shortDump(*x), "must be positive or null", "greater than 0 up to 1e18, or null");
+            return 0.0;
+        }
+        return x->get<double>();
+    };
+    g.achievableMatmulFlops = positiveOrNull("matmul_bf16_flops_per_second");
+    g.achievableBandwidth = positiveOrNull("bandwidth_bytes_per_second");
+    g.sourceAchievable = r.string("source", true).value_or("");
+    r.finish();
+}
+
+double median(std::vector<double> v)
+{
+    if (v.empty())
+        return 0;
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// A GPU without a published achievable figure reaches the median achieved/spec ratio of those with
+// one (maximum-achievable-matmul and STREAM-class results; resources/gpus.json cites each).
+void fillAchievable(std::vector<GpuSpec>& gpus)
+{
+    std::vector<double> gemm, bw;
+    for (const auto& g : gpus) {
+        const double spec = g.peak(PeakColumn::Bf16) > 0 ? g.peak(PeakColumn::Bf16) : g.peak(PeakColumn::Fp16);
+        if (g.achievableMatmulFlops > 0 && spec > 0)
+            gemm.push_back(g.achievableMatmulFlops / spec);
+        if (g.achievableBandwidth > 0 && g.bandwidthBytesPerSecond > 0)
+            bw.push_back(g.achievableBandwidth / g.bandwidthBytesPerSecond);
+    }
+    const double gemmRatio = median(gemm), bwRatio = median(bw);
+    char buf[256];
+    for (auto& g : gpus) {
+        g.achievablePublished = g.achievableMatmulFlops > 0 && g.achievableBandwidth > 0;
+        std::string note;
+        const double spec = g.peak(PeakColumn::Bf16) > 0 ? g.peak(PeakColumn::Bf16) : g.peak(PeakColumn::Fp16);
+        if (g.achievableMatmulFlops <= 0 && spec > 0) {
+            g.achievableMatmulFlops = gemmRatio * spec;
+            std::snprintf(buf, sizeof buf, "matmul not published for this GPU: %.3f x the dense peak, the median "
+                                           "achieved/spec ratio of the %zu catalogue GPUs that publish one", gemmRatio, gemm.size());
+            note = buf;
+        }
+        if (g.achievableBandwidth <= 0 && g.bandwidthBytesPerSecond > 0) {
+            g.achievableBandwidth = bwRatio * g.bandwidthBytesPerSecond;
+            std::snprintf(buf, sizeof buf, "bandwidth not published for this GPU: %.3f x the spec, the median "
+                                           "achieved/spec ratio of the %zu catalogue GPUs that publish one", bwRatio, bw.size());
+            note += (note.empty() ? "" : "; ") + std::string(buf);
+        }
+        if (!note.empty())
+            g.sourceAchievable = g.sourceAchievable.empty() ? note : g.sourceAchievable + "; " + note;
+    }
+}
+
 } // namespace
 
 const GpuSpec* Catalog::gpu(std::string_view id) const { return findById(gpus, id); }
@@ -150,6 +223,7 @@ std::vector<GpuSpec> loadGpus(std::string_view text, Errors& errors)
             else
                 r.error("tdp_watts", shortDump(*t), "must be positive or null", "watts");
         }
+        readAchievable(r, g, errors);
         readLink(r, "interconnect", g.interconnectName, g.interconnectBytesPerSecond, errors);
         readLink(r, "host_link", g.hostLinkName, g.hostLinkBytesPerSecond, errors);
         if (const auto* s = r.child("sources")) {
@@ -173,6 +247,7 @@ std::vector<GpuSpec> loadGpus(std::string_view text, Errors& errors)
             errors.push_back({r.fieldPath("id"), g.id, "duplicate id", "unique ids"});
         out.push_back(std::move(g));
     }
+    fillAchievable(out);
     return out;
 }
 

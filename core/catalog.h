@@ -33,6 +33,16 @@ struct GpuSpec {
     double interconnectBytesPerSecond = 0;
     std::string hostLinkName;
     double hostLinkBytesPerSecond = 0;
+    // Achievable rates (what the best library reaches, not the spec sheet): the bf16/fp16 dense GEMM
+    // rate of a maximum-achievable-matmul sweep and a STREAM-class bandwidth, each published per GPU
+    // model. Where none is published, loadGpus fills in the median achieved/spec ratio of the GPUs
+    // that publish one, and says so in sourceAchievable. core/achievable.h.
+    double achievableMatmulFlops = 0;
+    double achievableBandwidth = 0;
+    std::string sourceAchievable;
+    bool achievablePublished = false; // false: the median-ratio fallback
+    int smCount = 0;           // streaming multiprocessors (compute units): GEMM wave quantisation
+    int computeCapability = 0; // NVIDIA SM version ×10 (80 = Ampere, 90 = Hopper); 0 elsewhere
     std::string sourceMemory, sourceBandwidth, sourceFlops, sourceTdp, sourceInterconnect;
     std::vector<std::string> unsourced;
     std::string notes;

@@ -1,5 +1,6 @@
 #include "estimate.h"
 
+#include "achievable.h"
 #include "calibration.h"
 #include "estimate_stages.h"
 
@@ -10,21 +11,53 @@ namespace napkin::core {
 const char* const kSourceGpu = "@gpu";
 const char* const kSourceGpuMemory = "@gpu-memory";
 const char* const kSourceGpuTdp = "@gpu-tdp";
+const char* const kSourceGpuAchievable = "@gpu-achievable";
+const char* const kSourceGpuAchievableBandwidth = "@gpu-achievable-bandwidth";
 
 std::string HardwareSummary::source() const
 {
-    if (gpu->calibration) {
+    // The spec sheet's peak, also with a calibration profile (the measured rate is achievable_flops).
+    if (const auto& cal = gpu->calibration) {
+        if (cal->spec)
+            return cal->spec->origin + ": " + cal->spec->sourceFlops;
         const auto dtype = parseDType(computeDtype);
-        return gpu->calibration->peakSource(info(dtype.value_or(DType::Bf16)).peak);
+        return cal->peakSource(info(dtype.value_or(DType::Bf16)).peak) + " (no catalogue GPU matched: no spec sheet)";
     }
     return gpu->origin + ": " + gpu->sourceFlops;
 }
 
 std::string HardwareSummary::bandwidthSource() const
 {
-    if (gpu->calibration)
-        return gpu->calibration->bandwidthSource();
+    if (const auto& cal = gpu->calibration) {
+        if (cal->spec)
+            return cal->spec->origin + ": " + cal->spec->sourceBandwidth;
+        return cal->bandwidthSource() + " (no catalogue GPU matched: no spec sheet)";
+    }
     return gpu->origin + ": " + gpu->sourceBandwidth;
+}
+
+std::string HardwareSummary::achievableFlopsSource() const
+{
+    if (const auto& cal = gpu->calibration) {
+        const auto dtype = parseDType(computeDtype);
+        const auto col = info(dtype.value_or(DType::Bf16)).peak;
+        if (cal->peakMeasured(col))
+            return cal->peakSource(col);
+        if (cal->spec)
+            return "not measured in the profile; catalogue: " + cal->spec->sourceAchievable;
+    }
+    return "catalogue: " + gpu->sourceAchievable;
+}
+
+std::string HardwareSummary::achievableBandwidthSource() const
+{
+    if (const auto& cal = gpu->calibration) {
+        if (cal->bandwidthMeasured())
+            return cal->bandwidthSource();
+        if (cal->spec)
+            return "not measured in the profile; catalogue: " + cal->spec->sourceAchievable;
+    }
+    return "catalogue: " + gpu->sourceAchievable;
 }
 
 std::string HardwareSummary::memorySource() const
@@ -80,13 +113,16 @@ void estimateHardware(const Scenario& sc, Plan& p)
     const GpuSpec& gpu = *sc.gpu;
     hw.gpu = sc.gpu;
     hw.computeDtype = info(pr.compute).id.data();
-    hw.peakFlops = gpu.peak(info(pr.compute).peak);
+    resolveHardwareRates(hw, gpu, pr.compute); // spec peak and bandwidth; achievable rates beside them
     hw.vectorFlops = gpu.peak(PeakColumn::Fp32);
-    hw.bandwidth = gpu.bandwidthBytesPerSecond;
     hw.ridge = hw.bandwidth > 0 ? hw.peakFlops / hw.bandwidth : 0;
     hw.memoryBytes = gpu.memoryBytes;
     hw.tdpWatts = gpu.tdpWatts;
     derive(p, "hardware.peak_flops", "{C}", hw.peakFlops, "FLOP/s", kSourceGpu, {{"C", hw.peakFlops}});
+    derive(p, "hardware.achievable_flops", "{C_ach}", hw.achievableFlops, "FLOP/s", kSourceGpuAchievable,
+           {{"C_ach", hw.achievableFlops}});
+    derive(p, "hardware.achievable_bandwidth", "{beta_ach}", hw.achievableBandwidth, "B/s", kSourceGpuAchievableBandwidth,
+           {{"beta_ach", hw.achievableBandwidth}});
     derive(p, "hardware.ridge", "{C} / {beta}", hw.ridge, "FLOP/byte",
            "CS336 lecture 2: accelerator intensity = peak FLOP/s / memory bandwidth",
            {{"C", hw.peakFlops}, {"beta", hw.bandwidth}});

@@ -11,6 +11,8 @@ namespace napkin::core {
 extern const char* const kSourceGpu;
 extern const char* const kSourceGpuMemory;
 extern const char* const kSourceGpuTdp;
+extern const char* const kSourceGpuAchievable;
+extern const char* const kSourceGpuAchievableBandwidth;
 
 Plan estimate(const Scenario& scenario);
 

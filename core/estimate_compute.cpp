@@ -2,6 +2,7 @@
 
 #include "estimate.h"
 #include "estimate_stages.h"
+#include "framework.h"
 
 #include <algorithm>
 #include <string>
@@ -108,6 +109,10 @@ double estimateFlops(const Scenario& sc, Plan& p)
     double recomputePerToken = 0;
     if (tr.recompute == Recompute::Full)
         recomputePerToken = forwardRecompute;
+    else if (tr.recompute == Recompute::Selective && !isMlp && frameworkRules(sc.stepTime.framework).selectiveIsOpLevel)
+        // torchtitan's op-level selective checkpointing re-runs every second forward matmul: half of
+        // the 2 · N forward matmul FLOPs per token, attention saved (core/framework.h).
+        recomputePerToken = p.params.layers; // 0.5 · 2 · the layers' matrices (the output layer is outside the blocks)
     else if (tr.recompute == Recompute::Selective && !isMlp)
         // Selective recompute re-runs QK^T and PV: 4 L H Q T per token (Korthikanti §5).
         recomputePerToken = 4 * double(shape.layers) * double(shape.heads) * double(shape.headDim) * s;

@@ -38,7 +38,8 @@ struct LedgerInputs {
     double statesPerParam = 0;                   // optimizer states per parameter (Adafactor: factored)
     double scales = 0;                           // per-tensor scale bytes of a stage's weights (NVFP4)
     double layersAll = 0, firstParts = 0, lastParts = 0, allParts = 0;
-    double L = 0, stageLayers = 0;               // layers, and layers per pipeline stage
+    double L = 0, stageLayers = 0;               // layers, and layers per pipeline stage (even split)
+    std::vector<double> layersOf;                // layers of each stage (uneven: parallel.*_stage_layers)
     double inflightFirst = 0;                    // micro-batches in flight on the first stage
 };
 
@@ -79,6 +80,8 @@ LedgerInputs ledgerInputs(const Scenario& sc, const Plan& p)
     in.allParts = in.layersAll + pc.embedding + pc.positional + pc.head + pc.finalNorm;
     in.L = in.isMlp ? double(sc.model.mlp.layers) : double(sc.model.shape.layers);
     in.stageLayers = in.L / pp;
+    in.layersOf = in.isMlp ? std::vector<double>(std::size_t(in.pp), in.stageLayers)
+                           : stageLayerCounts(sc.parallel, sc.model.shape.layers);
     in.scales = info(pr.weights).perTensorScaleBytes * pc.matrices / pp;
     // 1F1B keeps min(p, m) micro-batches in flight on the first stage, one on the last; the
     // interleaved schedule adds (p - 1) / (p · v) (Korthikanti et al. 2022 §4.2.3).
@@ -108,6 +111,7 @@ struct StageTensors {
     double bestK = 0;
     LayerActivationTerms terms;
     double outside = 0, boundary = 0, work = 0;
+    double layers = 0; // transformer layers on this stage
 };
 
 StageTensors buildStage(const Scenario& sc, const LedgerInputs& in, std::int64_t index)
@@ -115,11 +119,19 @@ StageTensors buildStage(const Scenario& sc, const LedgerInputs& in, std::int64_t
     const auto& tr = sc.training;
     const TransformerShape& shape = sc.model.shape;
     const std::int64_t tp = in.tp, pp = in.pp;
-    const double b = in.b, e = in.e, L = in.L, stageLayers = in.stageLayers;
     const bool first = index == 0, last = index == pp - 1;
+    const double stageLayers = in.layersOf.empty() ? in.stageLayers : in.layersOf[std::size_t(index)];
+    const double b = in.b, e = in.e, L = in.L;
     StageTensors st;
+    st.layers = stageLayers;
     StageMemory& mem = st.memory;
-    const double parts = first ? in.firstParts : (last ? in.lastParts : in.layersAll / double(pp));
+    // The stage's share of the layers' parameters (uneven stages: its own layer count), plus the
+    // embedding on the first and the output layer on the last.
+    const double even = in.layersAll / double(pp);
+    const double layerParams = stageLayers == in.stageLayers || in.L <= 0 ? even : in.layersAll * stageLayers / in.L;
+    double parts = first ? in.firstParts : (last ? in.lastParts : even);
+    if (layerParams != even)
+        parts += layerParams - even;
     const double share = (tp == 1 && pp == 1) ? 1.0 : parts / in.allParts / double(tp);
     mem.params = in.P * share;
     mem.weights = (mem.params * in.bw + in.scales) / in.shardW;
@@ -254,7 +266,7 @@ void deriveActivations(const Scenario& sc, const LedgerInputs& in, const StageTe
         return;
     }
     const TransformerShape& shape = sc.model.shape;
-    const double V = double(shape.vocab), sr = in.s / double(in.cp), stageLayers = in.stageLayers;
+    const double V = double(shape.vocab), sr = in.s / double(in.cp), stageLayers = chosen.layers;
     if (tr.recompute == Recompute::Full) {
         derive(p, activations.quantity,
                "ceil({L_stage} / {k}) · {boundary} · {in_flight} + {k} · {layer} + {outside}", m.activations, "bytes",

@@ -27,6 +27,13 @@ void estimateRoofline(const Scenario& sc, Plan& p)
         p.ops.push_back(makeOp("linear", Pass::Forward, OpUnit::Tensor, gemmCost(b, D, D, e), hw, L));
         p.ops.push_back(makeOp("linear.dgrad", Pass::Backward, OpUnit::Tensor, gemmCost(b, D, D, e), hw, L));
         p.ops.push_back(makeOp("linear.wgrad", Pass::Backward, OpUnit::Tensor, gemmCost(b, D, D, e), hw, L));
+        for (auto& op : p.ops) { // Y[B x D] = X W, dX = dY W^T, dW[D x D] = X^T dY
+            const bool wgrad = op.name == std::string_view("linear.wgrad");
+            op.kind = OpKind::Gemm;
+            op.m = wgrad ? D : b;
+            op.n = D;
+            op.k = wgrad ? b : D;
+        }
         return;
     }
     // One rank's share: its tensor-parallel shard of the matrices, s / cp queries against all s keys.

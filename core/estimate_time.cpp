@@ -1,6 +1,7 @@
 // The time and cost stage of estimate(): the step time (assumed MFU or predicted from the layout),
 // training time, GPU-hours, cost and energy.
 
+#include "achievable.h"
 #include "estimate.h"
 #include "estimate_stages.h"
 #include "steptime.h"
@@ -13,18 +14,23 @@ void estimateTimeAndCost(const Scenario& sc, double recomputePerToken, Plan& p)
     const auto& hw = p.hardware;
     auto& t = p.time;
     const double G = double(sc.cluster.gpus);
+    applyAchievableRates(p, sc);
     p.stepTime = predictStepTime(sc, p);
+    if (sc.stepTime.mode == TimeMode::Predicted) // the spec-peak comparison of a predicted plan
+        p.stepTimeAtPeak = predictStepTime(sc, p, true);
     const auto& st = p.stepTime;
     if (sc.stepTime.mode == TimeMode::Predicted && st.valid) {
         t.mode = "predicted";
         t.stepSeconds = st.step;
         derive(p, "time.step_seconds",
-               "{compute} + {recompute} + {tp_comm} + {cp_comm} + {pp_comm} + {bubble} + {dp_comm} + {optimizer}",
+               "{compute} + {recompute} + {tp_comm} + {cp_comm} + {pp_comm} + {bubble} + {dp_comm} + {optimizer} + "
+               "{overheads}",
                t.stepSeconds, "s",
-               "predicted: per-op roofline times of one rank + exposed communication over the interconnect + the "
-               "pipeline bubble (core/steptime.h; Narayanan et al. 2021)",
+               "predicted: each op of one rank at its achievable rate + exposed communication (NCCL α–β) + the "
+               "pipeline bubble + optimizer, clipping, launches and saves (core/steptime.h; Narayanan et al. 2021)",
                {{"compute", st.compute}, {"recompute", st.recompute}, {"tp_comm", st.tpComm}, {"cp_comm", st.cpComm},
-                {"pp_comm", st.ppComm}, {"bubble", st.bubble}, {"dp_comm", st.dpComm}, {"optimizer", st.optimizer}});
+                {"pp_comm", st.ppComm}, {"bubble", st.bubble}, {"dp_comm", st.dpComm}, {"optimizer", st.optimizer},
+                {"overheads", st.overheads}});
         t.seconds = c.steps * t.stepSeconds;
         derive(p, "time.seconds", "{steps} · {step_seconds}", t.seconds, "s", "predicted step time × steps",
                {{"steps", c.steps}, {"step_seconds", t.stepSeconds}});
@@ -36,6 +42,13 @@ void estimateTimeAndCost(const Scenario& sc, double recomputePerToken, Plan& p)
         derive(p, "time.hfu", "{MFU} · {hardware_flops} / {model_flops}", t.hfu, "",
                "Chowdhery et al. 2022 App. B; Korthikanti et al. 2022: HFU counts recomputation",
                {{"MFU", t.mfu}, {"hardware_flops", c.hardwareFlops}, {"model_flops", c.trainingFlops}});
+        if (st.executedFlops > 0) {
+            t.mfuCeiling = c.flopsPerStep / st.executedFlops * hw.achievableFlops / hw.peakFlops;
+            derive(p, "time.mfu_ceiling", "{flops_per_step} / {executed_flops} · {C_ach} / {C}", t.mfuCeiling, "",
+                   "every executed FLOP at the achievable GEMM rate, nothing else: no predicted MFU is above it",
+                   {{"flops_per_step", c.flopsPerStep}, {"executed_flops", st.executedFlops},
+                    {"C_ach", hw.achievableFlops}, {"C", hw.peakFlops}});
+        }
     } else {
         t.mfu = sc.cluster.mfu;
         t.seconds = c.trainingFlops / (G * hw.peakFlops * t.mfu);

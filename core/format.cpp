@@ -107,10 +107,21 @@ nlohmann::json breakdownJsonImpl(const StepTimeBreakdown& b)
             {"bubble", b.bubble},
             {"dp_comm", b.dpComm},
             {"optimizer", b.optimizer},
+            {"overheads",
+             {{"launch", b.launch},
+              {"grad_clip", b.gradClip},
+              {"checkpoint_save", b.checkpointSave},
+              {"data_loading", 0.0},
+              {"note", "data loading is assumed hidden behind compute (prefetching loaders)"}}},
             {"step", b.step},
             {"micro_batch_seconds", b.microBatchSeconds},
             {"dp_comm_before_overlap", b.dpCommTotal},
             {"cp_comm_before_overlap", b.cpCommTotal},
+            {"tp_comm_before_overlap", b.tpCommTotal},
+            {"collective_efficiency", b.collectiveEfficiency},
+            {"executed_flops", b.executedFlops},
+            {"kernels_per_micro_batch", b.kernelsPerMicroBatch},
+            {"framework", b.framework},
             {"links",
              {{"tp", link(b.tpBandwidth, b.tpCrossesNodes)},
               {"cp", link(b.cpBandwidth, b.cpCrossesNodes)},
@@ -132,21 +143,25 @@ std::string sourceText(const Derivation& d, const Plan& plan)
         return plan.hardware.memorySource();
     if (d.source == kSourceGpuTdp)
         return plan.hardware.tdpSource();
-    // With a calibration profile the peak C and the bandwidth beta of time and roofline formulas
-    // are measured: say so beside the formula's own source (rendered lazily, estimate() stays cheap).
+    if (d.source == kSourceGpuAchievable)
+        return plan.hardware.achievableFlopsSource();
+    if (d.source == kSourceGpuAchievableBandwidth)
+        return plan.hardware.achievableBandwidthSource();
+    // With a calibration profile the achievable rates C_ach and beta_ach are measured: say so beside
+    // the formula's own source (rendered lazily, estimate() stays cheap). C and beta stay the spec's.
     if (const auto& cal = plan.hardware.gpu ? plan.hardware.gpu->calibration : nullptr) {
         const auto dtype = parseDType(plan.hardware.computeDtype);
         const bool peakMeasured = dtype && cal->peakMeasured(info(*dtype).peak);
         bool usesC = false, usesBeta = false;
         for (int i = 0; i < d.termCount; ++i) {
-            usesC = usesC || std::string_view(d.terms[std::size_t(i)].symbol) == "C";
-            usesBeta = usesBeta || std::string_view(d.terms[std::size_t(i)].symbol) == "beta";
+            usesC = usesC || std::string_view(d.terms[std::size_t(i)].symbol) == "C_ach";
+            usesBeta = usesBeta || std::string_view(d.terms[std::size_t(i)].symbol) == "beta_ach";
         }
         std::string measured;
         if (usesC)
-            measured = peakMeasured ? "C " : "";
+            measured = peakMeasured ? "C_ach " : "";
         if (usesBeta && cal->bandwidthMeasured())
-            measured += measured.empty() ? "beta " : "and beta ";
+            measured += measured.empty() ? "beta_ach " : "and beta_ach ";
         if (!measured.empty())
             return std::string(d.source) + "; " + measured + cal->citation();
     }
@@ -201,12 +216,17 @@ nlohmann::json planToJson(const Plan& p)
                     {"accumulation_steps", c.accumulationSteps},
                     {"effective_global_batch", c.effectiveGlobalBatch},
                     {"data_parallel", c.dataParallel}};
+    if (p.stepTime.valid && std::string_view(p.time.mode) == "predicted")
+        j["compute"]["executed_flops_per_step"] = p.stepTime.executedFlops;
     const auto& t = p.time;
     j["time"] = {{"seconds", t.seconds}, {"days", t.days},        {"gpu_hours", t.gpuHours},
                  {"mfu", t.mfu},         {"hfu", t.hfu},          {"step_seconds", t.stepSeconds},
                  {"tokens_per_second", t.tokensPerSecond}, {"mode", t.mode}};
-    if (p.stepTime.valid && std::string_view(t.mode) == "predicted")
+    if (p.stepTime.valid && std::string_view(t.mode) == "predicted") {
         j["time"]["breakdown"] = stepTimeToJson(p.stepTime);
+        j["time"]["breakdown_at_peak"] = stepTimeToJson(p.stepTimeAtPeak);
+        j["time"]["mfu_ceiling"] = t.mfuCeiling;
+    }
     j["cost"] = {{"usd", p.cost.usd}, {"energy_kwh", p.cost.energyKwh}};
     const auto& h = p.hardware;
     j["hardware"] = {{"id", h.id()},
@@ -222,7 +242,11 @@ nlohmann::json planToJson(const Plan& p)
                      {"memory_source", h.memorySource()},
                      {"tdp_source", h.tdpSource()},
                      {"origin", h.gpu->origin},
-                     {"bandwidth_source", h.bandwidthSource()}};
+                     {"bandwidth_source", h.bandwidthSource()},
+                     {"achievable_flops", h.achievableFlops},
+                     {"achievable_flops_source", h.achievableFlopsSource()},
+                     {"achievable_bandwidth", h.achievableBandwidth},
+                     {"achievable_bandwidth_source", h.achievableBandwidthSource()}};
     if (h.gpu->calibration)
         j["hardware"]["calibration"] = calibrationToJson(*h.gpu->calibration);
     json ops = json::array();
@@ -237,6 +261,11 @@ nlohmann::json planToJson(const Plan& p)
                        {"attainable_flops", op.attainable},
                        {"bound", toString(op.bound)},
                        {"time_s", op.timeSeconds},
+                       {"kind", op.kind == OpKind::Gemm ? "gemm" : (op.kind == OpKind::Attention ? "attention" : "elementwise")},
+                       {"executed_flops", op.executedFlops},
+                       {"achievable_seconds", op.achievableSeconds},
+                       {"efficiency", op.efficiency},
+                       {"efficiency_source", op.efficiencySource},
                        {"count", op.count}});
     j["roofline"] = {{"ridge", h.ridge}, {"ops", ops}};
     json ders = json::array();

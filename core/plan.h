@@ -96,29 +96,40 @@ struct TimeBudget {
     double hfu = 0;
     double stepSeconds = 0;
     double tokensPerSecond = 0;
+    double mfuCeiling = 0; // model / executed FLOPs × achievable / spec GEMM rate: no predicted MFU is above it
 };
 
 // Predicted step time (core/steptime.h): seconds per optimizer step on the critical path.
 struct StepTimeBreakdown {
     bool valid = false;
-    double compute = 0;        // model work of all micro-batches at the roofline time of each op
+    double compute = 0;        // model work of all micro-batches, each op at its achievable rate
     double recompute = 0;      // recomputed forward work (selective or full)
     double tpComm = 0;         // tensor-parallel all-reduce / all-gather + reduce-scatter, exposed
     double cpComm = 0;         // context-parallel K/V ring traffic not hidden behind attention
     double ppComm = 0;         // pipeline point-to-point sends
     double bubble = 0;         // (p - 1) / v micro-batch slots of idle pipeline
     double dpComm = 0;         // data-parallel gradient / parameter traffic not overlapped
-    double optimizer = 0;      // optimizer step: states read and written once at HBM bandwidth
+    double optimizer = 0;      // optimizer step: states read and written once at achievable bandwidth
+    // Overheads of a real step
+    double launch = 0;         // per-kernel launch and framework time not hidden behind the GPU
+    double gradClip = 0;       // gradient-norm clipping: a read of every local gradient + an all-reduce
+    double checkpointSave = 0; // checkpoint saves amortised per step (step_time.save_every_steps)
+    double overheads = 0;      // launch + gradClip + checkpointSave
     double step = 0;           // sum of the above
     double microBatchSeconds = 0; // one micro-batch through the slowest stage (compute + TP + CP + PP)
     double tokensPerSecond = 0;
     double mfu = 0;
     double hfu = 0;
-    // Link bandwidths used (bytes/s, one direction) and whether each group crosses nodes.
+    // Link bandwidths used (bytes/s, one direction, achieved) and whether each group crosses nodes.
     double tpBandwidth = 0, cpBandwidth = 0, ppBandwidth = 0, dpBandwidth = 0;
     bool tpCrossesNodes = false, cpCrossesNodes = false, ppCrossesNodes = false, dpCrossesNodes = false;
     double dpCommTotal = 0;    // before overlap
     double cpCommTotal = 0;    // before overlap
+    double tpCommTotal = 0;    // before overlap
+    double collectiveEfficiency = 0; // achieved / nominal link bandwidth used
+    double executedFlops = 0;  // FLOPs the kernels execute per step, all GPUs (causal skipping, recompute)
+    double kernelsPerMicroBatch = 0;
+    const char* framework = "";
 };
 
 struct CostBudget {
@@ -129,7 +140,11 @@ struct CostBudget {
 struct HardwareSummary {
     std::shared_ptr<const GpuSpec> gpu; // id, name, sources
     const char* computeDtype = "";
-    double peakFlops = 0;    // dense, compute dtype (tensor cores)
+    double peakFlops = 0;    // dense, compute dtype (tensor cores): the spec sheet's, also with a profile
+    // What the best kernels reach (core/achievable.h): a calibration profile's measurement, else the
+    // catalogue's published figure (or its median-ratio fallback), scaled to the compute dtype.
+    double achievableFlops = 0;
+    double achievableBandwidth = 0;
     double vectorFlops = 0;  // dense fp32 non-tensor rate (elementwise ops)
     double bandwidth = 0;
     double ridge = 0;        // peakFlops / bandwidth
@@ -144,11 +159,15 @@ struct HardwareSummary {
     std::string bandwidthSource() const;
     std::string memorySource() const;
     std::string tdpSource() const;
+    std::string achievableFlopsSource() const;
+    std::string achievableBandwidthSource() const;
 };
 
 enum class Pass { Forward, Backward };
 enum class Bound { Memory, Compute };
 enum class OpUnit { Tensor, Vector }; // which ceiling the op runs against
+// What kind of kernel runs the op (core/achievable.h picks its achievable rate from this).
+enum class OpKind { Gemm, Attention, Elementwise };
 
 struct RooflineOp {
     const char* name = "";
@@ -162,6 +181,18 @@ struct RooflineOp {
     double timeSeconds = 0; // max(F / C, Q / beta)
     Bound bound = Bound::Memory;
     double count = 1;   // times per step on this GPU's micro-batch (layers)
+    // Shape: a GEMM's M, N, K over `batch` independent products; attention: queries (m) and keys
+    // (n) per head, head dimension (k), batch · heads (batch), causal masking.
+    OpKind kind = OpKind::Elementwise;
+    double m = 0, n = 0, k = 0, batch = 1;
+    bool causal = false;
+    // At achievable rates (core/achievable.h): FLOPs the kernel executes (a causal attention kernel
+    // skips the masked tiles), its time, efficiency = the roofline bound of the executed work at spec
+    // rates / achievableSeconds (at most 1) and where the rate comes from.
+    double executedFlops = 0;
+    double achievableSeconds = 0;
+    double efficiency = 0;
+    const char* efficiencySource = "";
 };
 
 struct Warning {
@@ -177,6 +208,7 @@ struct Plan {
     ComputeBudget compute;
     TimeBudget time;
     StepTimeBreakdown stepTime;
+    StepTimeBreakdown stepTimeAtPeak; // the same layout with every op at its roofline bound, links nominal
     CostBudget cost;
     HardwareSummary hardware;
     std::vector<RooflineOp> ops; // one layer forward and backward, then the logits

@@ -72,12 +72,26 @@ void appendLayerOps(std::vector<RooflineOp>& ops, const TransformerShape& m, dou
         const char* wgrad;
         double M, K, N, count;
     };
+    // The last op's shape: output rows m, columns n, reduction k, over `batch` products.
+    auto shape = [&](OpKind kind, double M, double N, double K, double batch = 1, bool causal = false) {
+        auto& op = ops.back();
+        op.kind = kind;
+        op.m = M;
+        op.n = N;
+        op.k = K;
+        op.batch = batch;
+        op.causal = causal;
+    };
     auto gemmFwd = [&](const Gemm& x) {
         fwd(x.fwd, OpUnit::Tensor, {2 * x.M * x.K * x.N, e * x.M * x.K + w * x.K * x.N + e * x.M * x.N}, x.count);
+        shape(OpKind::Gemm, x.M, x.N, x.K);
     };
     auto gemmBwd = [&](const Gemm& x) {
+        // dX[M x K] = dY[M x N] W^T; dW[K x N] = X^T dY (reduction over the M rows).
         bwd(x.dgrad, OpUnit::Tensor, {2 * x.M * x.K * x.N, e * x.M * x.N + w * x.K * x.N + e * x.M * x.K}, x.count);
+        shape(OpKind::Gemm, x.M, x.K, x.N);
         bwd(x.wgrad, OpUnit::Tensor, {2 * x.M * x.K * x.N, e * x.M * x.K + e * x.M * x.N + g * x.K * x.N}, x.count);
+        shape(OpKind::Gemm, x.K, x.N, x.M);
     };
     const Gemm qkv{"qkv_proj", "qkv_proj.dgrad", "qkv_proj.wgrad", n, h, qd + 2 * kvd, L};
     const Gemm out{"out_proj", "out_proj.dgrad", "out_proj.wgrad", n, qd, h, L};
@@ -93,10 +107,14 @@ void appendLayerOps(std::vector<RooflineOp>& ops, const TransformerShape& m, dou
         // FlashAttention: QK^T and PV (2 x 2 b a s² hd) plus ~5 softmax ops per score, scores kept
         // on chip: reads Q, K, V and writes O once (Dao et al. 2022). No causal halving.
         fwd("attention_flash", OpUnit::Tensor, {4 * scores * hd + 5 * scores, e * (2 * n * qd + 2 * nk * kvd)}, L);
+        shape(OpKind::Attention, s, keys, hd, b * a, true);
     } else {
+        // Unfused attention: batched GEMMs over b · a heads; every score is computed (no skipping).
         fwd("scores_qk", OpUnit::Tensor, {2 * scores * hd, e * (n * qd + nk * kvd) + e * scores}, L);
+        shape(OpKind::Gemm, s, keys, hd, b * a);
         fwd("softmax", OpUnit::Vector, {5 * scores, 2 * e * scores}, L);
         fwd("scores_v", OpUnit::Tensor, {2 * scores * hd, e * scores + e * nk * kvd + e * n * qd}, L);
+        shape(OpKind::Gemm, s, hd, keys, b * a);
     }
     gemmFwd(out);
     fwd("residual_attn", OpUnit::Vector, {n * h, 3 * e * n * h}, L);
@@ -128,10 +146,13 @@ void appendLayerOps(std::vector<RooflineOp>& ops, const TransformerShape& m, dou
         // FlashAttention-2 backward: 5 matmuls against the forward's 2 (2.5x), recomputing P on chip;
         // reads Q, K, V, O, dO and writes dQ, dK, dV.
         bwd("attention_flash.bwd", OpUnit::Tensor, {10 * scores * hd + 8 * scores, e * (4 * n * qd + 4 * nk * kvd)}, L);
+        shape(OpKind::Attention, s, keys, hd, b * a, true);
     } else {
         bwd("scores_v.bwd", OpUnit::Tensor, {4 * scores * hd, e * n * qd + 2 * e * nk * kvd + 2 * e * scores}, L);
+        shape(OpKind::Gemm, s, hd, keys, b * a);
         bwd("softmax.bwd", OpUnit::Vector, {3 * scores, 3 * e * scores}, L);
         bwd("scores_qk.bwd", OpUnit::Tensor, {4 * scores * hd, e * scores + 2 * e * (n * qd + nk * kvd)}, L);
+        shape(OpKind::Gemm, s, keys, hd, b * a);
     }
     gemmBwd(qkv);
     bwd("norm_attn.bwd", OpUnit::Vector, {normB * n * h, 3 * e * n * h + g * h}, L);

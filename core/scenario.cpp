@@ -1,8 +1,10 @@
 #include "scenario.h"
 
 #include "calibration.h"
+#include "framework.h"
 #include "jsonreader.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <type_traits>
@@ -69,6 +71,47 @@ std::int64_t shardGroupSize(const Scenario& sc, std::int64_t dp)
     const std::int64_t inner = std::int64_t(std::max(1, sc.parallel.tp)) * std::max(1, sc.parallel.cp);
     const std::int64_t perNode = std::max<std::int64_t>(1, sc.parallel.gpusPerNode / inner);
     return std::max<std::int64_t>(1, std::min(dp, perNode));
+}
+
+std::vector<double> stageLayerCounts(const ParallelConfig& pa, std::int64_t layers)
+{
+    const std::int64_t pp = std::max(1, pa.pp);
+    std::vector<double> out;
+    if (std::int64_t(pa.pipelineLayout.size()) == pp) {
+        for (int x : pa.pipelineLayout)
+            out.push_back(double(x));
+        return out;
+    }
+    if ((pa.firstStageLayers > 0 || pa.lastStageLayers > 0) && pp >= 2) {
+        const double middle = pp > 2 ? double(layers - pa.firstStageLayers - pa.lastStageLayers) / double(pp - 2) : 0.0;
+        out.assign(std::size_t(pp), middle);
+        out.front() = pa.firstStageLayers;
+        out.back() = pa.lastStageLayers;
+        return out;
+    }
+    out.assign(std::size_t(pp), double(layers) / double(pp));
+    return out;
+}
+
+const char* toString(Framework f)
+{
+    switch (f) {
+    case Framework::Auto: return "auto";
+    case Framework::Megatron: return "megatron";
+    case Framework::Torchtitan: return "torchtitan";
+    case Framework::Deepspeed: return "deepspeed";
+    }
+    return "";
+}
+
+const char* toString(AttentionKernelChoice k)
+{
+    switch (k) {
+    case AttentionKernelChoice::Auto: return "auto";
+    case AttentionKernelChoice::Flash2: return "flash2";
+    case AttentionKernelChoice::Flash3: return "flash3";
+    }
+    return "";
 }
 
 const char* toString(FlopsConvention f)
@@ -428,6 +471,50 @@ void readCluster(const nlohmann::json& node, const Catalog& catalog, Scenario& s
     r.finish();
 }
 
+// Uneven stages (first/last_stage_layers, pipeline_layout) or the divisibility rule, with errors
+// that name the keys that would let the user state an uneven split.
+void checkPipelineLayout(const ParallelConfig& pa, std::int64_t layers, Errors& errors)
+{
+    if (layers <= 0)
+        return;
+    const std::int64_t pp = pa.pp;
+    if (!pa.pipelineLayout.empty()) {
+        std::int64_t sum = 0;
+        for (int x : pa.pipelineLayout)
+            sum += x;
+        if (std::int64_t(pa.pipelineLayout.size()) != pp || sum != layers)
+            errors.push_back({"parallel.pipeline_layout", std::to_string(pa.pipelineLayout.size()) + " stages, " + std::to_string(sum) + " layers",
+                              "must list one layer count per pipeline stage, summing to the model's layers",
+                              std::to_string(pp) + " integers summing to " + std::to_string(layers)});
+        if (pa.firstStageLayers > 0 || pa.lastStageLayers > 0)
+            errors.push_back({"parallel.first_stage_layers", std::to_string(pa.firstStageLayers),
+                              "conflicts with parallel.pipeline_layout", "0 when pipeline_layout is given"});
+        return;
+    }
+    if (pa.firstStageLayers > 0 || pa.lastStageLayers > 0) {
+        if (pp < 2) {
+            errors.push_back({"parallel.first_stage_layers", std::to_string(pa.firstStageLayers),
+                              "uneven stages need pipeline parallelism", "0 when pp = 1"});
+            return;
+        }
+        const std::int64_t f = pa.firstStageLayers, l = pa.lastStageLayers, middle = pp - 2;
+        const std::int64_t rest = layers - f - l;
+        const bool ok = rest >= 0 && (middle == 0 ? rest == 0 : rest % middle == 0);
+        if (!ok)
+            errors.push_back({"parallel.first_stage_layers", std::to_string(f) + " + " + std::to_string(l),
+                              "the " + std::to_string(layers) + " layers less the first and last stage's must split equally over the " +
+                                  std::to_string(middle) + " middle stages",
+                              "first + last <= layers with (layers - first - last) divisible by pp - 2"});
+        return;
+    }
+    if (layers % (pp * pa.virtualStages) != 0)
+        errors.push_back({"parallel.pp", std::to_string(pa.pp),
+                          "pp · virtual_stages = " + std::to_string(pp * pa.virtualStages) + " must divide the " +
+                              std::to_string(layers) + " layers",
+                          "a divisor of model.layers, or uneven stages with parallel.first_stage_layers / "
+                          "parallel.last_stage_layers or parallel.pipeline_layout"});
+}
+
 } // namespace
 
 Scenario parseScenario(const nlohmann::json& doc, const Catalog& catalog, Errors& errors, const std::string& baseDir,
@@ -477,6 +564,19 @@ Scenario parseScenario(const nlohmann::json& doc, const Catalog& catalog, Errors
             pa.dp = r.integer("dp", 1, kMaxGpus).value_or(0);
         pa.sequenceParallel = r.boolean("sequence_parallel").value_or(false);
         pa.gpusPerNode = int(r.integer("gpus_per_node", 1, 1024).value_or(8));
+        pa.firstStageLayers = int(r.integer("first_stage_layers", 0, 100000).value_or(0));
+        pa.lastStageLayers = int(r.integer("last_stage_layers", 0, 100000).value_or(0));
+        if (const auto* lay = r.child("pipeline_layout"); lay && !lay->is_null()) {
+            bool ok = lay->is_array() && !lay->empty() && lay->size() <= 4096;
+            for (std::size_t i = 0; ok && i < lay->size(); ++i)
+                ok = (*lay)[i].is_number_integer() && (*lay)[i].get<std::int64_t>() >= 0 && (*lay)[i].get<std::int64_t>() <= 100000;
+            if (ok)
+                for (const auto& x : *lay)
+                    pa.pipelineLayout.push_back(int(x.get<std::int64_t>()));
+            else
+                r.error("pipeline_layout", shortDump(*lay), "must be an array of layer counts, one per pipeline stage",
+                        "pp integers >= 0 summing to model.layers");
+        }
         pa.fsdp = r.choice<Fsdp>("fsdp", {{"none", Fsdp::None}, {"full", Fsdp::Full}, {"grad_op", Fsdp::GradOp},
                                           {"hybrid", Fsdp::Hybrid}})
                       .value_or(Fsdp::None);
@@ -490,8 +590,38 @@ Scenario parseScenario(const nlohmann::json& doc, const Catalog& catalog, Errors
         if (const auto* c = r.child("intra_node_bandwidth"); c && !(c->is_string() && c->get<std::string>() == "auto"))
             st.intraNodeBandwidth = r.number("intra_node_bandwidth", 1e8, 1e14).value_or(0);
         st.interNodeBandwidth = r.number("inter_node_bandwidth", 1e8, 1e14).value_or(5e10);
-        st.overlapDp = r.boolean("overlap_dp").value_or(true);
+        auto autoBool = [&r](const char* key, bool& value, bool& isAuto) {
+            const auto* c = r.child(key);
+            isAuto = !c || c->is_null() || (c->is_string() && c->get<std::string>() == "auto");
+            if (!isAuto) {
+                if (c->is_boolean())
+                    value = c->get<bool>();
+                else
+                    r.error(key, shortDump(*c), "must be a boolean or \"auto\"", "true, false or \"auto\" (the framework's rule)");
+            }
+        };
+        autoBool("overlap_dp", st.overlapDp, st.overlapDpAuto);
+        autoBool("overlap_tp", st.overlapTp, st.overlapTpAuto);
+        st.framework = r.choice<Framework>("framework", {{"auto", Framework::Auto}, {"megatron", Framework::Megatron},
+                                                         {"torchtitan", Framework::Torchtitan},
+                                                         {"deepspeed", Framework::Deepspeed}})
+                           .value_or(Framework::Auto);
+        st.frameworkAuto = st.framework == Framework::Auto;
+        st.attentionKernel = r.choice<AttentionKernelChoice>("attention_kernel", {{"auto", AttentionKernelChoice::Auto},
+                                                                                 {"flash2", AttentionKernelChoice::Flash2},
+                                                                                 {"flash3", AttentionKernelChoice::Flash3}})
+                                 .value_or(AttentionKernelChoice::Auto);
+        st.cudaGraphs = r.boolean("cuda_graphs").value_or(false);
+        if (const auto* c = r.child("collective_efficiency"); c && !(c->is_string() && c->get<std::string>() == "auto"))
+            st.collectiveEfficiency = r.number("collective_efficiency", 0.01, 1.0).value_or(0);
+        st.saveEverySteps = r.integer("save_every_steps", 0, 1000000000).value_or(0);
+        if (const auto* c = r.child("save_bandwidth"); c && !c->is_null())
+            st.saveBandwidth = r.number("save_bandwidth", 1e6, 1e13).value_or(0);
+        if (st.saveEverySteps > 0 && st.saveBandwidth <= 0)
+            r.error("save_bandwidth", "null", "required when step_time.save_every_steps > 0",
+                    "bytes/s per GPU writing its checkpoint shard, 1e6 to 1e13");
         r.finish();
+        resolveFramework(sc);
     }
     {
         ObjectReader r(section("flops"), "flops", errors);
@@ -548,11 +678,7 @@ Scenario parseScenario(const nlohmann::json& doc, const Catalog& catalog, Errors
                 errors.push_back({"parallel.tp", std::to_string(pa.tp),
                                   "must divide the " + std::to_string(s.kvHeads) + " KV heads, or be a multiple of them (KV replicated)",
                                   "a divisor or multiple of model.kv_heads"});
-            if (s.layers > 0 && s.layers % (std::int64_t(pa.pp) * pa.virtualStages) != 0)
-                errors.push_back({"parallel.pp", std::to_string(pa.pp),
-                                  "pp · virtual_stages = " + std::to_string(std::int64_t(pa.pp) * pa.virtualStages) +
-                                      " must divide the " + std::to_string(s.layers) + " layers",
-                                  "a divisor of model.layers"});
+            checkPipelineLayout(pa, s.layers, errors);
             if (pa.virtualStages > 1 && pa.pp == 1)
                 errors.push_back({"parallel.virtual_stages", std::to_string(pa.virtualStages),
                                   "interleaving needs pipeline parallelism", "1 when pp = 1"});

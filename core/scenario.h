@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace napkin::core {
 
@@ -23,6 +24,9 @@ enum class FlopsConvention { Auto, SixPT, Palm, Megatron };
 // SHARD_GRAD_OP is ZeRO-2, HYBRID_SHARD is ZeRO-3 inside a node and replication across nodes.
 enum class Fsdp { None, Full, GradOp, Hybrid };
 enum class TimeMode { Mfu, Predicted };
+// Whose rules decide what overlaps with what in the predicted step (core/framework.h).
+enum class Framework { Auto, Megatron, Torchtitan, Deepspeed };
+enum class AttentionKernelChoice { Auto, Flash2, Flash3 };
 
 struct TrainingConfig {
     double tokens = 0;
@@ -62,7 +66,17 @@ struct ParallelConfig {
     bool sequenceParallel = false;
     int gpusPerNode = 8;
     Fsdp fsdp = Fsdp::None;
+    // Uneven pipeline stages (Megatron-LM --decoder-first/last-pipeline-num-layers): the first and
+    // last stage hold these many layers, the middle stages split the rest equally; or an explicit
+    // layers-per-stage list (pipeline_layout). Empty / 0: L / pp on every stage.
+    int firstStageLayers = 0;
+    int lastStageLayers = 0;
+    std::vector<int> pipelineLayout;
 };
+
+// Layers each pipeline stage holds, first to last (parallel.*_stage_layers, pipeline_layout, or
+// L / pp). The embedding sits on the first stage, the output layer and loss on the last.
+std::vector<double> stageLayerCounts(const ParallelConfig& parallel, std::int64_t layers);
 
 // How step time is obtained: the seeds' "assume an MFU", or predicted from per-op roofline times
 // plus communication over the interconnect (core/steptime.h).
@@ -70,7 +84,17 @@ struct StepTimeConfig {
     TimeMode mode = TimeMode::Mfu;
     double intraNodeBandwidth = 0;   // bytes/s per GPU, one direction; 0: auto (catalogue interconnect / 2)
     double interNodeBandwidth = 5e10; // bytes/s per GPU, one direction (one 400 Gb/s NIC per GPU)
-    bool overlapDp = true;           // data-parallel gradient traffic overlaps the last backward
+    bool overlapDp = true;           // resolved: data-parallel traffic overlaps compute
+    bool overlapDpAuto = true;       // overlap_dp was "auto": the framework's rule
+    bool overlapTp = false;          // resolved: tensor-parallel collectives overlap the GEMMs
+    bool overlapTpAuto = true;
+    Framework framework = Framework::Auto; // resolved (never Auto after parseScenario)
+    bool frameworkAuto = true;
+    AttentionKernelChoice attentionKernel = AttentionKernelChoice::Auto; // Auto: the framework's kernel
+    bool cudaGraphs = false;         // CUDA graphs replay the step: no per-kernel CPU launch cost
+    double collectiveEfficiency = 0; // achieved bus bandwidth / nominal link rate; 0: auto (sourced default)
+    std::int64_t saveEverySteps = 0; // checkpoint saves; 0: none counted
+    double saveBandwidth = 0;        // bytes/s per GPU writing its shard (required with saves)
 };
 
 struct OverheadConfig {
@@ -109,6 +133,8 @@ const char* toString(OptimizerKind o);
 const char* toString(FlopsConvention f);
 const char* toString(Fsdp f);
 const char* toString(TimeMode m);
+const char* toString(Framework f);
+const char* toString(AttentionKernelChoice k);
 int optimizerStates(OptimizerKind o); // per parameter; Adafactor is factored (see ledger)
 
 // The built-in default scenario document (resources/default-scenario.json).

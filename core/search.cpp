@@ -1,6 +1,7 @@
 #include "search.h"
 
 #include "estimate.h"
+#include "framework.h"
 #include "format.h"
 
 #include <algorithm>
@@ -14,6 +15,10 @@ namespace napkin::core {
 void applyLayout(Scenario& sc, const Layout& l)
 {
     sc.parallel.tp = l.tp;
+    if (sc.parallel.pp != l.pp) { // uneven stages were stated for another pipeline depth
+        sc.parallel.firstStageLayers = sc.parallel.lastStageLayers = 0;
+        sc.parallel.pipelineLayout.clear();
+    }
     sc.parallel.pp = l.pp;
     sc.parallel.virtualStages = l.virtualStages;
     sc.parallel.cp = l.cp;
@@ -22,6 +27,7 @@ void applyLayout(Scenario& sc, const Layout& l)
     sc.parallel.fsdp = Fsdp::None;
     sc.training.microBatch = l.microBatch;
     sc.training.recompute = l.recompute;
+    resolveFramework(sc); // framework = auto follows the ZeRO stage, as when the layout is loaded
 }
 
 Layout layoutOf(const Scenario& sc)
@@ -142,6 +148,7 @@ SearchResult searchLayouts(const Scenario& base, const SearchOptions& opt)
         applyLayout(sc, l);
         if (keepFsdp)
             sc.parallel.fsdp = base.parallel.fsdp, sc.parallel.zeroStage = base.parallel.zeroStage;
+        resolveFramework(sc); // framework = auto follows the ZeRO stage, as when the layout is applied
         const Plan p = estimate(sc);
         ++out.evaluated;
         if (!p.memory.fits) {

@@ -1,36 +1,157 @@
 #include "steptime.h"
 
+#include "framework.h"
 #include "roofline.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string_view>
 
 namespace napkin::core {
 
-double allReduceSeconds(double bytes, double ranks, double bandwidth)
-{
-    if (ranks <= 1 || bandwidth <= 0)
-        return 0;
-    return 2 * (ranks - 1) / ranks * bytes / bandwidth;
-}
-
-double allGatherSeconds(double bytes, double ranks, double bandwidth)
-{
-    if (ranks <= 1 || bandwidth <= 0)
-        return 0;
-    return (ranks - 1) / ranks * bytes / bandwidth;
-}
-
 namespace {
+
+// Achieved bus bandwidth / nominal one-direction link rate for large NCCL collectives. NVLink:
+// 8×A100 all-reduce reaches 231.6 GB/s busbw of NVLink 3's 300 GB/s (Azure ND A100 v4 nccl-tests,
+// shared reference table), and NCCL's own tuning model caps A100 at 235 GB/s (src/graph/tuning.cc):
+// 0.77-0.78. InfiniBand NDR nodes (8 × 400 Gb/s) reach 400-450 GB/s all-reduce busbw per node with
+// NVLink SHARP (published nccl-tests guides); without it ~0.8 is usual. One figure for both.
+constexpr double kCollectiveEfficiency = 0.80;
+
+// Kernel launch costs. GPU side: back-to-back kernels on one stream leave ~1 µs between them, ~0.5
+// µs when replayed from a CUDA graph (Gray 2019, NVIDIA developer blog "Getting Started with CUDA
+// Graphs": 2.9 µs kernels take 3.8 µs each from a stream, 3.4 µs from a graph). CPU side: eager
+// PyTorch spends on the order of 10 µs of host time per operator (He 2022, "Making Deep Learning Go
+// Brrrr From First Principles", overhead); it binds only when kernels are shorter than that.
+constexpr double kGapEager = 1.0e-6, kGapGraphs = 0.5e-6, kHostPerKernelEager = 10e-6;
+
+bool isHead(std::string_view name) { return name.rfind("logits", 0) == 0 || name.rfind("cross_entropy", 0) == 0; }
 
 bool isAttentionCore(std::string_view name)
 {
     return name.rfind("attention_flash", 0) == 0 || name.rfind("scores_", 0) == 0 || name.rfind("softmax", 0) == 0;
 }
 
+// One micro-batch's work on one rank, per layer (forward, backward) and for the head.
+struct StageWork {
+    double layerFwd = 0, layerBwd = 0, attnFwd = 0, attnBwd = 0, gemmFwd = 0, gemmBwd = 0, head = 0;
+    double kernelsFwd = 0, kernelsBwd = 0, kernelsHead = 0;
+    double execFwd = 0, execBwd = 0, execAttnFwd = 0, execGemmFwd = 0, execHead = 0;
+    double kernelsGemmFwd = 0, kernelsAttnFwd = 0;
+    double fusedAttnFwd = 0; // forward time of fused attention kernels (OpKind::Attention)
+};
+
+StageWork sumOps(const Plan& p, bool isMlp, bool atPeak)
+{
+    StageWork w;
+    for (const auto& op : p.ops) {
+        const double t = atPeak ? op.timeSeconds : op.achievableSeconds;
+        const double exec = op.executedFlops > 0 ? op.executedFlops : op.flops;
+        const std::string_view name = op.name;
+        if (!isMlp && isHead(name)) {
+            w.head += t;
+            w.kernelsHead += 1;
+            w.execHead += exec;
+            continue;
+        }
+        const double layers = isMlp ? op.count : 1.0; // the toy model's ops stand for all L layers
+        const bool fwd = op.pass == Pass::Forward;
+        (fwd ? w.layerFwd : w.layerBwd) += t * layers;
+        (fwd ? w.kernelsFwd : w.kernelsBwd) += layers;
+        (fwd ? w.execFwd : w.execBwd) += exec * layers;
+        if (op.kind == OpKind::Gemm) {
+            (fwd ? w.gemmFwd : w.gemmBwd) += t * layers;
+            if (fwd) {
+                w.execGemmFwd += exec * layers;
+                w.kernelsGemmFwd += layers;
+            }
+        }
+        if (fwd && op.kind == OpKind::Attention)
+            w.fusedAttnFwd += t * layers;
+        if (isAttentionCore(name)) {
+            (fwd ? w.attnFwd : w.attnBwd) += t;
+            if (fwd) {
+                w.execAttnFwd += exec;
+                w.kernelsAttnFwd += 1;
+            }
+        }
+    }
+    return w;
+}
+
+// A group of `ranks` GPUs `stride` apart in Megatron rank order, on nodes of gpn GPUs. Crossing
+// nodes, NCCL rings through every NIC the group has in a node: min(NVLink, ranks-per-node × NIC).
+Link groupLink(double ranks, double stride, double gpn, double intra, double inter, double eff)
+{
+    Link l;
+    l.ranks = std::max(1.0, ranks);
+    l.crossesNodes = ranks > 1 && ranks * stride > gpn;
+    const double perNode = l.crossesNodes ? std::max(1.0, std::floor(gpn / stride)) : l.ranks;
+    l.nodes = l.crossesNodes ? std::ceil(l.ranks / std::min(perNode, l.ranks)) : 1.0;
+    l.nominal = l.crossesNodes ? std::min(intra, perNode * inter) : intra;
+    l.busbw = l.nominal * eff;
+    return l;
+}
+
+struct DpTraffic {
+    double total = 0, exposed = 0;
+};
+
+// Data-parallel traffic of one step (ZeRO / FSDP), and what the framework's overlap leaves exposed.
+DpTraffic dataParallelTraffic(const Scenario& sc, const Plan& p, const StageWork& w, double stageLayers, double m,
+                              double mbRecompute, const Link& dpLink, const Link& innerLink, const Link& replicaLink, bool atPeak)
+{
+    DpTraffic r;
+    const double Pr = p.memory.paramsPerRank > 0 ? p.memory.paramsPerRank : p.params.total;
+    const double ew = bytesPerValue(sc.precision.weights), eg = bytesPerValue(sc.precision.gradients);
+    const int zero = effectiveZeroStage(sc);
+    const auto rules = frameworkRules(sc.stepTime.framework);
+    const bool overlap = sc.stepTime.overlapDp;
+    const double fwdWindow = stageLayers * w.layerFwd, bwdWindow = stageLayers * w.layerBwd;
+    // The first layers' bucket is reduced after the backward ends and the first layer's gather
+    // precedes the forward: one layer's share of each collective is never hidden.
+    const double firstShare = 1.0 / std::max(1.0, stageLayers);
+    auto hide = [&](double t, double window) { return overlap ? std::max(t * firstShare, t - window) : t; };
+    if (dpLink.ranks <= 1)
+        return r;
+    if (zero == 0) {
+        const double t = collectiveSeconds(Collective::AllReduce, Pr * eg, dpLink, atPeak);
+        r.total = t;
+        r.exposed = hide(t, bwdWindow);
+    } else if (zero <= 2 && sc.parallel.fsdp != Fsdp::GradOp) {
+        // Distributed optimizer / ZeRO-1-2: reduce-scatter the gradients during the last backward,
+        // all-gather the updated parameters before (Megatron: during) the next forward.
+        const double rs = collectiveSeconds(Collective::ReduceScatter, Pr * eg, dpLink, atPeak);
+        const double ag = collectiveSeconds(Collective::AllGather, Pr * ew, dpLink, atPeak);
+        r.total = rs + ag;
+        r.exposed = hide(rs, bwdWindow) + hide(ag, fwdWindow);
+    } else {
+        // ZeRO-3 / FSDP: gather the parameters for the forward and again for the backward (and for a
+        // recomputed forward where the framework re-fetches), reduce-scatter the gradients; per
+        // micro-batch. FSDP SHARD_GRAD_OP keeps the gathered parameters until the backward.
+        const bool gradOp = sc.parallel.fsdp == Fsdp::GradOp;
+        double gathers = gradOp ? 1.0 : 2.0;
+        if (!gradOp && rules.regatherForRecompute && sc.training.recompute == Recompute::Full)
+            gathers += 1.0;
+        const double ag = collectiveSeconds(Collective::AllGather, Pr * ew, innerLink, atPeak);
+        const double rs = collectiveSeconds(Collective::ReduceScatter, Pr * eg, innerLink, atPeak);
+        const double perMb = gathers * ag + rs;
+        // HYBRID_SHARD: the gradient shards are then all-reduced across the replicas.
+        const double group = innerLink.ranks;
+        const double across = collectiveSeconds(Collective::AllReduce, Pr * eg / group, replicaLink, atPeak);
+        const double reductions = rules.reduceScatterEveryMicroBatch ? m : 1.0;
+        r.total = m * perMb + reductions * across;
+        const double mbCompute = fwdWindow + bwdWindow + mbRecompute;
+        r.exposed = m * hide(perMb, mbCompute) + reductions * hide(across, bwdWindow);
+    }
+    return r;
+}
+
 } // namespace
 
-StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p)
+double defaultCollectiveEfficiency() { return kCollectiveEfficiency; }
+
+StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p, bool atPeak)
 {
     StepTimeBreakdown r;
     const auto& hw = p.hardware;
@@ -43,143 +164,174 @@ StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p)
     const double v = std::max(1, par.virtualStages);
     const double dp = double(std::max<std::int64_t>(1, p.compute.dataParallel));
     const double m = double(std::max<std::int64_t>(1, p.compute.accumulationSteps));
+    const double G = double(sc.cluster.gpus);
     const double e = bytesPerValue(sc.precision.activations);
-    const double ew = bytesPerValue(sc.precision.weights), eg = bytesPerValue(sc.precision.gradients);
     const double s = isMlp ? 1.0 : double(tr.seqLen), b = double(tr.microBatch);
     const double h = isMlp ? double(sc.model.mlp.width) : double(sc.model.shape.dModel);
     const double L = isMlp ? double(sc.model.mlp.layers) : double(sc.model.shape.layers);
+    r.framework = toString(sc.stepTime.framework);
 
     // ---- Compute of one micro-batch on the slowest stage (the last: it also runs the logits).
-    // plan.ops hold one rank's layer (count = L) and the logits / loss (count 1).
-    double layerFwd = 0, layerBwd = 0, attnFwd = 0, attnBwd = 0, head = 0;
-    for (const auto& op : p.ops) {
-        const std::string_view name = op.name;
-        const bool perLayer = isMlp || !(name.rfind("logits", 0) == 0 || name.rfind("cross_entropy", 0) == 0);
-        const double t = op.timeSeconds;
-        if (!perLayer) {
-            head += t;
-            continue;
-        }
-        const double layers = isMlp ? op.count : 1.0; // the toy model's ops stand for all L layers
-        (op.pass == Pass::Forward ? layerFwd : layerBwd) += t * layers;
-        if (isAttentionCore(name))
-            (op.pass == Pass::Forward ? attnFwd : attnBwd) += t;
+    StageWork w = sumOps(p, isMlp, atPeak);
+    double recomputeFwd = 0, recomputeKernels = 0, recomputeExec = 0;
+    if (tr.recompute == Recompute::Full) {
+        recomputeFwd = w.layerFwd; // the whole forward again (Chen et al. 2016)
+        recomputeKernels = w.kernelsFwd;
+        recomputeExec = w.execFwd;
+    } else if (tr.recompute == Recompute::Selective && frameworkRules(sc.stepTime.framework).selectiveIsOpLevel) {
+        // torchtitan's op-level policy: every second forward matmul and every op that is neither a
+        // matmul nor attention again (attention and the other matmuls are saved). Unfused attention's
+        // scores GEMMs count as matmuls here.
+        const double elementwise = std::max(0.0, w.layerFwd - w.gemmFwd - w.fusedAttnFwd);
+        recomputeFwd = 0.5 * w.gemmFwd + elementwise;
+        recomputeKernels = 0.5 * w.kernelsGemmFwd + std::max(0.0, w.kernelsFwd - w.kernelsGemmFwd - w.kernelsAttnFwd);
+        recomputeExec = 0.5 * w.execGemmFwd;
+    } else if (tr.recompute == Recompute::Selective) {
+        recomputeFwd = w.attnFwd; // QK^T, softmax, PV again (Korthikanti et al. 2022 §5)
+        recomputeKernels = isMlp ? 0 : 1;
+        recomputeExec = w.execAttnFwd;
     }
-    const double stageLayers = isMlp ? 1.0 : L / pp;
-    double recomputeFwd = 0;
-    if (tr.recompute == Recompute::Full)
-        recomputeFwd = layerFwd;      // the whole forward again (Chen et al. 2016)
-    else if (tr.recompute == Recompute::Selective)
-        recomputeFwd = attnFwd;       // QK^T, softmax, PV again (Korthikanti et al. 2022 §5)
-    const double mbCompute = stageLayers * (layerFwd + layerBwd) + head;
+    // Executed FLOPs: tp·cp·dp rank positions, each running every layer of m micro-batches.
+    r.executedFlops = G / pp * m * (L * (w.execFwd + w.execBwd + recomputeExec) / (isMlp ? L : 1.0) + w.execHead);
+    // The slowest stage sets the pace: its layers (uneven stages: parallel.first/last_stage_layers,
+    // pipeline_layout) and, on the last stage, the logits and loss.
+    double stageLayers = isMlp ? 1.0 : L / pp;
+    if (!isMlp && pp > 1) {
+        const auto layers = stageLayerCounts(par, sc.model.shape.layers);
+        const double perLayer = w.layerFwd + w.layerBwd + recomputeFwd;
+        double slowest = -1;
+        bool lastIsSlowest = true;
+        for (std::size_t i = 0; i < layers.size(); ++i) {
+            const bool last = i + 1 == layers.size();
+            const double t = layers[i] * perLayer + (last ? w.head : 0.0);
+            if (t > slowest) {
+                slowest = t;
+                stageLayers = layers[i];
+                lastIsSlowest = last;
+            }
+        }
+        if (!lastIsSlowest) { // the logits and loss run on another stage
+            w.head = 0;
+            w.kernelsHead = 0;
+        }
+    }
+    const double mbCompute = stageLayers * (w.layerFwd + w.layerBwd) + w.head;
     const double mbRecompute = stageLayers * recomputeFwd;
 
-    // ---- Links. Megatron orders ranks TP, CP, DP, PP from the innermost; a group stays inside a
-    // node while its span fits gpus_per_node (Narayanan et al. 2021 §3.1 place TP inside a node).
+    // ---- Links (Megatron order TP, CP, DP, PP from the innermost; Narayanan et al. 2021 §3.1).
     const double gpn = std::max(1, par.gpusPerNode);
     const auto& gpu = *hw.gpu;
     double intra = sc.stepTime.intraNodeBandwidth;
-    if (intra <= 0)
-        // Catalogue figures are bidirectional totals (NVLink 4: 900 GB/s = 450 GB/s each way).
+    if (intra <= 0) // catalogue figures are bidirectional totals (NVLink 4: 900 GB/s = 450 GB/s each way)
         intra = gpu.interconnectBytesPerSecond > 0 ? gpu.interconnectBytesPerSecond / 2 : gpu.hostLinkBytesPerSecond / 2;
     const double inter = sc.stepTime.interNodeBandwidth;
     if (intra <= 0)
         intra = inter;
-    r.tpCrossesNodes = tp > gpn;
-    r.cpCrossesNodes = tp * cp > gpn;
-    r.dpCrossesNodes = tp * cp * dp > gpn;
-    r.ppCrossesNodes = tp * cp * dp * pp > gpn;
-    r.tpBandwidth = r.tpCrossesNodes ? std::min(intra, inter) : intra;
-    r.cpBandwidth = r.cpCrossesNodes ? std::min(intra, inter) : intra;
-    r.dpBandwidth = r.dpCrossesNodes ? std::min(intra, inter) : intra;
-    r.ppBandwidth = r.ppCrossesNodes ? std::min(intra, inter) : intra;
+    const double eff = atPeak ? 1.0 : (sc.stepTime.collectiveEfficiency > 0 ? sc.stepTime.collectiveEfficiency : kCollectiveEfficiency);
+    r.collectiveEfficiency = eff;
+    const Link tpLink = groupLink(tp, 1, gpn, intra, inter, eff);
+    const Link cpLink = groupLink(cp, tp, gpn, intra, inter, eff);
+    const Link dpLink = groupLink(dp, tp * cp, gpn, intra, inter, eff);
+    Link ppLink = groupLink(2, tp * cp * dp, gpn, intra, inter, eff);
+    ppLink.crossesNodes = tp * cp * dp * pp > gpn;
+    ppLink.nominal = ppLink.crossesNodes ? std::min(intra, inter) : intra;
+    ppLink.busbw = ppLink.nominal * eff;
+    r.tpCrossesNodes = tpLink.crossesNodes;
+    r.cpCrossesNodes = cpLink.crossesNodes;
+    r.dpCrossesNodes = dpLink.crossesNodes;
+    r.ppCrossesNodes = ppLink.crossesNodes;
+    r.tpBandwidth = tpLink.busbw;
+    r.cpBandwidth = cpLink.busbw;
+    r.dpBandwidth = dpLink.busbw;
+    r.ppBandwidth = ppLink.busbw;
 
     // ---- Tensor parallelism: per layer 2 all-reduces forward and 2 backward of the s·b·h activations
-    // (Shoeybi et al. 2019 §3, Fig. 4); with SP each becomes an all-gather + reduce-scatter of the same
-    // volume (Korthikanti et al. 2022 §4.2.2). Full recompute repeats the forward's two.
-    double mbTp = 0;
+    // (Shoeybi et al. 2019 §3); with SP each is an all-gather + a reduce-scatter (Korthikanti et al.
+    // 2022 §4.2.2). Full recompute repeats the forward's two.
+    double mbTp = 0, mbTpTotal = 0;
     if (tp > 1 && !isMlp) {
         const double msg = (s / cp) * b * h * e;
         const double perLayer = 4 + (tr.recompute == Recompute::Full ? 2 : 0);
-        mbTp = stageLayers * perLayer * allReduceSeconds(msg, tp, r.tpBandwidth);
+        const double one = par.sequenceParallel ? collectiveSeconds(Collective::AllGather, msg, tpLink, atPeak) +
+                                                      collectiveSeconds(Collective::ReduceScatter, msg, tpLink, atPeak)
+                                                : collectiveSeconds(Collective::AllReduce, msg, tpLink, atPeak);
+        mbTpTotal = stageLayers * perLayer * one;
+        // Overlapped (--tp-comm-overlap, async TP): hidden behind the layer's GEMMs.
+        mbTp = sc.stepTime.overlapTp ? std::max(0.0, mbTpTotal - stageLayers * (w.gemmFwd + w.gemmBwd)) : mbTpTotal;
     }
 
-    // ---- Context parallelism: ring attention passes K and V around the cp ranks (forward), and K, V
-    // plus dK, dV backward (Liu et al. 2023, Ring Attention; Megatron-Core context parallel), hidden
-    // behind the attention computation where it is long enough.
+    // ---- Context parallelism: ring attention passes K and V around the cp ranks (forward), K, V and
+    // dK, dV backward (Liu et al. 2023; Megatron-Core context parallel), behind attention.
     double mbCp = 0, mbCpTotal = 0;
     if (cp > 1 && !isMlp) {
         const auto shard = tensorParallelShard(sc.model.shape, int(tp));
-        const double kv = 2 * (s / cp) * b * double(shard.kvHeads) * double(shard.headDim) * e; // K and V of one chunk
-        const double fwd = (cp - 1) * kv / r.cpBandwidth;
+        const double kv = 2 * (s / cp) * b * double(shard.kvHeads) * double(shard.headDim) * e;
+        const double fwd = (cp - 1) * sendRecvSeconds(kv, cpLink, atPeak);
         const double bwd = 2 * fwd;
         const double fwdTimes = tr.recompute == Recompute::None ? 1.0 : 2.0;
         mbCpTotal = stageLayers * (fwdTimes * fwd + bwd);
-        mbCp = stageLayers * (fwdTimes * std::max(0.0, fwd - attnFwd) + std::max(0.0, bwd - attnBwd));
+        mbCp = stageLayers * (fwdTimes * std::max(0.0, fwd - w.attnFwd) + std::max(0.0, bwd - w.attnBwd));
     }
 
-    // ---- Pipeline: each micro-batch crosses each of the v chunk boundaries forward and backward;
-    // with TP the message is split over the t ranks (Narayanan et al. 2021 §4.1 scatter/gather).
-    double mbPp = 0;
-    if (pp > 1) {
-        const double msg = (s / cp) * b * h * e / tp;
-        mbPp = 2 * v * msg / r.ppBandwidth;
+    // ---- Pipeline: each micro-batch crosses the v chunk boundaries forward and backward; with TP
+    // the message is split over the t ranks (Narayanan et al. 2021 §4.1 scatter/gather).
+    const double mbPp = pp > 1 ? 2 * v * sendRecvSeconds((s / cp) * b * h * e / tp, ppLink, atPeak) : 0.0;
+
+    // ---- Kernel launches: the GPU waits ~1 µs between kernels; eager frameworks also need ~10 µs of
+    // host time per kernel, which binds when kernels are shorter.
+    const double kernels = stageLayers * (w.kernelsFwd + w.kernelsBwd + recomputeKernels) + w.kernelsHead;
+    r.kernelsPerMicroBatch = kernels;
+    double mbLaunch = 0;
+    if (!atPeak) {
+        const double gap = sc.stepTime.cudaGraphs ? kGapGraphs : kGapEager;
+        const double host = sc.stepTime.cudaGraphs ? 0.0 : kHostPerKernelEager;
+        const double gpuBusy = mbCompute + mbRecompute;
+        mbLaunch = std::max(kernels * gap, kernels * host - gpuBusy);
     }
 
-    r.microBatchSeconds = mbCompute + mbRecompute + mbTp + mbCp + mbPp;
+    r.microBatchSeconds = mbCompute + mbRecompute + mbTp + mbCp + mbPp + mbLaunch;
     r.compute = m * mbCompute;
     r.recompute = m * mbRecompute;
     r.tpComm = m * mbTp;
+    r.tpCommTotal = m * mbTpTotal;
     r.cpComm = m * mbCp;
     r.cpCommTotal = m * mbCpTotal;
     r.ppComm = m * mbPp;
+    r.launch = m * mbLaunch;
     r.bubble = (pp - 1) / v * r.microBatchSeconds; // Narayanan et al. 2021 §2.2
 
-    // ---- Data parallelism (ZeRO / FSDP). Bytes of this rank's (model-parallel) parameters.
-    const double Pr = p.memory.paramsPerRank > 0 ? p.memory.paramsPerRank : p.params.total;
-    const int zero = effectiveZeroStage(sc);
+    // ---- Data parallelism. HYBRID_SHARD shards inside a node and replicates across nodes.
     const double group = double(shardGroupSize(sc, std::int64_t(dp)));
-    double dpTotal = 0, dpExposed = 0;
-    if (dp > 1) {
-        if (zero <= 2) {
-            // Stage 0: all-reduce the gradients. Stages 1-2: reduce-scatter gradients + all-gather the
-            // updated parameters, the same volume (Rajbhandari et al. 2019 §7.1). Once per step.
-            dpTotal = zero == 0 ? allReduceSeconds(Pr * eg, dp, r.dpBandwidth)
-                                : allGatherSeconds(Pr * eg, dp, r.dpBandwidth) + allGatherSeconds(Pr * ew, dp, r.dpBandwidth);
-            // Overlapped with the last micro-batch's backward (bucketed reduction, PyTorch DDP).
-            const double window = stageLayers * layerBwd;
-            dpExposed = sc.stepTime.overlapDp ? std::max(0.0, dpTotal - window) : dpTotal;
-        } else {
-            // ZeRO-3 / FSDP: gather the parameters for the forward and again for the backward (and the
-            // recomputed forward), reduce-scatter the gradients, every micro-batch (ZeRO §7.2: 1.5x DP).
-            const double gathers = tr.recompute == Recompute::Full ? 3.0 : 2.0;
-            const double inner = group, bwInner = group >= dp ? r.dpBandwidth
-                                                              : (group * tp * cp > gpn ? std::min(intra, inter) : intra);
-            const double perMb = gathers * allGatherSeconds(Pr * ew, inner, bwInner) + allGatherSeconds(Pr * eg, inner, bwInner);
-            // HYBRID_SHARD: the gradient shards are then all-reduced across the dp / group replicas.
-            const double replicas = dp / group;
-            const double acrossReplicas = allReduceSeconds(Pr * eg / group, replicas, std::min(intra, inter));
-            dpTotal = m * perMb + acrossReplicas;
-            // Prefetching overlaps each micro-batch's gathers with its compute.
-            const double exposedPerMb = sc.stepTime.overlapDp ? std::max(0.0, perMb - mbCompute) : perMb;
-            dpExposed = m * exposedPerMb +
-                        (sc.stepTime.overlapDp ? std::max(0.0, acrossReplicas - stageLayers * layerBwd) : acrossReplicas);
-        }
-    }
-    r.dpCommTotal = dpTotal;
-    r.dpComm = dpExposed;
+    const Link innerLink = groupLink(group, tp * cp, gpn, intra, inter, eff);
+    const Link replicaLink = groupLink(dp / group, tp * cp * group, gpn, intra, inter, eff);
+    const auto dpt = dataParallelTraffic(sc, p, w, stageLayers, m, mbRecompute, dpLink, innerLink, replicaLink, atPeak);
+    r.dpCommTotal = dpt.total;
+    r.dpComm = dpt.exposed;
 
     // ---- Optimizer update: memory-bound; read the gradient and write the weight, read and write the
-    // master copy and each optimizer state, for this rank's shard (Calculon counts Adam the same way).
+    // master copy and each optimizer state, for this rank's shard (fused multi-tensor Adam).
     const auto& mem = p.memory;
-    const double updated = Pr / std::max(1.0, mem.optimizerRate.shard); // the shard this rank updates (ledger)
+    const double Pr = mem.paramsPerRank > 0 ? mem.paramsPerRank : p.params.total;
+    const double ew = bytesPerValue(sc.precision.weights), eg = bytesPerValue(sc.precision.gradients);
+    const double bw = atPeak ? hw.bandwidth : (hw.achievableBandwidth > 0 ? hw.achievableBandwidth : hw.bandwidth);
+    const double updated = Pr / std::max(1.0, mem.optimizerRate.shard);
     const double statesBytes = updated > 0 ? (mem.optimizerStates + mem.masterWeights) * 2 : 0;
-    r.optimizer = (statesBytes + updated * (eg + ew)) / hw.bandwidth;
+    r.optimizer = (statesBytes + updated * (eg + ew)) / bw;
 
-    r.step = r.compute + r.recompute + r.tpComm + r.cpComm + r.ppComm + r.bubble + r.dpComm + r.optimizer;
+    if (!atPeak) {
+        // Gradient-norm clipping: read this rank's gradients once, all-reduce one norm over all GPUs.
+        const Link world = groupLink(G, 1, gpn, intra, inter, eff);
+        r.gradClip = mem.gradients / bw + collectiveSeconds(Collective::AllReduce, 4, world);
+        // Checkpoint saves: each rank writes its weights, master copy and optimizer states.
+        if (sc.stepTime.saveEverySteps > 0 && sc.stepTime.saveBandwidth > 0)
+            r.checkpointSave = (mem.weights + mem.masterWeights + mem.optimizerStates) / sc.stepTime.saveBandwidth /
+                               double(sc.stepTime.saveEverySteps);
+    }
+
+    r.overheads = r.launch + r.gradClip + r.checkpointSave;
+    r.step = r.compute + r.recompute + r.tpComm + r.cpComm + r.ppComm + r.bubble + r.dpComm + r.optimizer + r.overheads;
     if (!(r.step > 0))
         return r;
-    const double G = double(sc.cluster.gpus);
     r.mfu = p.compute.flopsPerStep / (G * hw.peakFlops * r.step);
     // HFU = MFU · hardware / model FLOPs (exactly MFU without recomputation).
     r.hfu = r.mfu * (p.compute.trainingFlops > 0 ? p.compute.hardwareFlops / p.compute.trainingFlops : 1.0);

@@ -54,6 +54,9 @@ Commands
                          recompute, ZeRO) that fit, by predicted step time
   gpus-for [SCENARIO.json] --deadline-days D
                          fewest GPUs that fit and train the scenario's tokens within D days
+  validate [SET.json] [--format text|json|md|svg]
+                         predicted vs published throughput of the built-in set of published
+                         training runs (docs/validation.md), or of SET.json in its format
   op gemm --m M --k K --n N [--dtype bf16] [--exact]
   op relu|gelu|dot|matvec --n N [--dtype bf16]
                          FLOPs, bytes, intensity and bound of one operation on the scenario's GPU
@@ -589,7 +592,7 @@ int run(int argc, char** argv, std::ostream& out, std::ostream& err)
         }
         if (o.command.empty() || o.command == "--help" || o.command == "help") {
             if (o.command.empty())
-                err << "error: no command given (allowed: plan, fit, search, gpus-for, op, presets, dtype, reconcile, compare, chart)\n";
+                err << "error: no command given (allowed: plan, fit, search, gpus-for, validate, op, presets, dtype, reconcile, compare, chart)\n";
             (o.command.empty() ? err : out) << kUsage;
             return o.command.empty() ? InvalidInput : Ok;
         }
@@ -601,13 +604,14 @@ int run(int argc, char** argv, std::ostream& out, std::ostream& err)
         if (o.command == "fit") return cmdFit(o, out, err);
         if (o.command == "search") return cmdSearch(o, out, err);
         if (o.command == "gpus-for") return cmdGpusFor(o, out, err);
+        if (o.command == "validate") return cmdValidate(o, out, err);
         if (o.command == "op") return cmdOp(o, out, err);
         if (o.command == "presets") return cmdPresets(o, out, err);
         if (o.command == "dtype") return cmdDtype(o, out, err);
         if (o.command == "reconcile") return cmdReconcile(o, out, err);
         if (o.command == "compare") return cmdCompare(o, out, err);
         if (o.command == "chart") return cmdChart(o, err);
-        err << "error: unknown command '" << o.command << "' (allowed: plan, fit, search, gpus-for, op, presets, dtype, reconcile, compare, chart; see --help)\n";
+        err << "error: unknown command '" << o.command << "' (allowed: plan, fit, search, gpus-for, validate, op, presets, dtype, reconcile, compare, chart; see --help)\n";
         return InvalidInput;
     } catch (const std::exception& e) {
         err << "internal error: " << e.what() << "\n";

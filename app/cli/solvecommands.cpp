@@ -6,6 +6,7 @@
 #include "format.h"
 #include "jsonreader.h"
 #include "search.h"
+#include "validate.h"
 
 #include <cmath>
 #include <cstdio>
@@ -130,6 +131,45 @@ int cmdGpusFor(const Options& o, std::ostream& out, std::ostream& err)
                       sc->parallel.tp, sc->parallel.pp, sc->parallel.cp, core::toString(sc->stepTime.mode));
     t += buf;
     return writeOutput(o, t, out, err);
+}
+
+} // namespace napkin::cli::detail
+
+namespace napkin::cli::detail {
+
+int cmdValidate(const Options& o, std::ostream& out, std::ostream& err)
+{
+    if (!checkFormat(o, {"text", "json", "md", "svg"}, err))
+        return InvalidInput;
+    std::vector<core::ValidationCase> loaded;
+    const std::vector<core::ValidationCase>* cases = &core::builtinValidationSet();
+    if (!o.positional.empty()) { // another set in the same format
+        std::string why;
+        const auto text = core::readTextFile(o.positional[0], why);
+        if (!text) {
+            err << "error: validate: " << why << "\n";
+            return InvalidInput;
+        }
+        Errors errors;
+        loaded = core::loadValidationSet(*text, errors);
+        if (!errors.empty()) {
+            printErrors(errors, err);
+            return InvalidInput;
+        }
+        cases = &loaded;
+    }
+    const auto results = core::runValidation(*cases);
+    const auto summary = core::summarize(results);
+    std::string text;
+    if (o.format == "json")
+        text = core::validationToJson(results, summary).dump(1) + "\n";
+    else if (o.format == "md")
+        text = core::validationToMarkdown(results, summary);
+    else if (o.format == "svg")
+        text = core::validationToSvg(results, summary);
+    else
+        text = core::validationToText(results, summary);
+    return writeOutput(o, text, out, err);
 }
 
 } // namespace napkin::cli::detail

@@ -90,8 +90,9 @@ void StepTimeControls::syncFromDocument()
         m_mode->setCurrentIndex(index);
     if (const auto* bw = stepTimeKey(doc, "inter_node_bandwidth"); bw && bw->is_number())
         m_inter->setValue(bw->get<double>() / 1e9);
+    // "auto" shows what the framework's rule resolved to (core/framework.h).
     const auto* overlap = stepTimeKey(doc, "overlap_dp");
-    m_overlap->setChecked(!overlap || !overlap->is_boolean() || overlap->get<bool>());
+    m_overlap->setChecked(overlap && overlap->is_boolean() ? overlap->get<bool>() : m_controller->scenario().stepTime.overlapDp);
     m_syncing = false;
     updateMfuSlider();
 }

@@ -29,7 +29,7 @@ struct Part {
 // The order of StepTimeBreakdown and of the time.step_seconds derivation (core/estimate_time.cpp).
 const Part Parts[StepTimePanel::PartCount] = {
     {QT_TRANSLATE_NOOP("napkin::app::StepTimePanel", "compute"),
-     QT_TRANSLATE_NOOP("napkin::app::StepTimePanel", "Forward and backward of every micro-batch, each op at its roofline time."),
+     QT_TRANSLATE_NOOP("napkin::app::StepTimePanel", "Forward and backward of every micro-batch, each op at its achievable rate."),
      &core::StepTimeBreakdown::compute},
     {QT_TRANSLATE_NOOP("napkin::app::StepTimePanel", "recompute"),
      QT_TRANSLATE_NOOP("napkin::app::StepTimePanel", "Forward work done again for activation recomputation (selective or full)."),
@@ -50,17 +50,20 @@ const Part Parts[StepTimePanel::PartCount] = {
      QT_TRANSLATE_NOOP("napkin::app::StepTimePanel", "Data-parallel gradient and parameter traffic not hidden behind the backward pass."),
      &core::StepTimeBreakdown::dpComm},
     {QT_TRANSLATE_NOOP("napkin::app::StepTimePanel", "optimizer"),
-     QT_TRANSLATE_NOOP("napkin::app::StepTimePanel", "Optimizer update: the states read and written once at HBM bandwidth."),
+     QT_TRANSLATE_NOOP("napkin::app::StepTimePanel", "Optimizer update: the states read and written once at achievable HBM bandwidth."),
      &core::StepTimeBreakdown::optimizer},
+    {QT_TRANSLATE_NOOP("napkin::app::StepTimePanel", "overheads"),
+     QT_TRANSLATE_NOOP("napkin::app::StepTimePanel", "Kernel launches, gradient clipping and checkpoint saves; data loading is assumed hidden."),
+     &core::StepTimeBreakdown::overheads},
 };
 
 // Okabe & Ito 2008 (as the ledger chart), grey for the idle bubble; lighter shades in dark mode.
 QColor partColor(int i, bool dark)
 {
     static const QRgb light[StepTimePanel::PartCount] = {0x0072B2, 0x56B4E9, 0xE69F00, 0xF0E442,
-                                                         0xCC79A7, 0x8C8C8C, 0x009E73, 0xD55E00};
+                                                         0xCC79A7, 0x8C8C8C, 0x009E73, 0xD55E00, 0x000000};
     static const QRgb darkShades[StepTimePanel::PartCount] = {0x4A9FE0, 0x86CCF2, 0xF0B030, 0xF0E442,
-                                                              0xDE97C0, 0xA6A6A6, 0x2DBE8F, 0xFF8A3D};
+                                                              0xDE97C0, 0xA6A6A6, 0x2DBE8F, 0xFF8A3D, 0xE0E0E0};
     return QColor(dark ? darkShades[i] : light[i]);
 }
 
@@ -109,10 +112,15 @@ StepTimePanel::StepTimePanel(PlanController* controller, QWidget* parent)
         label->setPositionAlignment(Qt::AlignCenter);
         m_labels[std::size_t(i)] = label;
     }
-    m_plot->yAxis->setRange(-KeyRange, KeyRange);
+    // Two rows: the prediction at achievable rates (key 1) above the same layout at the spec
+    // sheet's peaks on nominal links (key 0, time.breakdown_at_peak).
+    m_plot->yAxis->setRange(-KeyRange + 0.3, 1 + KeyRange - 0.3);
     m_plot->yAxis->setTickLength(0, 0);
     m_plot->yAxis->setSubTicks(false);
-    m_plot->yAxis->setTickLabels(false);
+    auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+    ticker->addTick(1, tr("predicted"));
+    ticker->addTick(0, tr("at spec peak"));
+    m_plot->yAxis->setTicker(ticker);
     m_plot->yAxis->grid()->setVisible(false);
     m_plot->xAxis->setLabel(tr("Seconds per optimizer step (slowest pipeline stage)"));
 
@@ -154,11 +162,14 @@ void StepTimePanel::updateGraphs()
     const auto& st = plan.stepTime;
     const auto& sc = m_controller->scenario();
     double total = 0;
+    const auto& peak = plan.stepTimeAtPeak;
     for (int i = 0; i < PartCount; ++i) {
         const double v = st.valid ? st.*(Parts[i].field) : 0.0;
+        const double pv = peak.valid ? peak.*(Parts[i].field) : 0.0;
         m_values[i] = std::isfinite(v) && v > 0 ? v : 0.0; // never a NaN-wide bar
-        m_bars[std::size_t(i)]->setData(QVector<double>{0.0}, QVector<double>{m_values[i]}, true);
-        m_labels[std::size_t(i)]->position->setCoords(total + m_values[i] / 2, 0);
+        m_bars[std::size_t(i)]->setData(QVector<double>{0.0, 1.0},
+                                        QVector<double>{std::isfinite(pv) && pv > 0 ? pv : 0.0, m_values[i]}, true);
+        m_labels[std::size_t(i)]->position->setCoords(total + m_values[i] / 2, 1);
         total += m_values[i];
     }
     m_plot->xAxis->setRange(0, total > 0 ? total * 1.02 : 1.0);
@@ -167,11 +178,17 @@ void StepTimePanel::updateGraphs()
     // (a label keeps the link colour of its first layout otherwise).
     const QString link = chartstyle::isDark(palette()) ? QStringLiteral("#86ccf2") : QStringLiteral("#005a9c");
     const QString step = QStringLiteral("<a href=\"time.step_seconds\" style=\"color:%1\">%2</a>").arg(link, seconds(st.step));
-    const QString numbers = tr("step %1 · MFU %2 (HFU %3) · %4 tokens/s")
+    const QString numbers = tr("step %1 · MFU %2 (HFU %3, ceiling %5) · %4 tokens/s%6")
                                 .arg(step)
                                 .arg(st.mfu, 0, 'f', 2)
                                 .arg(st.hfu, 0, 'f', 2)
-                                .arg(formatCount(std::round(st.tokensPerSecond)));
+                                .arg(formatCount(std::round(st.tokensPerSecond)))
+                                .arg(st.executedFlops > 0 && plan.hardware.peakFlops > 0
+                                         ? plan.compute.flopsPerStep / st.executedFlops * plan.hardware.achievableFlops /
+                                               plan.hardware.peakFlops
+                                         : 0.0,
+                                     0, 'f', 2)
+                                .arg(peak.valid ? tr(" · at spec peak %1").arg(seconds(peak.step)) : QString());
     if (!st.valid)
         m_headline->setText(tr("<b>No step-time prediction</b> for this plan (no layer ops to time)."));
     else if (plan.time.mode == std::string_view("predicted"))
@@ -239,7 +256,7 @@ void StepTimePanel::showToolTip(QMouseEvent* event)
     double total = 0;
     for (double v : std::as_const(m_values))
         total += v;
-    if (std::abs(key) <= BarWidth / 2 && x >= 0 && total > 0) {
+    if (std::abs(key - 1) <= BarWidth / 2 && x >= 0 && total > 0) { // the predicted row
         double start = 0;
         for (int i = 0; i < PartCount; ++i) {
             if (m_values[i] > 0 && x < start + m_values[i]) {

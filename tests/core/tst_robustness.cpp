@@ -161,7 +161,12 @@ private slots:
             // The step-time prediction is computed in both modes; its parts sum to the step.
             if (p.stepTime.valid) {
                 const auto& b = p.stepTime;
-                const double parts = b.compute + b.recompute + b.tpComm + b.cpComm + b.ppComm + b.bubble + b.dpComm + b.optimizer;
+                const double parts = b.compute + b.recompute + b.tpComm + b.cpComm + b.ppComm + b.bubble + b.dpComm + b.optimizer +
+                                     b.launch + b.gradClip + b.checkpointSave;
+                QVERIFY(std::abs(b.overheads - (b.launch + b.gradClip + b.checkpointSave)) <= 1e-12 * b.step);
+                // No predicted MFU above the bound the achievable GEMM rate sets (time.mfu_ceiling).
+                if (std::string_view(p.time.mode) == "predicted")
+                    QVERIFY2(p.time.mfu <= p.time.mfuCeiling * (1 + 1e-9), doc.dump().c_str());
                 QVERIFY2(std::isfinite(b.step) && b.step > 0 && std::abs(b.step - parts) <= 1e-9 * b.step, doc.dump().c_str());
                 QVERIFY2(b.mfu > 0 && b.hfu >= b.mfu * (1 - 1e-12), doc.dump().c_str());
                 if (std::string_view(p.time.mode) == "predicted") {

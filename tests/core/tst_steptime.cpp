@@ -7,6 +7,7 @@
 #include "search.h"
 #include "steptime.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -168,15 +169,17 @@ private slots:
         QVERIFY2(std::fabs(eq4 / days - 1) < 0.03, qPrintable(QString::number(eq4)));
     }
 
-    void predictionIsAboveWhatMegatronAchieved_data()
+    void predictionStaysBelowItsBounds_data()
     {
         QTest::addColumn<int>("row");
         addTableRows();
     }
-    void predictionIsAboveWhatMegatronAchieved()
+    void predictionStaysBelowItsBounds()
     {
-        // The predicted mode is optimistic by construction (every op at its roofline bound). On each
-        // Table 1 run it must predict at least the throughput Megatron-LM measured, and stay physical.
+        // Every op at its achievable rate: the predicted step is slower than the same layout at spec
+        // peaks on nominal links (time.breakdown_at_peak), no MFU is above time.mfu_ceiling, and the
+        // HFU stays physical. How close it comes to what Megatron-LM measured is the validation's job
+        // (napkin-cli validate, docs/validation.md), not a test's.
         QFETCH(int, row);
         const auto& r = kTable1[row];
         auto sets = megatronModel(r);
@@ -188,9 +191,15 @@ private slots:
         const auto plan = core::estimate(build(sets));
         QVERIFY(plan.stepTime.valid);
         QCOMPARE(QString::fromLatin1(plan.time.mode), QStringLiteral("predicted"));
-        const double achievedHfu = r.teraflopsPerGpu * 1e12 / 312e12;
-        QVERIFY2(plan.time.hfu >= achievedHfu, qPrintable(QString::number(plan.time.hfu)));
-        QVERIFY2(plan.time.hfu < 1.0, qPrintable(QString::number(plan.time.hfu)));
+        QVERIFY(plan.stepTimeAtPeak.valid);
+        QVERIFY(plan.stepTimeAtPeak.step < plan.stepTime.step);
+        QVERIFY2(plan.time.mfu <= plan.time.mfuCeiling, qPrintable(QString::number(plan.time.mfuCeiling)));
+        // A100 80 GB: achievable 271.2 of 312 TFLOP/s (MAMF); full recompute executes more FLOPs than
+        // the model counts, so the ceiling is below the achievable share.
+        QVERIFY(std::fabs(plan.time.mfuCeiling / (plan.compute.flopsPerStep / plan.stepTime.executedFlops * 271.2 / 312) - 1) < 1e-12);
+        QVERIFY(plan.stepTime.executedFlops > plan.compute.flopsPerStep);
+        QVERIFY(plan.time.mfuCeiling < 271.2 / 312);
+        QVERIFY2(plan.time.hfu < 271.2 / 312, qPrintable(QString::number(plan.time.hfu)));
         QVERIFY(plan.time.mfu < plan.time.hfu); // full recomputation
     }
 
@@ -201,7 +210,8 @@ private slots:
                                                 "training.global_batch=256", "step_time.mode=predicted"}));
         const auto& b = plan.stepTime;
         QVERIFY(b.valid);
-        const double sum = b.compute + b.recompute + b.tpComm + b.cpComm + b.ppComm + b.bubble + b.dpComm + b.optimizer;
+        const double sum = b.compute + b.recompute + b.tpComm + b.cpComm + b.ppComm + b.bubble + b.dpComm + b.optimizer +
+                           b.launch + b.gradClip + b.checkpointSave;
         QVERIFY(std::fabs(b.step / sum - 1) < 1e-12);
         // Narayanan et al. 2021 §2.2: the bubble is (p - 1) / v micro-batch slots: (4 - 1) / 2 here.
         QVERIFY(std::fabs(b.bubble / (1.5 * b.microBatchSeconds) - 1) < 1e-12);
@@ -211,48 +221,73 @@ private slots:
         QVERIFY(std::fabs(plan.time.stepSeconds - b.step) < 1e-15);
         QVERIFY(std::fabs(plan.time.seconds - plan.compute.steps * b.step) < 1e-6 * plan.time.seconds);
         QVERIFY(std::fabs(b.mfu - plan.compute.flopsPerStep / (512 * plan.hardware.peakFlops * b.step)) < 1e-12);
-        // TP (8) stays inside a node; CP spans tp·cp = 16 ranks: across nodes at 8 GPUs per node.
+        // TP (8) stays inside a node; CP spans tp·cp = 16 ranks: across nodes at 8 GPUs per node, one
+        // CP rank per node, so one NIC. Achieved = nominal x 0.8 (collective efficiency).
         QVERIFY(!b.tpCrossesNodes);
         QVERIFY(b.cpCrossesNodes);
-        QCOMPARE(b.tpBandwidth, 450e9); // NVLink 4: 900 GB/s bidirectional
-        QCOMPARE(b.cpBandwidth, 50e9);
+        QCOMPARE(b.tpBandwidth, 450e9 * 0.8); // NVLink 4: 900 GB/s bidirectional
+        QCOMPARE(b.cpBandwidth, 50e9 * 0.8);
     }
 
     void toyModelByHand()
     {
         // The seeds' deep linear model on one H100: width D = 4096, 4 layers, batch 1024 (one
         // micro-batch). Each layer runs 3 GEMMs of 2·B·D² FLOPs (forward, dX, dW), all compute-bound
-        // (intensity B·D²/(2BD + D²) = 683 FLOP/B > ridge 295), so compute = 12 · 2 · B · D² / C.
+        // at the achievable rate 794.5 TFLOP/s (MAMF) and shape efficiency 128/132: every tile shape
+        // leaves the same 4 of 132 SMs idle in the last wave (e.g. 128 x 256 tiles of the 1024 x 4096
+        // output: 8 · 16 = 128 CTAs in one wave).
         const auto plan = core::estimate(build({"model.kind=mlp", "model.width=4096", "model.layers=4",
                                                 "training.micro_batch=1024", "training.global_batch=1024",
                                                 "cluster.gpus=1", "parallel.zero=0", "step_time.mode=predicted"}));
-        const double B = 1024, D = 4096, C = 989.5e12, beta = 3.35e12;
+        const double B = 1024, D = 4096, Cach = 794.5e12, betaAch = 2.97e12, eff = 128.0 / 132.0;
         const auto& b = plan.stepTime;
         QVERIFY(b.valid);
-        QVERIFY(std::fabs(b.compute / (12 * 2 * B * D * D / C) - 1) < 1e-12);
+        QVERIFY(std::fabs(b.compute / (12 * 2 * B * D * D / (Cach * eff)) - 1) < 1e-12);
         QCOMPARE(b.tpComm + b.cpComm + b.ppComm + b.bubble + b.dpComm + b.recompute, 0.0);
         // Optimizer: read + write both fp32 Adam states (2 · 2 · 4 B), read the bf16 gradient (2 B) and
         // write the bf16 weight (2 B): 20 bytes per parameter for the default bf16-mixed plan, which
-        // keeps no separate master copy; P = D² L = 4096² · 4 (no bias in the toy model).
+        // keeps no separate master copy; P = D² L = 4096² · 4 (no bias in the toy model); at the
+        // achievable bandwidth (BabelStream Triad 2.97 TB/s).
         const double P = D * D * 4;
         QCOMPARE(plan.params.total, P);
-        QVERIFY(std::fabs(b.optimizer / (P * 20 / beta) - 1) < 1e-12);
+        QVERIFY(std::fabs(b.optimizer / (P * 20 / betaAch) - 1) < 1e-12);
+        // 12 kernels at 1 µs each (the host's 10 µs per kernel hide behind 0.5 ms of GEMMs); clipping
+        // reads the 2-byte gradients once; one GPU has nothing to all-reduce.
+        QVERIFY(std::fabs(b.launch / 12e-6 - 1) < 1e-12);
+        QVERIFY(std::fabs(b.gradClip / (P * 2 / betaAch) - 1) < 1e-12);
+        QCOMPARE(b.checkpointSave, 0.0);
+        // At spec peaks: 12 · 2 · B · D² / 989.5e12 and 20 P / 3.35e12, nothing else.
+        const auto& pk = plan.stepTimeAtPeak;
+        QVERIFY(std::fabs(pk.compute / (12 * 2 * B * D * D / 989.5e12) - 1) < 1e-12);
+        QVERIFY(std::fabs(pk.optimizer / (P * 20 / 3.35e12) - 1) < 1e-12);
+        QCOMPARE(pk.launch + pk.gradClip, 0.0);
     }
 
     void tensorParallelTrafficByHand()
     {
-        // Llama-2-7B, tp = 8 in one node, no recomputation: 4 all-reduces per layer of s·b·h·2 bytes,
-        // each 2 (t-1)/t · bytes / (450 GB/s), for 32 layers and m micro-batches.
+        // Llama-2-7B, tp = 8 in one node, no recomputation: 4 all-reduces per layer of s·b·h·2 bytes
+        // for 32 layers and m micro-batches. Each is priced as NCCL's tuning model does: the fastest of
+        // LL (bus bandwidth / 4), LL128 (x 0.92) and Simple, each with its base latency + 2(n - 1)
+        // per-step NVLink latencies (3.6 + 14 · 0.47, 10 + 14 · 1.9, 8.4 + 14 · 3.4 µs), over the
+        // achieved 450 x 0.8 = 360 GB/s.
         const auto plan = core::estimate(build({"cluster.gpus=64", "parallel.tp=8", "training.global_batch=64",
                                                 "step_time.mode=predicted"}));
-        const double s = 4096, b = 1, h = 4096, m = 64.0 / 8;
-        const double expect = m * 32 * 4 * (2 * 7.0 / 8 * s * b * h * 2 / 450e9);
-        QVERIFY(std::fabs(plan.stepTime.tpComm / expect - 1) < 1e-12);
-        // Crossing nodes (tp = 16 needs two 8-GPU nodes) drops to the network's 50 GB/s.
+        const double s = 4096, b = 1, h = 4096, m = 64.0 / 8, bw = 360e9;
+        const double volume = 2 * 7.0 / 8 * s * b * h * 2;
+        const double ll = (3.6 + 14 * 0.47) * 1e-6 + volume / (bw / 4);
+        const double ll128 = (10 + 14 * 1.9) * 1e-6 + volume / (bw * 0.92);
+        const double simple = (8.4 + 14 * 3.4) * 1e-6 + volume / bw;
+        const double one = std::min({ll, ll128, simple});
+        QCOMPARE(one, ll128); // 33.5 MB: LL128 wins
+        QVERIFY(std::fabs(plan.stepTime.tpComm / (m * 32 * 4 * one) - 1) < 1e-12);
+        // At the spec peak: nominal 450 GB/s, no latency.
+        QVERIFY(std::fabs(plan.stepTimeAtPeak.tpComm / (m * 32 * 4 * volume / 450e9) - 1) < 1e-12);
+        // Crossing nodes (tp = 16 needs two 8-GPU nodes): the ring runs through the 8 NICs of each
+        // node, min(450, 8 x 50) = 400 GB/s nominal, x 0.8 achieved.
         const auto wide = core::estimate(build({"model.preset=llama-2-70b", "cluster.gpus=64", "parallel.tp=16",
                                                 "parallel.gpus_per_node=8", "step_time.mode=predicted"}));
         QVERIFY(wide.stepTime.tpCrossesNodes);
-        QCOMPARE(wide.stepTime.tpBandwidth, 50e9);
+        QCOMPARE(wide.stepTime.tpBandwidth, 400e9 * 0.8);
     }
 
     void rooflineOpsAreOneRanksShard()

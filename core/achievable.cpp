@@ -1,0 +1,190 @@
+#include "achievable.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace napkin::core {
+
+namespace {
+
+struct Tile {
+    double m, n;
+};
+
+// CTA tile shapes the GEMM libraries pick from (CUTLASS's default Ampere and Hopper tile shapes;
+// cuBLAS heuristics choose among the same family). One CTA per SM at these sizes.
+constexpr Tile kAmpereTiles[] = {{256, 128}, {128, 256}, {128, 128}, {128, 64}, {64, 128}, {64, 64}};
+constexpr Tile kHopperTiles[] = {{128, 256}, {256, 128}, {128, 128}, {64, 128}};
+
+constexpr double kAttentionBlock = 128; // FlashAttention-2/3 query and key block rows (head dim 128)
+
+constexpr const char* kSrcFlash2Ampere =
+    "Dao 2023 (FlashAttention-2, arXiv 2307.08691) §4.1 Figs. 4-5, A100, head dim 128, causal, seq 2k-16k: "
+    "forward ~70% of the dense peak (up to 73%), backward ~55%";
+constexpr const char* kSrcFlash2Hopper =
+    "Shah et al. 2024 (FlashAttention-3, arXiv 2407.08608) Figs. 4-5, FlashAttention-2 on H100 SXM5, head dim "
+    "128, causal: ~330 TFLOP/s forward, ~310 backward (read from the figures; pytorch/benchmark PR 2296 measured "
+    "SDPA at 287-304 TFLOP/s forward)";
+constexpr const char* kSrcFlash3 =
+    "Shah et al. 2024 (FlashAttention-3, arXiv 2407.08608) Figs. 4-5, H100 SXM5, head dim 128, causal, seq "
+    "2k-16k: ~610 TFLOP/s forward (up to 740 non-causal), ~500 backward (read from the figures); cuDNN 9 fused "
+    "attention, which Transformer Engine uses, is of the same class";
+constexpr const char* kSrcFlash3Blackwell =
+    "FlashAttention-3's H100 fractions (Shah et al. 2024) assumed for Blackwell: no per-kernel figure published "
+    "for it in this catalogue";
+constexpr const char* kSrcFlashOther =
+    "FlashAttention-2's A100 fractions (Dao 2023) assumed: no published figure for this device";
+
+} // namespace
+
+AttentionEfficiency attentionEfficiency(AttentionKernel kernel, int cc)
+{
+    const bool hopperPlus = cc >= 90;
+    if (kernel == AttentionKernel::Flash3 && hopperPlus)
+        return {0.62, 0.50, cc >= 100 ? kSrcFlash3Blackwell : kSrcFlash3};
+    if (cc >= 80 && cc < 90)
+        return {0.70, 0.55, kSrcFlash2Ampere};
+    if (hopperPlus)
+        return {0.33, 0.31, kSrcFlash2Hopper};
+    return {0.70, 0.55, kSrcFlashOther};
+}
+
+double gemmShapeEfficiency(double m, double n, double k, double batch, int sms, int cc)
+{
+    if (sms <= 0 || m <= 0 || n <= 0 || k <= 0)
+        return 1.0;
+    const double S = double(sms);
+    double best = 0;
+    auto consider = [&](const Tile& t) {
+        const double tm = std::ceil(m / t.m), tn = std::ceil(n / t.n);
+        const double tileUse = (m * n) / (tm * t.m * tn * t.n); // tile quantisation
+        double tiles = tm * tn * std::max(1.0, batch);
+        if (tiles < S) // split-K: more CTAs along K, each at least 128 deep (cuBLAS/CUTLASS split-K)
+            tiles *= std::max(1.0, std::min(std::floor(S / tiles), std::floor(k / 128)));
+        const double waves = std::ceil(tiles / S);
+        best = std::max(best, tileUse * tiles / (waves * S)); // wave quantisation
+    };
+    if (cc >= 90)
+        for (const auto& t : kHopperTiles)
+            consider(t);
+    else
+        for (const auto& t : kAmpereTiles)
+            consider(t);
+    return std::clamp(best, 1e-6, 1.0);
+}
+
+double causalExecutedFraction(double queries, double keys, bool causal)
+{
+    if (!causal || keys <= 0)
+        return 1.0;
+    // Queries attend to the keys up to their own position: of nb x nb blocks, nb (nb + 1) / 2 are
+    // computed. With context parallelism (queries = keys / cp), load-balanced chunks keep the same share.
+    (void)queries;
+    const double nb = std::ceil(keys / kAttentionBlock);
+    return (nb + 1) / (2 * nb);
+}
+
+void applyAchievable(RooflineOp& op, const RateModel& r)
+{
+    const double bw = r.bandwidth > 0 ? r.bandwidth : 0;
+    const double memory = bw > 0 ? op.bytes / bw : 0;
+    double compute = 0;
+    op.executedFlops = op.flops;
+    switch (op.kind) {
+    case OpKind::Gemm: {
+        const double eff = gemmShapeEfficiency(op.m, op.n, op.k, op.batch, r.sms, r.computeCapability);
+        compute = r.gemm > 0 ? op.flops / (r.gemm * eff) : 0;
+        op.efficiencySource = r.gemmSource;
+        break;
+    }
+    case OpKind::Attention: {
+        op.executedFlops = op.flops * causalExecutedFraction(op.m, op.n, op.causal);
+        const double kernel = op.pass == Pass::Forward ? r.attention.forward : r.attention.backward;
+        // Work is spread over the SMs as (batch · heads · query blocks) CTAs.
+        double wave = 1;
+        if (r.sms > 0) {
+            const double blocks = std::ceil(op.m / kAttentionBlock) * std::max(1.0, op.batch);
+            wave = blocks / (std::ceil(blocks / double(r.sms)) * double(r.sms));
+        }
+        // Attention's matmuls cannot beat the GPU's achievable GEMM rate.
+        const double rate = std::min(r.peak * kernel, r.gemm > 0 ? r.gemm : r.peak) * wave;
+        compute = rate > 0 ? op.executedFlops / rate : 0;
+        op.efficiencySource = r.attention.source;
+        break;
+    }
+    case OpKind::Elementwise:
+        compute = r.vector > 0 ? op.flops / r.vector : 0;
+        op.efficiencySource = r.bandwidthSource;
+        break;
+    }
+    op.achievableSeconds = std::max(compute, memory);
+    if (op.kind != OpKind::Elementwise && memory > compute)
+        op.efficiencySource = r.bandwidthSource; // memory-bound at this shape
+    // The roofline bound of the executed work at spec rates over the achievable time: at most 1.
+    const double bound = std::max(op.ceiling > 0 ? op.executedFlops / op.ceiling : 0.0,
+                                  r.specBandwidth > 0 ? op.bytes / r.specBandwidth : 0.0);
+    op.efficiency = op.achievableSeconds > 0 ? std::min(1.0, bound / op.achievableSeconds) : 1.0;
+}
+
+} // namespace napkin::core
+
+#include "calibration.h"
+#include "framework.h"
+
+namespace napkin::core {
+
+void resolveHardwareRates(HardwareSummary& hw, const GpuSpec& gpu, DType compute)
+{
+    const PeakColumn col = info(compute).peak;
+    const auto& cal = gpu.calibration;
+    const GpuSpec* spec = cal && cal->spec ? &*cal->spec : nullptr;
+    // Spec-sheet rates (a profile without a catalogue match has only its measurements).
+    hw.peakFlops = spec && spec->peak(col) > 0 ? spec->peak(col) : gpu.peak(col);
+    hw.bandwidth = spec && spec->bandwidthBytesPerSecond > 0 ? spec->bandwidthBytesPerSecond : gpu.bandwidthBytesPerSecond;
+    // Achievable: the catalogue's matmul figure (bf16) at the same share of this dtype's peak.
+    const GpuSpec& cat = spec ? *spec : gpu;
+    const double catBf16 = cat.peak(PeakColumn::Bf16) > 0 ? cat.peak(PeakColumn::Bf16) : cat.peak(PeakColumn::Fp16);
+    const double share = catBf16 > 0 && cat.achievableMatmulFlops > 0 ? cat.achievableMatmulFlops / catBf16 : 1.0;
+    hw.achievableFlops = (col == PeakColumn::Fp32 ? 1.0 : std::min(1.0, share)) * hw.peakFlops;
+    hw.achievableBandwidth = cat.achievableBandwidth > 0 ? std::min(cat.achievableBandwidth, hw.bandwidth) : hw.bandwidth;
+    if (cal) {
+        if (cal->peakMeasured(col))
+            hw.achievableFlops = gpu.peak(col);
+        if (cal->bandwidthMeasured())
+            hw.achievableBandwidth = gpu.bandwidthBytesPerSecond;
+    }
+}
+
+RateModel rateModel(const Scenario& sc, const HardwareSummary& hw)
+{
+    RateModel r;
+    const GpuSpec& gpu = *hw.gpu;
+    r.peak = hw.peakFlops;
+    r.gemm = hw.achievableFlops > 0 ? hw.achievableFlops : hw.peakFlops;
+    r.vector = hw.vectorFlops > 0 ? hw.vectorFlops : hw.peakFlops;
+    r.bandwidth = hw.achievableBandwidth > 0 ? hw.achievableBandwidth : hw.bandwidth;
+    r.specBandwidth = hw.bandwidth;
+    r.sms = gpu.smCount;
+    r.computeCapability = gpu.computeCapability;
+    if (gpu.calibration) {
+        const auto& dev = gpu.calibration->measuredDevice();
+        if (r.sms <= 0)
+            r.sms = dev.sms;
+        if (r.computeCapability <= 0 && dev.computeCapability.size() >= 3) // "9.0"
+            r.computeCapability = (dev.computeCapability[0] - '0') * 10 + (dev.computeCapability[2] - '0');
+    }
+    r.attention = attentionEfficiency(attentionKernelFor(sc), r.computeCapability);
+    r.gemmSource = "hardware.achievable_flops (shape efficiency: tile and wave quantisation, NVIDIA Matrix "
+                   "Multiplication Background User's Guide)";
+    r.bandwidthSource = "hardware.achievable_bandwidth";
+    return r;
+}
+
+void applyAchievableRates(Plan& plan, const Scenario& sc)
+{
+    const RateModel r = rateModel(sc, plan.hardware);
+    for (auto& op : plan.ops)
+        applyAchievable(op, r);
+}
+
+} // namespace napkin::core

@@ -1,0 +1,77 @@
+#pragma once
+// Achievable rates: each op of one rank at what the best kernels of its class reach on this GPU,
+// not at the spec sheet's peak.
+//
+//   GEMM        t = max(F / (C_ach · shape efficiency), Q / beta_ach)
+//               C_ach: the GPU's maximum achievable matmul rate (published per GPU model, or measured
+//               by napkin-probe); shape efficiency: tile and wave quantisation (NVIDIA, "Matrix
+//               Multiplication Background User's Guide", §"Dimension Quantization Effects").
+//   attention   t = max(F_exec / (C · eff_kernel · wave efficiency), Q / beta_ach)
+//               F_exec: a causal kernel skips the masked tiles (FlashAttention-2 §3.1.1);
+//               eff_kernel: the kernel's published fraction of the dense peak (forward, backward).
+//   elementwise t = max(F / C_vector, Q / beta_ach), beta_ach a STREAM-class bandwidth.
+//
+// Not modelled: split-K heuristics beyond "fill the SMs", L2 reuse across kernels, clock throttling.
+
+#include "plan.h"
+
+#include <string>
+
+namespace napkin::core {
+
+enum class AttentionKernel { Auto, Flash2, Flash3 };
+
+struct AttentionEfficiency {
+    double forward = 0, backward = 0; // fractions of the dense peak at long sequences, head dim 128
+    const char* source = "";
+};
+
+// Published efficiency of a FlashAttention-class kernel on an NVIDIA compute capability (×10).
+// Flash3 stands for the Hopper-native kernels (FlashAttention-3, cuDNN 9 fused attention).
+AttentionEfficiency attentionEfficiency(AttentionKernel kernel, int computeCapability);
+
+struct RateModel {
+    double peak = 0;        // spec dense FLOP/s of the compute dtype
+    double gemm = 0;        // achievable dense GEMM FLOP/s of the compute dtype
+    double vector = 0;      // non-tensor FLOP/s
+    double bandwidth = 0;   // achievable HBM bytes/s
+    double specBandwidth = 0;
+    int sms = 0;            // 0: no wave quantisation (not an SM-based device)
+    int computeCapability = 0;
+    AttentionEfficiency attention;
+    const char* gemmSource = "";
+    const char* bandwidthSource = "";
+};
+
+// Fraction of a GEMM's tensor-core time that does useful work: C[m x n] in tiles (the best of the
+// CUTLASS/cuBLAS tile shapes of this architecture), tiles spread over the SMs in waves; when there
+// are fewer tiles than SMs, the K dimension is split to fill them (split-K). 1 for an SM-less device.
+double gemmShapeEfficiency(double m, double n, double k, double batch, int sms, int computeCapability);
+
+// Tiles a causal attention kernel computes out of all (query blocks x key blocks), with 128-row
+// blocks: (nb + 1) / (2 nb) for nb key blocks (FlashAttention-2 §3.1.1: blocks above the diagonal
+// are skipped). 1 when not causal.
+double causalExecutedFraction(double queries, double keys, bool causal);
+
+// Fills executedFlops, achievableSeconds, efficiency and efficiencySource of op.
+void applyAchievable(RooflineOp& op, const RateModel& rates);
+
+} // namespace napkin::core
+
+namespace napkin::core {
+
+struct GpuSpec;
+struct Scenario;
+
+// hardware.peak_flops / bandwidth are the spec sheet's (also with a calibration profile: MFU and HFU
+// are against the spec, as the industry reports them); hardware.achievable_* are the profile's
+// measurements where it has them, else the catalogue's published achievable figures.
+void resolveHardwareRates(HardwareSummary& hw, const GpuSpec& gpu, DType compute);
+
+// The rate model of a scenario's hardware (achievable rates, SMs, the attention kernel it runs).
+RateModel rateModel(const Scenario& scenario, const HardwareSummary& hw);
+
+// Fills the achievable fields of every op of the plan (plan.ops).
+void applyAchievableRates(Plan& plan, const Scenario& scenario);
+
+} // namespace napkin::core

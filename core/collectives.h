@@ -1,0 +1,36 @@
+#pragma once
+// Collectives with a latency and a bandwidth term (α–β), as NCCL's own tuning model prices them
+// (NVIDIA/nccl src/graph/tuning.cc, NCCL 2.7: per-protocol base latency + per-step hardware latency,
+// bus bandwidth per protocol; the library picks the fastest algorithm and protocol per call).
+//
+//   ring all-reduce        t = lat + 2(n-1)/n · bytes / busbw,  lat = base + 2(n-1) · hop
+//   tree all-reduce        t = lat + 2(n-1)/n · bytes / busbw,  lat = base + 2((n/nodes - 1) hop_nvl
+//                                                                   + log2(nodes) hop_net)
+//   all-gather, reduce-scatter (ring)  t = lat + (n-1)/n · bytes / busbw, lat = base + (n-1) · hop
+//   send/recv              t = hop + bytes / busbw
+//
+// bytes: the full buffer (nccl-tests doc/PERFORMANCE.md conventions). busbw: the link's nominal
+// one-direction rate × an achieved-bandwidth efficiency (collective_efficiency).
+
+namespace napkin::core {
+
+struct Link {
+    double busbw = 0;        // achieved bytes/s per rank, one direction
+    double nominal = 0;      // nominal bytes/s per rank, one direction (before efficiency)
+    bool crossesNodes = false;
+    double ranks = 1;        // ranks in the group
+    double nodes = 1;        // nodes the group spans
+};
+
+enum class Collective { AllReduce, AllGather, ReduceScatter };
+
+// Seconds for one collective of `bytes` (full buffer) over the group. atPeak: nominal bandwidth and
+// no latency (the roofline-style bound that time.breakdown_at_peak uses).
+double collectiveSeconds(Collective c, double bytes, const Link& link, bool atPeak = false);
+double sendRecvSeconds(double bytes, const Link& link, bool atPeak = false);
+
+// Legacy helpers (no latency): 2(n-1)/n · bytes / bw and (n-1)/n · bytes / bw.
+double allReduceSeconds(double bytes, double ranks, double bandwidth);
+double allGatherSeconds(double bytes, double ranks, double bandwidth);
+
+} // namespace napkin::core

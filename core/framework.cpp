@@ -1,0 +1,75 @@
+#include "framework.h"
+
+namespace napkin::core {
+
+FrameworkRules frameworkRules(Framework f)
+{
+    FrameworkRules r;
+    r.framework = f;
+    switch (f) {
+    case Framework::Auto:
+    case Framework::Megatron:
+        r.framework = Framework::Megatron;
+        r.version = "Megatron-Core 0.9";
+        r.overlapDp = true;
+        r.overlapTp = false;
+        r.regatherForRecompute = false;
+        r.reduceScatterEveryMicroBatch = false;
+        r.hopperAttention = AttentionKernel::Flash3;
+        r.source = "Megatron-LM docs and examples (--use-distributed-optimizer --overlap-grad-reduce "
+                   "--overlap-param-gather; --tp-comm-overlap opt-in); Transformer Engine cuDNN fused attention";
+        break;
+    case Framework::Torchtitan:
+        r.version = "torchtitan 0.1 (FSDP2)";
+        r.overlapDp = true;
+        r.overlapTp = false;
+        r.regatherForRecompute = false;
+        r.reduceScatterEveryMicroBatch = true;
+        r.selectiveIsOpLevel = true;
+        r.hopperAttention = AttentionKernel::Flash2;
+        r.source = "Liang et al. 2024 (TorchTitan, arXiv 2410.06511) §2: FSDP2 all-gathers per forward and "
+                   "backward, reduce-scatters per backward, implicit prefetch; async TP opt-in; SDPA attention";
+        break;
+    case Framework::Deepspeed:
+        r.version = "DeepSpeed 0.14";
+        r.overlapDp = false; // stages 1-2: overlap_comm defaults to false; stage 3 sets it (resolveFramework)
+        r.overlapTp = false;
+        r.regatherForRecompute = true;
+        r.reduceScatterEveryMicroBatch = true;
+        r.hopperAttention = AttentionKernel::Flash2;
+        r.source = "DeepSpeed ZeRO config (deepspeed/runtime/zero/config.py): overlap_comm false by default, true "
+                   "for stage 3; stage 3 re-gathers parameters for recomputation";
+        break;
+    }
+    return r;
+}
+
+void resolveFramework(Scenario& sc)
+{
+    auto& st = sc.stepTime;
+    if (st.frameworkAuto || st.framework == Framework::Auto) {
+        if (sc.parallel.fsdp != Fsdp::None)
+            st.framework = Framework::Torchtitan;
+        else if (sc.parallel.zeroStage >= 3)
+            st.framework = Framework::Deepspeed;
+        else
+            st.framework = Framework::Megatron;
+    }
+    const auto rules = frameworkRules(st.framework);
+    if (st.overlapDpAuto)
+        st.overlapDp = st.framework == Framework::Deepspeed ? effectiveZeroStage(sc) >= 3 : rules.overlapDp;
+    if (st.overlapTpAuto)
+        st.overlapTp = rules.overlapTp;
+}
+
+AttentionKernel attentionKernelFor(const Scenario& sc)
+{
+    switch (sc.stepTime.attentionKernel) {
+    case AttentionKernelChoice::Flash2: return AttentionKernel::Flash2;
+    case AttentionKernelChoice::Flash3: return AttentionKernel::Flash3;
+    case AttentionKernelChoice::Auto: break;
+    }
+    return frameworkRules(sc.stepTime.framework).hopperAttention;
+}
+
+} // namespace napkin::core

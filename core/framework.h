@@ -1,0 +1,55 @@
+#pragma once
+// What overlaps with what in a training step is a fact of the framework, not a free knob. Each
+// framework's rules, pinned to a named version, with sources (docs/plan-schema.md §6.1):
+//
+//   megatron   Megatron-Core 0.9 (2024) with the distributed optimizer, as its example training
+//              scripts run it (--overlap-grad-reduce, --overlap-param-gather): gradient reduce-scatter
+//              overlaps the backward, the parameter all-gather the next forward; tensor-parallel
+//              collectives are exposed (--tp-comm-overlap is opt-in, Transformer Engine userbuffers);
+//              attention through Transformer Engine's cuDNN fused kernels (FlashAttention-3 class on
+//              Hopper). Full recompute repeats the forward's TP collectives.
+//   torchtitan torchtitan 0.1 / PyTorch FSDP2 (Liang et al. 2024, arXiv 2410.06511): parameters are
+//              all-gathered for the forward and again for the backward (reshard_after_forward), and
+//              gradients reduce-scattered, every micro-batch; implicit prefetching overlaps each
+//              gather with the previous block's compute; activation checkpointing recomputes inside
+//              the backward's gathered window (no extra gather); async TP is opt-in; attention
+//              through PyTorch SDPA (FlashAttention-2 kernels). Selective activation checkpointing
+//              is its op-level policy (torchtitan parallelize.py `_save_list`: matmuls and SDPA
+//              saved, "except every second mm"): half the forward matmuls and every elementwise op
+//              are recomputed.
+//   deepspeed  DeepSpeed 0.14 ZeRO (deepspeed/runtime/zero/config.py): overlap_comm defaults to
+//              false for stages 1-2 and to true for stage 3; stage 3 gathers parameters for the
+//              forward, the backward and again for a recomputed forward; FlashAttention-2 kernels.
+//
+// `auto` picks torchtitan when parallel.fsdp is set, deepspeed when parallel.zero is 3, else megatron.
+
+#include "achievable.h"
+#include "scenario.h"
+
+namespace napkin::core {
+
+struct FrameworkRules {
+    Framework framework = Framework::Megatron;
+    const char* version = "";
+    bool overlapDp = true;
+    bool overlapTp = false;
+    bool regatherForRecompute = false;        // ZeRO-3 / FSDP gathers again for a recomputed forward
+    bool reduceScatterEveryMicroBatch = false; // sharded gradients reduced per micro-batch (ZeRO-3, FSDP)
+    // What "selective" recomputation recomputes. false: the attention core (Korthikanti et al.
+    // 2022 §5, Megatron's --recompute-granularity selective). true: torchtitan's op-level policy,
+    // which saves the outputs of every matmul but every second one and of attention, and recomputes
+    // the rest: half the forward GEMMs and every elementwise op.
+    bool selectiveIsOpLevel = false;
+    AttentionKernel hopperAttention = AttentionKernel::Flash2;
+    const char* source = "";
+};
+
+FrameworkRules frameworkRules(Framework framework);
+
+// Resolves step_time.framework = auto and the framework-governed keys left at "auto".
+void resolveFramework(Scenario& scenario);
+
+// The attention kernel a scenario runs on a GPU of this compute capability.
+AttentionKernel attentionKernelFor(const Scenario& scenario);
+
+} // namespace napkin::core

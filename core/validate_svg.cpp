@@ -1,0 +1,102 @@
+// The validation chart: one row per published run, its error (predicted / published - 1) as a dot on
+// a shared axis, with the ±10% and ±25% bands of the goals. Plain SVG, written by the core so that
+// napkin-cli renders it without Qt.
+#include "validate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+namespace napkin::core {
+
+namespace {
+
+std::string escape(const std::string& s)
+{
+    std::string o;
+    for (char ch : s) {
+        switch (ch) {
+        case '&': o += "&amp;"; break;
+        case '<': o += "&lt;"; break;
+        case '>': o += "&gt;"; break;
+        case '"': o += "&quot;"; break;
+        default: o += ch;
+        }
+    }
+    return o;
+}
+
+constexpr const char* kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
+
+} // namespace
+
+std::string validationToSvg(const std::vector<ValidationResult>& results, const ValidationSummary& s)
+{
+    const double rowH = 18, left = 300, plotW = 520, top = 56, right = 170;
+    const double rows = double(results.size());
+    const double W = left + plotW + right, H = top + rows * rowH + 56;
+    double lim = 0.5;
+    for (const auto& r : results)
+        if (r.failure.empty())
+            lim = std::max(lim, std::ceil(std::fabs(r.error) * 10 + 0.5) / 10);
+    auto x = [&](double err) { return left + (err + lim) / (2 * lim) * plotW; };
+    std::string o;
+    char buf[512];
+    std::snprintf(buf, sizeof buf,
+                  "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
+                  "font-family=\"DejaVu Sans, sans-serif\" font-size=\"12\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
+                  W, H, W, H);
+    o += buf;
+    std::snprintf(buf, sizeof buf,
+                  "<text x=\"%.0f\" y=\"22\" font-size=\"15\" font-weight=\"bold\">Napkin predicted vs published throughput</text>\n"
+                  "<text x=\"%.0f\" y=\"40\" fill=\"#444\">error = predicted / published - 1 (right: Napkin optimistic). "
+                  "%d runs, %d sources: median |error| %.1f%%, max %.1f%%</text>\n",
+                  left - 290, left - 290, s.n, s.sources, 100 * s.medianAbsError, 100 * s.maxAbsError);
+    o += buf;
+    const double y0 = top, y1 = top + rows * rowH;
+    // Bands: ±25% light, ±10% darker.
+    std::snprintf(buf, sizeof buf, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#eef5ee\"/>\n", x(-0.25), y0,
+                  x(0.25) - x(-0.25), y1 - y0);
+    o += buf;
+    std::snprintf(buf, sizeof buf, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#d6ead6\"/>\n", x(-0.1), y0,
+                  x(0.1) - x(-0.1), y1 - y0);
+    o += buf;
+    for (double t = -lim; t <= lim + 1e-9; t += lim >= 1 ? 0.25 : 0.1) {
+        const bool zero = std::fabs(t) < 1e-9;
+        std::snprintf(buf, sizeof buf,
+                      "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"%s\"/>\n"
+                      "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#444\">%+.0f%%</text>\n",
+                      x(t), y0, x(t), y1, zero ? "#333" : "#ccc", zero ? "1.5" : "1", x(t), y1 + 16, 100 * t);
+        o += buf;
+    }
+    std::map<std::string, int> colour;
+    for (std::size_t i = 0; i < results.size(); ++i) {
+        const auto& r = results[i];
+        const double y = top + (double(i) + 0.5) * rowH;
+        const int ci = colour.emplace(r.c->sourceGroup, int(colour.size())).first->second % 8;
+        std::snprintf(buf, sizeof buf, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", left - 8, y + 4,
+                      escape(r.c->id).c_str());
+        o += buf;
+        if (!r.failure.empty()) {
+            std::snprintf(buf, sizeof buf, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#b00\">failed</text>\n", left + 4, y + 4);
+            o += buf;
+            continue;
+        }
+        std::snprintf(buf, sizeof buf, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"%s\"><title>%s: %+.1f%%</title></circle>\n",
+                      x(r.error), y, kPalette[ci], escape(r.c->id).c_str(), 100 * r.error);
+        o += buf;
+    }
+    // Legend: source groups.
+    double ly = top + 8;
+    for (const auto& [group, ci] : colour) {
+        std::snprintf(buf, sizeof buf, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"%s\"/><text x=\"%.1f\" y=\"%.1f\">%s</text>\n",
+                      left + plotW + 16, ly, kPalette[ci % 8], left + plotW + 26, ly + 4, escape(group).c_str());
+        o += buf;
+        ly += 18;
+    }
+    o += "</svg>\n";
+    return o;
+}
+
+} // namespace napkin::core

@@ -1,0 +1,285 @@
+// Achievable rates (core/achievable.h), NCCL α–β collectives (core/collectives.h), the frameworks'
+// overlap rules (core/framework.h), uneven pipeline stages and the validation set (core/validate.h),
+// each against hand computations or published figures.
+#include "testsupport.h"
+
+#include "achievable.h"
+#include "catalog.h"
+#include "collectives.h"
+#include "framework.h"
+#include "validate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+
+using namespace napkin;
+
+class TestAchievable : public QObject {
+    Q_OBJECT
+private slots:
+    void gemmShapeEfficiencyByHand()
+    {
+        // H100 (132 SMs, Hopper tiles). 8192³: 64 x 128 tiles give 128 · 64 = 8192 CTAs in 63 waves of
+        // 132: 8192 / 8316; the larger tiles leave more of the last wave idle (2048 / (16 · 132)).
+        QCOMPARE(core::gemmShapeEfficiency(8192, 8192, 8192, 1, 132, 90), 8192.0 / (63 * 132));
+        // M = 1: a 64-row tile is 1/64 used; 32 column tiles < 132 SMs, so K splits 4 ways (128 CTAs).
+        QCOMPARE(core::gemmShapeEfficiency(1, 4096, 4096, 1, 132, 90), 1.0 / 64 * 128 / 132);
+        // A100 (108 SMs, Ampere tiles): 1024 x 4096 output in 256 x 128 tiles = 128 CTAs: 2 waves of
+        // 108, 128 / 216; 128 x 64 tiles: 512 CTAs, 5 waves, 512 / 540 (the best).
+        QCOMPARE(core::gemmShapeEfficiency(1024, 4096, 4096, 1, 108, 80), 512.0 / 540);
+        // No SMs (TPU): no quantisation.
+        QCOMPARE(core::gemmShapeEfficiency(100, 100, 100, 1, 0, 0), 1.0);
+    }
+
+    void causalAttentionSkipsTheMaskedTiles()
+    {
+        // FlashAttention-2 §3.1.1: of nb x nb key/query blocks the causal kernel computes nb(nb+1)/2.
+        QCOMPARE(core::causalExecutedFraction(4096, 4096, true), 33.0 / 64); // nb = 32
+        QCOMPARE(core::causalExecutedFraction(128, 128, true), 1.0);         // one block: the diagonal
+        QCOMPARE(core::causalExecutedFraction(4096, 4096, false), 1.0);
+        // The plan shows both: executed FLOPs below the counted ones, per attention op.
+        const auto plan = core::estimate(test::scenario({"step_time.mode=predicted"}));
+        for (const auto& op : plan.ops)
+            if (op.kind == core::OpKind::Attention)
+                QCOMPARE(op.executedFlops, op.flops * 33.0 / 64);
+    }
+
+    void attentionKernelFollowsTheFramework()
+    {
+        // Megatron-Core runs Transformer Engine's cuDNN attention (FlashAttention-3 class) on Hopper,
+        // torchtitan SDPA's FlashAttention-2; on Ampere both are FlashAttention-2.
+        QCOMPARE(core::attentionEfficiency(core::AttentionKernel::Flash3, 90).forward, 0.62);
+        QCOMPARE(core::attentionEfficiency(core::AttentionKernel::Flash2, 90).forward, 0.33);
+        QCOMPARE(core::attentionEfficiency(core::AttentionKernel::Flash3, 80).forward, 0.70); // no FA3 on Ampere
+        const auto megatron = test::scenario({"step_time.framework=megatron"});
+        const auto titan = test::scenario({"step_time.framework=torchtitan"});
+        QCOMPARE(int(core::attentionKernelFor(megatron)), int(core::AttentionKernel::Flash3));
+        QCOMPARE(int(core::attentionKernelFor(titan)), int(core::AttentionKernel::Flash2));
+        const auto forced = test::scenario({"step_time.framework=torchtitan", "step_time.attention_kernel=flash3"});
+        QCOMPARE(int(core::attentionKernelFor(forced)), int(core::AttentionKernel::Flash3));
+    }
+
+    void collectivesPickNcclsFastestProtocol()
+    {
+        // 8 ranks on NVLink at 360 GB/s achieved. 1 MB: LL (bandwidth / 4, 10.18 µs latency) wins;
+        // 1 GB: Simple (full bandwidth, 56 µs latency) wins (NCCL src/graph/tuning.cc).
+        core::Link nvl;
+        nvl.ranks = 8;
+        nvl.busbw = 360e9;
+        nvl.nominal = 450e9;
+        const double vol1 = 2 * 7.0 / 8 * 1e6;
+        QCOMPARE(core::collectiveSeconds(core::Collective::AllReduce, 1e6, nvl), (3.6 + 14 * 0.47) * 1e-6 + vol1 / 90e9);
+        const double vol2 = 2 * 7.0 / 8 * 1e9;
+        QCOMPARE(core::collectiveSeconds(core::Collective::AllReduce, 1e9, nvl), (8.4 + 14 * 3.4) * 1e-6 + vol2 / 360e9);
+        // At the spec bound: nominal bandwidth, no latency.
+        QCOMPARE(core::collectiveSeconds(core::Collective::AllReduce, 1e9, nvl, true), vol2 / 450e9);
+        // All-gather: (n - 1) steps.
+        QCOMPARE(core::collectiveSeconds(core::Collective::AllGather, 1e9, nvl), (8.4 + 7 * 3.4) * 1e-6 + 7.0 / 8 * 1e9 / 360e9);
+        // 1,024 nodes of one rank: a ring pays 2 · 1023 network latencies; the tree log2(1024) = 10.
+        core::Link net;
+        net.ranks = 1024;
+        net.nodes = 1024;
+        net.crossesNodes = true;
+        net.busbw = 40e9;
+        net.nominal = 50e9;
+        const double small = core::collectiveSeconds(core::Collective::AllReduce, 4, net);
+        QCOMPARE(small, (4.4 + 2 * (0 * 0.52 + 10 * 5.0)) * 1e-6 + 2 * 1023.0 / 1024 * 4 / 10e9); // tree, LL
+        QVERIFY(small < 2 * 1023 * 2.7e-6);
+    }
+
+    void frameworksDecideWhatOverlaps()
+    {
+        // auto: torchtitan with FSDP, DeepSpeed with ZeRO-3, Megatron otherwise.
+        QCOMPARE(int(test::scenario({"parallel.zero=0", "parallel.fsdp=full"}).stepTime.framework),
+                 int(core::Framework::Torchtitan));
+        QCOMPARE(int(test::scenario({"parallel.zero=3"}).stepTime.framework), int(core::Framework::Deepspeed));
+        QCOMPARE(int(test::scenario({}).stepTime.framework), int(core::Framework::Megatron));
+        // DeepSpeed: overlap_comm false for ZeRO-1/2, true for ZeRO-3; an explicit value wins.
+        QVERIFY(!test::scenario({"step_time.framework=deepspeed", "parallel.zero=1"}).stepTime.overlapDp);
+        QVERIFY(test::scenario({"parallel.zero=3"}).stepTime.overlapDp);
+        QVERIFY(test::scenario({"step_time.framework=deepspeed", "parallel.zero=1", "step_time.overlap_dp=true"})
+                    .stepTime.overlapDp);
+        // ZeRO-3 with full recompute: DeepSpeed gathers the parameters three times per micro-batch
+        // (forward, recomputed forward, backward), FSDP2 twice. One micro-batch (global batch 64 on
+        // 64 GPUs): the difference is exactly one all-gather of the rank's bf16 parameters over the 64
+        // data-parallel ranks (8 per node: min(450, 8 x 50) x 0.8 = 320 GB/s).
+        const std::initializer_list<std::string> common = {"parallel.zero=3", "training.recompute=full",
+                                                           "training.global_batch=64", "step_time.mode=predicted"};
+        std::vector<std::string> ds(common), tt(common);
+        ds.push_back("step_time.framework=deepspeed");
+        tt.push_back("step_time.framework=torchtitan");
+        auto build = [](const std::vector<std::string>& sets) {
+            nlohmann::json doc = core::defaultScenarioJson();
+            core::Errors errors;
+            for (const auto& s : sets)
+                core::applySet(doc, s, errors);
+            return core::estimate(core::parseScenario(doc, core::builtinCatalog(), errors));
+        };
+        const auto pd = build(ds), pt = build(tt);
+        core::Link dp;
+        dp.ranks = 64;
+        dp.nodes = 8;
+        dp.crossesNodes = true;
+        dp.busbw = 320e9;
+        dp.nominal = 400e9;
+        const double gather = core::collectiveSeconds(core::Collective::AllGather, pd.params.total * 2, dp);
+        QVERIFY(std::fabs((pd.stepTime.dpCommTotal - pt.stepTime.dpCommTotal) / gather - 1) < 1e-9);
+    }
+
+    void torchtitanSelectiveIsOpLevel()
+    {
+        // torchtitan's selective checkpointing saves every matmul output but every second one and
+        // SDPA's, and recomputes the rest (parallelize.py _save_list): half the forward GEMMs plus
+        // every forward elementwise op, attention not. Megatron's selective recomputes the attention.
+        const auto titan = core::estimate(test::scenario({"parallel.zero=0", "parallel.fsdp=full", "training.recompute=selective",
+                                                          "step_time.mode=predicted"}));
+        double gemm = 0, elementwise = 0, attention = 0;
+        for (const auto& op : titan.ops) {
+            const std::string_view name = op.name;
+            if (op.pass != core::Pass::Forward || name.rfind("logits", 0) == 0 || name.rfind("cross_entropy", 0) == 0)
+                continue;
+            if (op.kind == core::OpKind::Gemm)
+                gemm += op.achievableSeconds;
+            else if (op.kind == core::OpKind::Attention)
+                attention += op.achievableSeconds;
+            else
+                elementwise += op.achievableSeconds;
+        }
+        const double m = double(titan.compute.accumulationSteps), L = 32;
+        QVERIFY(std::fabs(titan.stepTime.recompute / (m * L * (0.5 * gemm + elementwise)) - 1) < 1e-12);
+        // Hardware FLOPs: half of the 2 · P_layers forward matmul FLOPs per token again.
+        QVERIFY(std::fabs(titan.compute.hardwareFlops / ((titan.compute.flopsPerToken + titan.params.layers) * 2e12) - 1) < 1e-12);
+        (void)attention;
+        const auto megatron = core::estimate(test::scenario({"training.recompute=selective", "step_time.mode=predicted"}));
+        double core = 0; // Megatron's attention kernel (cuDNN, FlashAttention-3 class on Hopper)
+        for (const auto& op : megatron.ops)
+            if (op.pass == core::Pass::Forward && op.kind == core::OpKind::Attention)
+                core += op.achievableSeconds;
+        QVERIFY(std::fabs(megatron.stepTime.recompute / (m * L * core) - 1) < 1e-12);
+    }
+
+    void unevenPipelineStages()
+    {
+        // Llama 3.1 405B as Meta trained it: 126 layers on 16 stages, the first and last one layer
+        // short (Dubey et al. 2024 §3.3.2): 7 + 14 x 8 + 7.
+        const auto sc = test::scenario({"model.preset=llama-3.1-405b", "cluster.gpus=16384", "parallel.tp=8",
+                                              "parallel.pp=16", "parallel.first_stage_layers=7",
+                                              "parallel.last_stage_layers=7", "training.seq_len=8192",
+                                              "training.global_batch=2048", "step_time.mode=predicted"});
+        const auto layers = core::stageLayerCounts(sc.parallel, 126);
+        QCOMPARE(layers.size(), std::size_t(16));
+        QCOMPARE(layers.front(), 7.0);
+        QCOMPARE(layers[1], 8.0);
+        QCOMPARE(layers.back(), 7.0);
+        const auto plan = core::estimate(sc);
+        // Parameters per stage follow the layers: a middle stage holds 8/126 of the layer parameters.
+        const double perLayer = plan.params.layers / 126;
+        QVERIFY(std::fabs(plan.memory.perStage[1].params / (8 * perLayer / 8) - 1) < 1e-12);
+        double total = 0;
+        for (const auto& st : plan.memory.perStage)
+            total += st.params;
+        QVERIFY(std::fabs(total * 8 / plan.params.total - 1) < 1e-12);
+        // The step time: the slowest stage (8 layers) sets the pace, as if every stage held 8.
+        QVERIFY(plan.stepTime.valid);
+        const auto eight = core::estimate(test::scenario({"model.preset=llama-3.1-405b", "cluster.gpus=16384", "parallel.tp=8",
+                                                          "parallel.pp=16", "parallel.pipeline_layout=[8,8,8,8,8,8,8,8,8,8,8,8,8,8,8,6]",
+                                                          "training.seq_len=8192", "training.global_batch=2048",
+                                                          "step_time.mode=predicted"}));
+        QVERIFY(std::fabs(plan.stepTime.compute / eight.stepTime.compute - 1) < 1e-12);
+        // An explicit layout, and the errors that name the keys.
+        const auto explicitLayout = test::scenario({"model.preset=llama-2-7b", "parallel.pp=4", "cluster.gpus=64",
+                                                          "parallel.pipeline_layout=[7,9,9,7]"});
+        QCOMPARE(core::stageLayerCounts(explicitLayout.parallel, 32)[1], 9.0);
+        auto first = test::scenarioErrors({"model.preset=llama-3.1-405b", "parallel.pp=16", "cluster.gpus=128"});
+        QVERIFY(!first.empty());
+        QCOMPARE(first.front().field, std::string("parallel.pp"));
+        QVERIFY(first.front().allowed.find("first_stage_layers") != std::string::npos);
+        auto bad = test::scenarioErrors({"model.preset=llama-2-7b", "parallel.pp=4", "cluster.gpus=64",
+                                         "parallel.first_stage_layers=7", "parallel.last_stage_layers=8"});
+        QVERIFY(!bad.empty());
+        QCOMPARE(bad.front().field, std::string("parallel.first_stage_layers"));
+        auto layout = test::scenarioErrors({"model.preset=llama-2-7b", "parallel.pp=4", "cluster.gpus=64",
+                                            "parallel.pipeline_layout=[8,8,8]"});
+        QVERIFY(!layout.empty());
+        QCOMPARE(layout.front().field, std::string("parallel.pipeline_layout"));
+    }
+
+    void newKeysNameTheirRange()
+    {
+        QCOMPARE(test::scenarioErrors({"step_time.collective_efficiency=1.5"}).front().field,
+                 std::string("step_time.collective_efficiency"));
+        QCOMPARE(test::scenarioErrors({"step_time.save_every_steps=100"}).front().field, std::string("step_time.save_bandwidth"));
+        QCOMPARE(test::scenarioErrors({"step_time.overlap_dp=\"sometimes\""}).front().field, std::string("step_time.overlap_dp"));
+        QCOMPARE(test::scenarioErrors({"step_time.framework=jax"}).front().field, std::string("step_time.framework"));
+        // Checkpoint saves: each rank writes its weights and optimizer states (bf16-mixed, ZeRO-1 over
+        // 64: 2 + 8/64 bytes per parameter) at 2 GB/s every 100 steps.
+        const auto plan = core::estimate(test::scenario({"step_time.mode=predicted", "step_time.save_every_steps=100",
+                                                               "step_time.save_bandwidth=2e9"}));
+        const auto& m = plan.memory;
+        QVERIFY(std::fabs(plan.stepTime.checkpointSave / ((m.weights + m.masterWeights + m.optimizerStates) / 2e9 / 100) - 1) < 1e-12);
+    }
+
+    void catalogueAchievableFigures()
+    {
+        const auto& cat = core::builtinCatalog();
+        const auto* h100 = cat.gpu("h100-sxm");
+        QCOMPARE(h100->achievableMatmulFlops, 794.5e12); // MAMF
+        QCOMPARE(h100->achievableBandwidth, 2.97e12);    // BabelStream Triad
+        QVERIFY(h100->achievablePublished);
+        QCOMPARE(h100->smCount, 132);
+        // A GPU without a published figure gets the median ratio of those with one, and says so.
+        const auto* b200 = cat.gpu("b200");
+        QVERIFY(!b200->achievablePublished);
+        QVERIFY(b200->sourceAchievable.find("median") != std::string::npos);
+        std::vector<double> ratios;
+        for (const auto& g : cat.gpus)
+            if (g.achievablePublished || g.sourceAchievable.find("matmul not published") == std::string::npos)
+                if (g.peak(core::PeakColumn::Bf16) > 0 && g.sourceAchievable.find("matmul not published") == std::string::npos)
+                    ratios.push_back(g.achievableMatmulFlops / g.peak(core::PeakColumn::Bf16));
+        std::sort(ratios.begin(), ratios.end());
+        const double median = ratios.size() % 2 ? ratios[ratios.size() / 2]
+                                                : 0.5 * (ratios[ratios.size() / 2 - 1] + ratios[ratios.size() / 2]);
+        QVERIFY(std::fabs(b200->achievableMatmulFlops / b200->peak(core::PeakColumn::Bf16) / median - 1) < 1e-12);
+        // The plan: spec peak for MFU, achievable beside it.
+        const auto plan = core::estimate(test::scenario({}));
+        QCOMPARE(plan.hardware.peakFlops, 989.5e12);
+        QCOMPARE(plan.hardware.achievableFlops, 989.5e12 * (794.5e12 / 989.5e12));
+    }
+
+    void validationSetIsCitedAndRatcheted()
+    {
+        const auto& cases = core::builtinValidationSet();
+        QVERIFY(cases.size() >= 15);
+        const auto results = core::runValidation(cases);
+        const auto s = core::summarize(results);
+        for (const auto& r : results) {
+            QVERIFY2(r.failure.empty(), (r.c->id + ": " + r.failure).c_str());
+            QVERIFY2(!r.c->url.empty() && !r.c->source.empty(), r.c->id.c_str());
+            QVERIFY2(r.mfu <= r.mfuCeiling * (1 + 1e-9), r.c->id.c_str());
+        }
+        QVERIFY(s.sources >= 4);
+        // The ratchet: a change may not make the median or the maximum |error| worse without updating
+        // tests/data/validation-baseline.json in the same commit, with the reason.
+        std::ifstream in(std::string(NAPKIN_TEST_DATA) + "/validation-baseline.json");
+        const auto base = nlohmann::json::parse(in);
+        QVERIFY(s.n >= base["n"].get<int>());
+        QVERIFY2(s.medianAbsError <= base["median_abs_error"].get<double>() + 1e-9,
+                 qPrintable(QString::number(s.medianAbsError)));
+        QVERIFY2(s.maxAbsError <= base["max_abs_error"].get<double>() + 1e-9, qPrintable(QString::number(s.maxAbsError)));
+        // The JSON the CLI prints (napkin.validate/1).
+        const auto j = core::validationToJson(results, s);
+        QCOMPARE(j["schema"].get<std::string>(), std::string("napkin.validate/1"));
+        QCOMPARE(j["cases"].size(), cases.size());
+        QCOMPARE(j["summary"]["n"].get<int>(), s.n);
+        QVERIFY(core::validationToText(results, s).find("median |error|") != std::string::npos);
+        // A hostile set: unknown key, FLOP metric without a convention.
+        core::Errors errors;
+        core::loadValidationSet(R"({"schema":"napkin.validation-set/1","cases":[{"id":"x","source":"s","source_group":"g",
+            "url":"u","metric":"mfu","published":0.4,"scenario":{},"colour":1}]})", errors);
+        QCOMPARE(errors.size(), std::size_t(2));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestAchievable)
+#include "tst_achievable.moc"
