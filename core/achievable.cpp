@@ -107,13 +107,13 @@ void applyAchievable(RooflineOp& op, const RateModel& r)
             wave = blocks / (std::ceil(blocks / double(r.sms)) * double(r.sms));
         }
         // Attention's matmuls cannot beat the GPU's achievable GEMM rate.
-        const double rate = std::min(r.peak * kernel, r.gemm > 0 ? r.gemm : r.peak) * wave;
+        const double rate = std::min(r.peak * kernel * r.clock, r.gemm > 0 ? r.gemm : r.peak) * wave;
         compute = rate > 0 ? op.executedFlops / rate : 0;
         op.efficiencySource = r.attention.source;
         break;
     }
     case OpKind::Elementwise:
-        compute = r.vector > 0 ? op.flops / r.vector : 0;
+        compute = r.vector > 0 ? op.flops / (r.vector * r.clock) : 0;
         op.efficiencySource = r.bandwidthSource;
         break;
     }
@@ -144,7 +144,9 @@ void resolveHardwareRates(HardwareSummary& hw, const GpuSpec& gpu, DType compute
     // Achievable: the catalogue's matmul figure (bf16) at the same share of this dtype's peak.
     const GpuSpec& cat = spec ? *spec : gpu;
     const double catBf16 = cat.peak(PeakColumn::Bf16) > 0 ? cat.peak(PeakColumn::Bf16) : cat.peak(PeakColumn::Fp16);
-    const double share = catBf16 > 0 && cat.achievableMatmulFlops > 0 ? cat.achievableMatmulFlops / catBf16 : 1.0;
+    double share = catBf16 > 0 && cat.achievableMatmulFlops > 0 ? cat.achievableMatmulFlops / catBf16 : 1.0;
+    if (col == PeakColumn::Fp16 && cat.achievableMatmulFp16Flops > 0 && cat.peak(PeakColumn::Fp16) > 0)
+        share = cat.achievableMatmulFp16Flops / cat.peak(PeakColumn::Fp16); // fp16 published on its own
     hw.achievableFlops = (col == PeakColumn::Fp32 ? 1.0 : std::min(1.0, share)) * hw.peakFlops;
     hw.achievableBandwidth = cat.achievableBandwidth > 0 ? std::min(cat.achievableBandwidth, hw.bandwidth) : hw.bandwidth;
     if (cal) {
@@ -153,6 +155,17 @@ void resolveHardwareRates(HardwareSummary& hw, const GpuSpec& gpu, DType compute
         if (cal->bandwidthMeasured())
             hw.achievableBandwidth = gpu.bandwidthBytesPerSecond;
     }
+}
+
+void applyPowerLimit(HardwareSummary& hw, const GpuSpec& gpu, DType compute, double limit)
+{
+    if (!(limit > 0) || !(hw.tdpWatts > 0) || limit >= hw.tdpWatts)
+        return;
+    hw.powerLimitWatts = limit;
+    hw.clockFactor = std::cbrt(limit / hw.tdpWatts);
+    const bool measured = gpu.calibration && gpu.calibration->peakMeasured(info(compute).peak);
+    if (!measured)
+        hw.achievableFlops *= hw.clockFactor;
 }
 
 RateModel rateModel(const Scenario& sc, const HardwareSummary& hw)
@@ -164,6 +177,7 @@ RateModel rateModel(const Scenario& sc, const HardwareSummary& hw)
     r.vector = hw.vectorFlops > 0 ? hw.vectorFlops : hw.peakFlops;
     r.bandwidth = hw.achievableBandwidth > 0 ? hw.achievableBandwidth : hw.bandwidth;
     r.specBandwidth = hw.bandwidth;
+    r.clock = hw.clockFactor > 0 ? hw.clockFactor : 1.0;
     r.sms = gpu.smCount;
     r.computeCapability = gpu.computeCapability;
     if (gpu.calibration) {

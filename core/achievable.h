@@ -11,7 +11,8 @@
 //               eff_kernel: the kernel's published fraction of the dense peak (forward, backward).
 //   elementwise t = max(F / C_vector, Q / beta_ach), beta_ach a STREAM-class bandwidth.
 //
-// Not modelled: split-K heuristics beyond "fill the SMs", L2 reuse across kernels, clock throttling.
+// Power: cluster.power_limit below the TDP lowers the sustained clock as (limit / TDP)^(1/3).
+// Not modelled: split-K heuristics beyond "fill the SMs", L2 reuse across kernels, thermal throttling.
 
 #include "plan.h"
 
@@ -36,6 +37,7 @@ struct RateModel {
     double vector = 0;      // non-tensor FLOP/s
     double bandwidth = 0;   // achievable HBM bytes/s
     double specBandwidth = 0;
+    double clock = 1;       // sustained clock under cluster.power_limit / at TDP (tensor and vector units)
     int sms = 0;            // 0: no wave quantisation (not an SM-based device)
     int computeCapability = 0;
     AttentionEfficiency attention;
@@ -67,6 +69,11 @@ struct Scenario;
 // are against the spec, as the industry reports them); hardware.achievable_* are the profile's
 // measurements where it has them, else the catalogue's published achievable figures.
 void resolveHardwareRates(HardwareSummary& hw, const GpuSpec& gpu, DType compute);
+
+// A board power limit below the TDP: hw.clockFactor = (limit / TDP)^(1/3) (dynamic power ~ f·V², V ~
+// f), applied to the achievable GEMM rate unless a calibration profile measured it (the probe ran
+// at whatever limit the board had).
+void applyPowerLimit(HardwareSummary& hw, const GpuSpec& gpu, DType compute, double powerLimitWatts);
 
 // The rate model of a scenario's hardware (achievable rates, SMs, the attention kernel it runs).
 RateModel rateModel(const Scenario& scenario, const HardwareSummary& hw);

@@ -111,6 +111,7 @@ void readAchievable(ObjectReader& parent, GpuSpec& g, Errors& errors)
         return x->get<double>();
     };
     g.achievableMatmulFlops = positiveOrNull("matmul_bf16_flops_per_second");
+    g.achievableMatmulFp16Flops = positiveOrNull("matmul_fp16_flops_per_second");
     g.achievableBandwidth = positiveOrNull("bandwidth_bytes_per_second");
     g.sourceAchievable = r.string("source", true).value_or("");
     r.finish();

@@ -38,6 +38,7 @@ struct GpuSpec {
     // model. Where none is published, loadGpus fills in the median achieved/spec ratio of the GPUs
     // that publish one, and says so in sourceAchievable. core/achievable.h.
     double achievableMatmulFlops = 0;
+    double achievableMatmulFp16Flops = 0; // fp16 where published separately (0: the bf16 share applies)
     double achievableBandwidth = 0;
     std::string sourceAchievable;
     bool achievablePublished = false; // false: the median-ratio fallback

@@ -118,11 +118,18 @@ void estimateHardware(const Scenario& sc, Plan& p)
     hw.ridge = hw.bandwidth > 0 ? hw.peakFlops / hw.bandwidth : 0;
     hw.memoryBytes = gpu.memoryBytes;
     hw.tdpWatts = gpu.tdpWatts;
+    applyPowerLimit(hw, gpu, pr.compute, sc.cluster.powerLimitWatts);
     derive(p, "hardware.peak_flops", "{C}", hw.peakFlops, "FLOP/s", kSourceGpu, {{"C", hw.peakFlops}});
     derive(p, "hardware.achievable_flops", "{C_ach}", hw.achievableFlops, "FLOP/s", kSourceGpuAchievable,
            {{"C_ach", hw.achievableFlops}});
     derive(p, "hardware.achievable_bandwidth", "{beta_ach}", hw.achievableBandwidth, "B/s", kSourceGpuAchievableBandwidth,
            {{"beta_ach", hw.achievableBandwidth}});
+    if (hw.powerLimitWatts > 0)
+        derive(p, "hardware.clock_factor", "({P_cap} / {P_tdp})^(1/3)", hw.clockFactor, "",
+               "dynamic power P = C·V²·f with V rising linearly with f over the DVFS range, so the clock a power cap "
+               "sustains falls as P^(1/3) (static power ignored: an upper bound on the clock); scales the achievable "
+               "tensor and vector rates, not HBM bandwidth (the memory clock is not capped)",
+               {{"P_cap", hw.powerLimitWatts}, {"P_tdp", hw.tdpWatts}});
     derive(p, "hardware.ridge", "{C} / {beta}", hw.ridge, "FLOP/byte",
            "CS336 lecture 2: accelerator intensity = peak FLOP/s / memory bandwidth",
            {{"C", hw.peakFlops}, {"beta", hw.bandwidth}});

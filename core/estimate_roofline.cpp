@@ -37,14 +37,24 @@ void estimateRoofline(const Scenario& sc, Plan& p)
         return;
     }
     // One rank's share: its tensor-parallel shard of the matrices, s / cp queries against all s keys.
-    appendLayerOps(p.ops, tensorParallelShard(shape, int(tp)), s / double(cp), b, e, ew, eg, tr.flashAttention, hw, s);
+    LayerOpOptions options;
+    options.flash = tr.flashAttention;
+    options.fusion = sc.stepTime.kernelFusion == KernelFusion::Eager ? KernelFusion::Eager : KernelFusion::Fused;
+    options.loss = lossKernelFor(sc.stepTime.framework);
+    appendLayerOps(p.ops, tensorParallelShard(shape, int(tp)), s / double(cp), b, e, ew, eg, options, hw, s);
     if (par.sequenceParallel && tp > 1) {
         // Sequence parallelism splits the norms, residuals and dropouts over the TP ranks
         // (Korthikanti et al. 2022 §4.2.2).
         for (auto& op : p.ops) {
             const std::string_view name = op.name;
             if (name.rfind("norm_", 0) == 0 || name.rfind("residual_", 0) == 0)
+            {
+                const double kernels = op.kernels;
+                const char* impl = op.implementation;
                 op = makeOp(op.name, op.pass, op.unit, {op.flops / double(tp), op.bytes / double(tp)}, hw, op.count);
+                op.kernels = kernels;
+                op.implementation = impl;
+            }
         }
     }
     // Roofline bound on MFU: model FLOPs of one micro-batch over the ideal time of its ops.

@@ -247,6 +247,10 @@ nlohmann::json planToJson(const Plan& p)
                      {"achievable_flops_source", h.achievableFlopsSource()},
                      {"achievable_bandwidth", h.achievableBandwidth},
                      {"achievable_bandwidth_source", h.achievableBandwidthSource()}};
+    if (h.powerLimitWatts > 0) {
+        j["hardware"]["power_limit_watts"] = h.powerLimitWatts;
+        j["hardware"]["clock_factor"] = h.clockFactor;
+    }
     if (h.gpu->calibration)
         j["hardware"]["calibration"] = calibrationToJson(*h.gpu->calibration);
     json ops = json::array();
@@ -266,6 +270,8 @@ nlohmann::json planToJson(const Plan& p)
                        {"achievable_seconds", op.achievableSeconds},
                        {"efficiency", op.efficiency},
                        {"efficiency_source", op.efficiencySource},
+                       {"kernels", op.kernels},
+                       {"implementation", op.implementation},
                        {"count", op.count}});
     j["roofline"] = {{"ridge", h.ridge}, {"ops", ops}};
     json ders = json::array();

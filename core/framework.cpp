@@ -27,6 +27,7 @@ FrameworkRules frameworkRules(Framework f)
         r.reduceScatterEveryMicroBatch = true;
         r.selectiveIsOpLevel = true;
         r.hopperAttention = AttentionKernel::Flash2;
+        r.fusion = KernelFusion::Eager; // training.compile defaults to false (train_configs/*.toml)
         r.source = "Liang et al. 2024 (TorchTitan, arXiv 2410.06511) §2: FSDP2 all-gathers per forward and "
                    "backward, reduce-scatters per backward, implicit prefetch; async TP opt-in; SDPA attention";
         break;
@@ -60,6 +61,8 @@ void resolveFramework(Scenario& sc)
         st.overlapDp = st.framework == Framework::Deepspeed ? effectiveZeroStage(sc) >= 3 : rules.overlapDp;
     if (st.overlapTpAuto)
         st.overlapTp = rules.overlapTp;
+    if (st.kernelFusionAuto || st.kernelFusion == KernelFusion::Auto)
+        st.kernelFusion = rules.fusion;
 }
 
 AttentionKernel attentionKernelFor(const Scenario& sc)

@@ -7,7 +7,9 @@
 //              overlaps the backward, the parameter all-gather the next forward; tensor-parallel
 //              collectives are exposed (--tp-comm-overlap is opt-in, Transformer Engine userbuffers);
 //              attention through Transformer Engine's cuDNN fused kernels (FlashAttention-3 class on
-//              Hopper). Full recompute repeats the forward's TP collectives.
+//              Hopper). Full recompute repeats the forward's TP collectives. Elementwise ops fused
+//              (Apex/TE LayerNorm and RMSNorm, bias-GeLU, bias-dropout-add, SwiGLU, RoPE kernels);
+//              the loss is its vocab-parallel cross-entropy on fp32 logits (core/kernels.h).
 //   torchtitan torchtitan 0.1 / PyTorch FSDP2 (Liang et al. 2024, arXiv 2410.06511): parameters are
 //              all-gathered for the forward and again for the backward (reshard_after_forward), and
 //              gradients reduce-scattered, every micro-batch; implicit prefetching overlaps each
@@ -16,10 +18,13 @@
 //              through PyTorch SDPA (FlashAttention-2 kernels). Selective activation checkpointing
 //              is its op-level policy (torchtitan parallelize.py `_save_list`: matmuls and SDPA
 //              saved, "except every second mm"): half the forward matmuls and every elementwise op
-//              are recomputed.
+//              are recomputed. Eager PyTorch unless torch.compile is on (kernel_fusion = fused):
+//              the model code's RMSNorm, RoPE, SwiGLU and repeat_kv run op by op; the loss is
+//              F.cross_entropy on fp32 logits (torchtitan train.py at 9dec370, 2024-12-26).
 //   deepspeed  DeepSpeed 0.14 ZeRO (deepspeed/runtime/zero/config.py): overlap_comm defaults to
 //              false for stages 1-2 and to true for stage 3; stage 3 gathers parameters for the
-//              forward, the backward and again for a recomputed forward; FlashAttention-2 kernels.
+//              forward, the backward and again for a recomputed forward; FlashAttention-2 kernels;
+//              Megatron-DeepSpeed's fused elementwise kernels.
 //
 // `auto` picks torchtitan when parallel.fsdp is set, deepspeed when parallel.zero is 3, else megatron.
 
@@ -41,6 +46,7 @@ struct FrameworkRules {
     // the rest: half the forward GEMMs and every elementwise op.
     bool selectiveIsOpLevel = false;
     AttentionKernel hopperAttention = AttentionKernel::Flash2;
+    KernelFusion fusion = KernelFusion::Fused; // how the framework runs elementwise ops by default
     const char* source = "";
 };
 

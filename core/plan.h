@@ -150,6 +150,10 @@ struct HardwareSummary {
     double ridge = 0;        // peakFlops / bandwidth
     double memoryBytes = 0;
     double tdpWatts = 0;
+    // cluster.power_limit below the TDP: the sustained SM clock falls as the cube root of the power
+    // (core/achievable.h). 1 without a cap.
+    double powerLimitWatts = 0;
+    double clockFactor = 1;
 
     const std::string& id() const { return gpu->id; }
     const std::string& name() const { return gpu->name; }
@@ -181,6 +185,8 @@ struct RooflineOp {
     double timeSeconds = 0; // max(F / C, Q / beta)
     Bound bound = Bound::Memory;
     double count = 1;   // times per step on this GPU's micro-batch (layers)
+    double kernels = 1; // kernel launches it takes (eager frameworks split an op into several)
+    const char* implementation = ""; // the kernels it runs (core/kernels.h); "" for one plain kernel
     // Shape: a GEMM's M, N, K over `batch` independent products; attention: queries (m) and keys
     // (n) per head, head dimension (k), batch · heads (batch), causal masking.
     OpKind kind = OpKind::Elementwise;

@@ -47,8 +47,9 @@ TransformerShape tensorParallelShard(const TransformerShape& m, int t)
 }
 
 void appendLayerOps(std::vector<RooflineOp>& ops, const TransformerShape& m, double s, double b, double e, double w,
-                    double g, bool flash, const HardwareSummary& hw, double keyLen)
+                    double g, const LayerOpOptions& opt, const HardwareSummary& hw, double keyLen)
 {
+    const bool flash = opt.flash;
     const double n = s * b, h = double(m.dModel), a = double(m.heads), hd = double(m.headDim);
     const double qd = a * hd, kvd = double(m.kvHeads) * hd, f = double(m.ffn), V = double(m.vocab);
     const double L = double(m.layers);
@@ -57,13 +58,37 @@ void appendLayerOps(std::vector<RooflineOp>& ops, const TransformerShape& m, dou
     const double scores = b * a * s * keys;
     const bool swiglu = m.ffnKind == FfnKind::Swiglu;
     const double upWidth = swiglu ? 2 * f : f;
+    const bool eager = opt.fusion == KernelFusion::Eager;
     // Norm FLOPs per element: LayerNorm 9 forward / 14 backward (Calculon, layers.py LayerNorm);
     // RMSNorm skips the mean: 5 / 8 here.
     const bool ln = m.norm == NormKind::LayerNorm;
     const double normF = ln ? 9 : 5, normB = ln ? 14 : 8;
 
-    auto fwd = [&](const char* name, OpUnit u, OpCost c, double count) { ops.push_back(makeOp(name, Pass::Forward, u, c, hw, count)); };
-    auto bwd = [&](const char* name, OpUnit u, OpCost c, double count) { ops.push_back(makeOp(name, Pass::Backward, u, c, hw, count)); };
+    auto add = [&](const char* name, Pass pass, OpUnit u, OpCost c, double count, double kernels = 1, const char* impl = "") {
+        ops.push_back(makeOp(name, pass, u, c, hw, count));
+        ops.back().kernels = kernels;
+        ops.back().implementation = impl;
+    };
+    auto fwd = [&](const char* name, OpUnit u, OpCost c, double count) { add(name, Pass::Forward, u, c, count); };
+    auto bwd = [&](const char* name, OpUnit u, OpCost c, double count) { add(name, Pass::Backward, u, c, count); };
+    // A per-element kernel cost (core/kernels.h) over `elems` elements, plus fixed bytes.
+    auto kernel = [&](const char* name, Pass pass, const KernelCost& k, double elems, double extraBytes = 0) {
+        add(name, pass, OpUnit::Vector, {k.flops * elems, k.bytes * elems + extraBytes}, L, k.kernels, k.impl);
+    };
+    // Norms: LayerNorm is one ATen kernel each way in every framework; RMSNorm depends on fusion.
+    auto norm = [&](const char* name, Pass pass) {
+        const bool f0 = pass == Pass::Forward;
+        if (ln || m.norm == NormKind::NonParametric)
+            add(name, pass, OpUnit::Vector, {(f0 ? normF : normB) * n * h, (f0 ? 2 : 3) * e * n * h + (f0 ? w : g) * h}, L);
+        else
+            kernel(name, pass, rmsNormCost(opt.fusion, pass, e), n * h, (f0 ? w : g) * h);
+    };
+    // Residual add (read x and the branch, write the sum), with the hidden dropout before it.
+    auto residual = [&](const char* name, Pass pass) {
+        const KernelCost d = m.dropout ? hiddenDropoutExtra(opt.fusion, pass, e) : KernelCost{0, 0, 0, ""};
+        add(name, pass, OpUnit::Vector, {(1 + d.flops) * n * h, (3 * e + d.bytes) * n * h}, L, 1 + d.kernels,
+            m.dropout ? d.impl : "");
+    };
     // A GEMM Y[M x N] = X[M x K] W[K x N] in the forward pass; dX = dY W^T and dW = X^T dY backward,
     // each 2MKN (CS336 lecture 2: forward + two backward matmuls = 6 M P).
     struct Gemm {
@@ -99,63 +124,90 @@ void appendLayerOps(std::vector<RooflineOp>& ops, const TransformerShape& m, dou
                   swiglu ? "mlp_gate_up.wgrad" : "mlp_up.wgrad", n, h, upWidth, L};
     const Gemm down{"mlp_down", "mlp_down.dgrad", "mlp_down.wgrad", n, f, h, L};
     const Gemm logits{"logits", "logits.dgrad", "logits.wgrad", n, h, V, 1};
+    const bool rope = m.positions == PositionKind::Rotary;
+    // Eager GQA repeats K and V to every query head before SDPA (torchtitan repeat_kv: expand +
+    // reshape copies); fused kernels read the shared heads directly.
+    const bool repeatKv = eager && m.kvHeads < m.heads;
+    const KernelCost lossF = lossCost(opt.loss, Pass::Forward, e), lossB = lossCost(opt.loss, Pass::Backward, e);
 
     // Forward, in execution order.
-    fwd("norm_attn", OpUnit::Vector, {normF * n * h, 2 * e * n * h + w * h}, L);
+    norm("norm_attn", Pass::Forward);
     gemmFwd(qkv);
+    if (m.qkNorm) // OLMo 2: RMSNorm over q and k
+        kernel("qk_norm", Pass::Forward, rmsNormCost(opt.fusion, Pass::Forward, e), n * (qd + kvd));
+    if (rope) // rotary embedding of q and k (Su et al. 2021)
+        kernel("rope", Pass::Forward, ropeCost(opt.fusion, Pass::Forward, e), n * (qd + kvd));
+    if (repeatKv)
+        add("repeat_kv", Pass::Forward, OpUnit::Vector, {0, 2 * e * nk * (kvd + qd)}, L, 2, "eager repeat_kv: K and V copied to every query head");
+    const double kvRead = repeatKv ? qd : kvd; // K and V columns attention reads
     if (flash) {
         // FlashAttention: QK^T and PV (2 x 2 b a s² hd) plus ~5 softmax ops per score, scores kept
-        // on chip: reads Q, K, V and writes O once (Dao et al. 2022). No causal halving.
-        fwd("attention_flash", OpUnit::Tensor, {4 * scores * hd + 5 * scores, e * (2 * n * qd + 2 * nk * kvd)}, L);
+        // on chip: reads Q, K, V and writes O once (Dao et al. 2022). No causal halving. Dropout,
+        // if any, is drawn inside the kernel.
+        fwd("attention_flash", OpUnit::Tensor, {4 * scores * hd + 5 * scores, e * (2 * n * qd + 2 * nk * kvRead)}, L);
         shape(OpKind::Attention, s, keys, hd, b * a, true);
     } else {
         // Unfused attention: batched GEMMs over b · a heads; every score is computed (no skipping).
-        fwd("scores_qk", OpUnit::Tensor, {2 * scores * hd, e * (n * qd + nk * kvd) + e * scores}, L);
+        fwd("scores_qk", OpUnit::Tensor, {2 * scores * hd, e * (n * qd + nk * kvRead) + e * scores}, L);
         shape(OpKind::Gemm, s, keys, hd, b * a);
         fwd("softmax", OpUnit::Vector, {5 * scores, 2 * e * scores}, L);
-        fwd("scores_v", OpUnit::Tensor, {2 * scores * hd, e * scores + e * nk * kvd + e * n * qd}, L);
+        if (m.dropout) {
+            const KernelCost d = attentionDropoutCost(Pass::Forward, e);
+            add("attn_dropout", Pass::Forward, OpUnit::Vector, {d.flops * scores, d.bytes * scores}, L, d.kernels, d.impl);
+        }
+        fwd("scores_v", OpUnit::Tensor, {2 * scores * hd, e * scores + e * nk * kvRead + e * n * qd}, L);
         shape(OpKind::Gemm, s, hd, keys, b * a);
     }
     gemmFwd(out);
-    fwd("residual_attn", OpUnit::Vector, {n * h, 3 * e * n * h}, L);
-    fwd("norm_mlp", OpUnit::Vector, {normF * n * h, 2 * e * n * h + w * h}, L);
+    residual("residual_attn", Pass::Forward);
+    norm("norm_mlp", Pass::Forward);
     gemmFwd(up);
     if (swiglu)
-        fwd("silu_mul", OpUnit::Vector, {5 * n * f, 3 * e * n * f}, L);
+        kernel("silu_mul", Pass::Forward, swigluCost(opt.fusion, Pass::Forward, e), n * f);
     else
         fwd("gelu", OpUnit::Vector, {20 * n * f, 2 * e * n * f}, L); // CS336: ~20 ops per value (illustrative)
     gemmFwd(down);
-    fwd("residual_mlp", OpUnit::Vector, {n * h, 3 * e * n * h}, L);
+    residual("residual_mlp", Pass::Forward);
     gemmFwd(logits);
-    fwd("cross_entropy", OpUnit::Vector, {5 * n * V, e * n * V + 4 * n}, 1);
+    add("cross_entropy", Pass::Forward, OpUnit::Vector, {lossF.flops * n * V, lossF.bytes * n * V}, 1, lossF.kernels, lossF.impl);
 
     // Backward, in execution order.
-    bwd("cross_entropy.bwd", OpUnit::Vector, {3 * n * V, 2 * e * n * V}, 1);
+    add("cross_entropy.bwd", Pass::Backward, OpUnit::Vector, {lossB.flops * n * V, lossB.bytes * n * V}, 1, lossB.kernels, lossB.impl);
     gemmBwd(logits);
-    bwd("residual_mlp.bwd", OpUnit::Vector, {n * h, 3 * e * n * h}, L);
+    residual("residual_mlp.bwd", Pass::Backward);
     gemmBwd(down);
     if (swiglu)
-        bwd("silu_mul.bwd", OpUnit::Vector, {8 * n * f, 5 * e * n * f}, L);
+        kernel("silu_mul.bwd", Pass::Backward, swigluCost(opt.fusion, Pass::Backward, e), n * f);
     else
         bwd("gelu.bwd", OpUnit::Vector, {20 * n * f, 3 * e * n * f}, L);
     gemmBwd(up);
-    bwd("norm_mlp.bwd", OpUnit::Vector, {normB * n * h, 3 * e * n * h + g * h}, L);
-    bwd("residual_attn.bwd", OpUnit::Vector, {n * h, 3 * e * n * h}, L);
+    norm("norm_mlp.bwd", Pass::Backward);
+    residual("residual_attn.bwd", Pass::Backward);
     gemmBwd(out);
     if (flash) {
         // FlashAttention-2 backward: 5 matmuls against the forward's 2 (2.5x), recomputing P on chip;
         // reads Q, K, V, O, dO and writes dQ, dK, dV.
-        bwd("attention_flash.bwd", OpUnit::Tensor, {10 * scores * hd + 8 * scores, e * (4 * n * qd + 4 * nk * kvd)}, L);
+        bwd("attention_flash.bwd", OpUnit::Tensor, {10 * scores * hd + 8 * scores, e * (4 * n * qd + 4 * nk * kvRead)}, L);
         shape(OpKind::Attention, s, keys, hd, b * a, true);
     } else {
-        bwd("scores_v.bwd", OpUnit::Tensor, {4 * scores * hd, e * n * qd + 2 * e * nk * kvd + 2 * e * scores}, L);
+        bwd("scores_v.bwd", OpUnit::Tensor, {4 * scores * hd, e * n * qd + 2 * e * nk * kvRead + 2 * e * scores}, L);
         shape(OpKind::Gemm, s, hd, keys, b * a);
+        if (m.dropout) {
+            const KernelCost d = attentionDropoutCost(Pass::Backward, e);
+            add("attn_dropout.bwd", Pass::Backward, OpUnit::Vector, {d.flops * scores, d.bytes * scores}, L, d.kernels, d.impl);
+        }
         bwd("softmax.bwd", OpUnit::Vector, {3 * scores, 3 * e * scores}, L);
-        bwd("scores_qk.bwd", OpUnit::Tensor, {4 * scores * hd, e * scores + 2 * e * (n * qd + nk * kvd)}, L);
+        bwd("scores_qk.bwd", OpUnit::Tensor, {4 * scores * hd, e * scores + 2 * e * (n * qd + nk * kvRead)}, L);
         shape(OpKind::Gemm, s, keys, hd, b * a);
     }
+    if (repeatKv) // the repeated heads' gradients summed back
+        add("repeat_kv.bwd", Pass::Backward, OpUnit::Vector, {2 * nk * qd, 2 * e * nk * (kvd + qd)}, L, 2, "sum over the repeated heads");
+    if (rope)
+        kernel("rope.bwd", Pass::Backward, ropeCost(opt.fusion, Pass::Backward, e), n * (qd + kvd));
+    if (m.qkNorm)
+        kernel("qk_norm.bwd", Pass::Backward, rmsNormCost(opt.fusion, Pass::Backward, e), n * (qd + kvd));
     gemmBwd(qkv);
-    bwd("norm_attn.bwd", OpUnit::Vector, {normB * n * h, 3 * e * n * h + g * h}, L);
+    norm("norm_attn.bwd", Pass::Backward);
 }
 
 } // namespace napkin::core

@@ -2,6 +2,7 @@
 // Arithmetic intensity and the roofline: t >= max(F / C, Q / beta), I = F / Q, ridge I* = C / beta
 // (Williams, Waterman & Patterson 2009; CS336 lecture 2).
 
+#include "kernels.h"
 #include "plan.h"
 
 namespace napkin::core {
@@ -20,12 +21,20 @@ OpCost matvecCost(double n, double e); // n(2n - 1) FLOPs; e(n² + 2n) bytes
 
 RooflineOp makeOp(const char* name, Pass pass, OpUnit unit, OpCost cost, const HardwareSummary& hw, double count = 1);
 
+// How a layer's ops run: FlashAttention or unfused attention, the framework's elementwise kernels
+// (core/kernels.h) and its loss.
+struct LayerOpOptions {
+    bool flash = true;
+    KernelFusion fusion = KernelFusion::Fused;
+    LossKernel loss = LossKernel::MegatronVocabParallel;
+};
+
 // One transformer layer at micro-batch b and sequence s, forward then backward, then the logits
 // and loss (count 1). eAct: activation bytes; eW: weight bytes; eG: gradient bytes.
 // keyLen: keys each query attends to (context parallelism: s / cp queries against all s keys);
 // 0 means s. For a tensor-parallel rank pass the rank's shard (tensorParallelShard).
 void appendLayerOps(std::vector<RooflineOp>& ops, const TransformerShape& m, double s, double b, double eAct,
-                    double eW, double eG, bool flash, const HardwareSummary& hw, double keyLen = 0);
+                    double eW, double eG, const LayerOpOptions& options, const HardwareSummary& hw, double keyLen = 0);
 
 // One tensor-parallel rank's share of a layer (Shoeybi et al. 2019, Megatron-LM §3): attention heads,
 // KV heads (at least one: replicated when kv_heads < t), the MLP width and the vocabulary split t ways.

@@ -114,6 +114,16 @@ const char* toString(AttentionKernelChoice k)
     return "";
 }
 
+const char* toString(KernelFusion k)
+{
+    switch (k) {
+    case KernelFusion::Auto: return "auto";
+    case KernelFusion::Fused: return "fused";
+    case KernelFusion::Eager: return "eager";
+    }
+    return "";
+}
+
 const char* toString(FlopsConvention f)
 {
     switch (f) {
@@ -468,6 +478,16 @@ void readCluster(const nlohmann::json& node, const Catalog& catalog, Scenario& s
     c.gpus = r.integer("gpus", 1, kMaxGpus, true).value_or(0);
     c.mfu = r.number("mfu", 0, 1, true, true).value_or(0);
     c.pricePerGpuHour = r.number("price_per_gpu_hour", 0, 10000, true).value_or(0);
+    // A board power limit below the TDP lowers the sustained clock (core/achievable.h). The GPU's
+    // TDP is its maximum limit: no cap above it.
+    if (const auto* pl = r.child("power_limit"); pl && !pl->is_null()) {
+        const double tdp = sc.gpu ? sc.gpu->tdpWatts : 0;
+        if (tdp > 0)
+            c.powerLimitWatts = r.number("power_limit", 50, tdp).value_or(0);
+        else
+            r.error("power_limit", shortDump(*pl), "needs a GPU with a published TDP",
+                    "leave it out for " + (sc.gpu ? sc.gpu->name : std::string("this GPU")));
+    }
     r.finish();
 }
 
@@ -611,6 +631,10 @@ Scenario parseScenario(const nlohmann::json& doc, const Catalog& catalog, Errors
                                                                                  {"flash2", AttentionKernelChoice::Flash2},
                                                                                  {"flash3", AttentionKernelChoice::Flash3}})
                                  .value_or(AttentionKernelChoice::Auto);
+        st.kernelFusion = r.choice<KernelFusion>("kernel_fusion", {{"auto", KernelFusion::Auto}, {"fused", KernelFusion::Fused},
+                                                                   {"eager", KernelFusion::Eager}})
+                              .value_or(KernelFusion::Auto);
+        st.kernelFusionAuto = st.kernelFusion == KernelFusion::Auto;
         st.cudaGraphs = r.boolean("cuda_graphs").value_or(false);
         if (const auto* c = r.child("collective_efficiency"); c && !(c->is_string() && c->get<std::string>() == "auto"))
             st.collectiveEfficiency = r.number("collective_efficiency", 0.01, 1.0).value_or(0);

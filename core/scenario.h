@@ -27,6 +27,10 @@ enum class TimeMode { Mfu, Predicted };
 // Whose rules decide what overlaps with what in the predicted step (core/framework.h).
 enum class Framework { Auto, Megatron, Torchtitan, Deepspeed };
 enum class AttentionKernelChoice { Auto, Flash2, Flash3 };
+// How the elementwise ops of a layer run (core/kernels.h): fused kernels (Megatron/Transformer
+// Engine, Apex, torch.compile) read and write each tensor once; eager PyTorch runs every ATen op of
+// the model's Python code as its own kernel, with fp32 intermediates where the code upcasts.
+enum class KernelFusion { Auto, Fused, Eager };
 
 struct TrainingConfig {
     double tokens = 0;
@@ -53,6 +57,7 @@ struct ClusterConfig {
     std::int64_t gpus = 1;
     double mfu = 0.5;
     double pricePerGpuHour = 0;
+    double powerLimitWatts = 0; // board power limit; 0: the GPU's TDP (no cap)
 };
 
 struct ParallelConfig {
@@ -91,6 +96,8 @@ struct StepTimeConfig {
     Framework framework = Framework::Auto; // resolved (never Auto after parseScenario)
     bool frameworkAuto = true;
     AttentionKernelChoice attentionKernel = AttentionKernelChoice::Auto; // Auto: the framework's kernel
+    KernelFusion kernelFusion = KernelFusion::Auto; // resolved (never Auto after parseScenario)
+    bool kernelFusionAuto = true;
     bool cudaGraphs = false;         // CUDA graphs replay the step: no per-kernel CPU launch cost
     double collectiveEfficiency = 0; // achieved bus bandwidth / nominal link rate; 0: auto (sourced default)
     std::int64_t saveEverySteps = 0; // checkpoint saves; 0: none counted
@@ -135,6 +142,7 @@ const char* toString(Fsdp f);
 const char* toString(TimeMode m);
 const char* toString(Framework f);
 const char* toString(AttentionKernelChoice k);
+const char* toString(KernelFusion k);
 int optimizerStates(OptimizerKind o); // per parameter; Adafactor is factored (see ledger)
 
 // The built-in default scenario document (resources/default-scenario.json).

@@ -29,7 +29,8 @@ bool isHead(std::string_view name) { return name.rfind("logits", 0) == 0 || name
 
 bool isAttentionCore(std::string_view name)
 {
-    return name.rfind("attention_flash", 0) == 0 || name.rfind("scores_", 0) == 0 || name.rfind("softmax", 0) == 0;
+    return name.rfind("attention_flash", 0) == 0 || name.rfind("scores_", 0) == 0 || name.rfind("softmax", 0) == 0 ||
+           name.rfind("attn_dropout", 0) == 0;
 }
 
 // One micro-batch's work on one rank, per layer (forward, backward) and for the head.
@@ -50,20 +51,20 @@ StageWork sumOps(const Plan& p, bool isMlp, bool atPeak)
         const std::string_view name = op.name;
         if (!isMlp && isHead(name)) {
             w.head += t;
-            w.kernelsHead += 1;
+            w.kernelsHead += op.kernels;
             w.execHead += exec;
             continue;
         }
         const double layers = isMlp ? op.count : 1.0; // the toy model's ops stand for all L layers
         const bool fwd = op.pass == Pass::Forward;
         (fwd ? w.layerFwd : w.layerBwd) += t * layers;
-        (fwd ? w.kernelsFwd : w.kernelsBwd) += layers;
+        (fwd ? w.kernelsFwd : w.kernelsBwd) += op.kernels * layers;
         (fwd ? w.execFwd : w.execBwd) += exec * layers;
         if (op.kind == OpKind::Gemm) {
             (fwd ? w.gemmFwd : w.gemmBwd) += t * layers;
             if (fwd) {
                 w.execGemmFwd += exec * layers;
-                w.kernelsGemmFwd += layers;
+                w.kernelsGemmFwd += op.kernels * layers;
             }
         }
         if (fwd && op.kind == OpKind::Attention)
@@ -72,7 +73,7 @@ StageWork sumOps(const Plan& p, bool isMlp, bool atPeak)
             (fwd ? w.attnFwd : w.attnBwd) += t;
             if (fwd) {
                 w.execAttnFwd += exec;
-                w.kernelsAttnFwd += 1;
+                w.kernelsAttnFwd += op.kernels;
             }
         }
     }
@@ -188,7 +189,7 @@ StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p, bool atPeak
         recomputeExec = 0.5 * w.execGemmFwd;
     } else if (tr.recompute == Recompute::Selective) {
         recomputeFwd = w.attnFwd; // QK^T, softmax, PV again (Korthikanti et al. 2022 §5)
-        recomputeKernels = isMlp ? 0 : 1;
+        recomputeKernels = isMlp ? 0 : w.kernelsAttnFwd;
         recomputeExec = w.execAttnFwd;
     }
     // Executed FLOPs: tp·cp·dp rank positions, each running every layer of m micro-batches.

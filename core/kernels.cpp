@@ -1,0 +1,91 @@
+#include "kernels.h"
+
+namespace napkin::core {
+
+namespace {
+
+constexpr double kF32 = 4; // fp32 intermediates
+
+} // namespace
+
+KernelCost rmsNormCost(KernelFusion fusion, Pass pass, double e)
+{
+    const bool fwd = pass == Pass::Forward;
+    if (fusion != KernelFusion::Eager) // read x, write y | read x and dy, write dx (Apex/TE fused RMSNorm)
+        return fwd ? KernelCost{5, 2 * e, 1, "fused RMSNorm kernel"} : KernelCost{8, 3 * e, 1, "fused RMSNorm backward kernel"};
+    if (fwd)
+        // x.float() (e + 4), pow (8), mean (4), +eps and rsqrt (per row), x * r (8), type_as (4 + e),
+        // * weight (2e): torchtitan models/norms.py RMSNorm (9dec370), HF LlamaRMSNorm.
+        return {5, (e + kF32) + 2 * kF32 + kF32 + 2 * kF32 + (kF32 + e) + 2 * e, 8,
+                "eager RMSNorm: x.float, pow, mean, add, rsqrt, mul, type_as, mul weight"};
+    // Autograd of the same ops: mul-weight backward (g·w, g·x̂ and its row sum: 6e), type_as
+    // backward (e + 4), mul backward (g·r 8, g·x 12 and its row sum 4), rsqrt/add/mean backward
+    // (the mean's gradient expanded to full size: 4), pow backward (x^1, ·2, ·g: 28), the two
+    // gradients of x summed (12), x.float() backward (4 + e).
+    return {8, 6 * e + (e + kF32) + 24 + kF32 + 28 + 12 + (kF32 + e), 15,
+            "eager RMSNorm backward: autograd of the forward's ops (PyTorch derivatives.yaml)"};
+}
+
+KernelCost ropeCost(KernelFusion fusion, Pass pass, double e)
+{
+    (void)pass; // the backward multiplies by the conjugate: the same kernels and bytes
+    if (fusion != KernelFusion::Eager)
+        return {3, 2 * e, 1, "fused rotary-embedding kernel (Apex fused_apply_rotary_pos_emb, Transformer Engine)"};
+    // x.float() (e + 4), complex multiply by freqs_cis (8; the table is small), type_as (4 + e):
+    // torchtitan models/llama/model.py apply_rotary_emb (9dec370), Meta's Llama reference code.
+    return {3, (e + kF32) + 2 * kF32 + (kF32 + e), 3, "eager RoPE: x.float, view_as_complex multiply, type_as"};
+}
+
+KernelCost swigluCost(KernelFusion fusion, Pass pass, double e)
+{
+    const bool fwd = pass == Pass::Forward;
+    if (fusion != KernelFusion::Eager) // read gate and up, write h | read dh, gate, up; write dgate, dup
+        return fwd ? KernelCost{5, 3 * e, 1, "fused SwiGLU kernel (Megatron bias_swiglu, Transformer Engine)"}
+                   : KernelCost{8, 5 * e, 1, "fused SwiGLU backward kernel"};
+    // F.silu(w1(x)) * w3(x): silu (2e) then mul (3e); backward: dh·up and dh·silu (3e each), silu
+    // backward (3e) (torchtitan models/llama/model.py FeedForward).
+    return fwd ? KernelCost{5, 5 * e, 2, "eager SwiGLU: silu, mul"}
+               : KernelCost{8, 9 * e, 3, "eager SwiGLU backward: two muls, silu backward"};
+}
+
+KernelCost hiddenDropoutExtra(KernelFusion fusion, Pass pass, double e)
+{
+    (void)pass; // forward writes the 1-byte mask, backward reads it
+    if (fusion != KernelFusion::Eager)
+        return {0, 1, 0, "bias-dropout-add fused (Megatron-LM fused_bias_dropout_add): + the 1-byte mask"};
+    return {1, 2 * e + 1, 1, "eager nn.Dropout before the residual add: its own kernel + the 1-byte mask"};
+}
+
+KernelCost attentionDropoutCost(Pass pass, double e)
+{
+    (void)pass;
+    // Megatron-LM ParallelAttention: attention_dropout(attention_probs) after the fused softmax:
+    // read e, write e and the 1-byte mask | read the gradient and the mask, write e.
+    return {1, 2 * e + 1, 1, "attention-probability dropout (Megatron-LM ParallelAttention.attention_dropout)"};
+}
+
+KernelCost lossCost(LossKernel loss, Pass pass, double e)
+{
+    const bool fwd = pass == Pass::Forward;
+    if (loss == LossKernel::MegatronVocabParallel) {
+        // Megatron-LM gpt_model / core tensor_parallel cross_entropy.py: output.float() (e + 4), max
+        // (4), sub_ (8), exp (8), sum (4), div_ (8) | grad_input.mul_ (8), .float() backward (4 + e).
+        return fwd ? KernelCost{5, (e + kF32) + kF32 + 2 * kF32 + 2 * kF32 + kF32 + 2 * kF32, 6,
+                                "Megatron vocab-parallel cross-entropy on fp32 logits: float, max, sub_, exp, sum, div_"}
+                   : KernelCost{3, 2 * kF32 + (kF32 + e), 2, "Megatron vocab-parallel cross-entropy backward: mul_, cast"};
+    }
+    // torchtitan train.py (9dec370): cross_entropy(pred.flatten(0, 1).float(), labels): cast (e + 4),
+    // log_softmax (reads the row for its max and its sum, then writes: 16) | nll_loss backward
+    // (zeros 4 + scatter), log_softmax_backward (reads gradient and output for the row sum and
+    // the write: 16), cast back (4 + e).
+    return fwd ? KernelCost{5, (e + kF32) + 4 * kF32, 3, "F.cross_entropy on fp32 logits: float, log_softmax, nll_loss"}
+               : KernelCost{3, kF32 + 4 * kF32 + (kF32 + e), 4,
+                            "F.cross_entropy backward: zeros, scatter, log_softmax_backward, cast back"};
+}
+
+LossKernel lossKernelFor(Framework framework)
+{
+    return framework == Framework::Torchtitan ? LossKernel::PyTorchCrossEntropy : LossKernel::MegatronVocabParallel;
+}
+
+} // namespace napkin::core

@@ -1,0 +1,160 @@
+// The kernels a framework launches for each memory-bound op (core/kernels.h), dropout and RoPE
+// traffic, the fp32 loss, the power-limit clock and the per-dtype achievable GEMM rate, each
+// against a hand count of the bytes the code reads and writes.
+#include "testsupport.h"
+
+#include "achievable.h"
+#include "catalog.h"
+
+#include <cmath>
+#include <string_view>
+
+using namespace napkin;
+
+namespace {
+
+const core::RooflineOp& op(const core::Plan& p, std::string_view name)
+{
+    for (const auto& o : p.ops)
+        if (name == o.name)
+            return o;
+    static const core::RooflineOp none{};
+    [&] { QVERIFY2(false, std::string(name).c_str()); }();
+    return none;
+}
+
+bool has(const core::Plan& p, std::string_view name)
+{
+    for (const auto& o : p.ops)
+        if (name == o.name)
+            return true;
+    return false;
+}
+
+} // namespace
+
+class TestKernels : public QObject {
+    Q_OBJECT
+private slots:
+    void fusedOpsReadAndWriteEachTensorOnce()
+    {
+        // Llama 2 7B (h 4096, 32 heads of 128, FFN 11008, V 32000), seq 4096, micro-batch 1, bf16,
+        // Megatron (fused kernels, vocab-parallel cross-entropy on fp32 logits).
+        const auto p = core::estimate(test::scenario({}));
+        const double n = 4096, h = 4096, f = 11008, V = 32000, e = 2;
+        QCOMPARE(op(p, "norm_attn").bytes, 2 * e * n * h + e * h); // read x, write y, the weight
+        QCOMPARE(op(p, "norm_attn").kernels, 1.0);
+        QCOMPARE(op(p, "rope").bytes, 2 * e * n * (h + h)); // q and k, read and written once
+        QCOMPARE(op(p, "rope").kernels, 1.0);
+        QCOMPARE(op(p, "silu_mul").bytes, 3 * e * n * f);
+        QCOMPARE(op(p, "silu_mul.bwd").bytes, 5 * e * n * f);
+        // logits.float() (e + 4), max 4, sub_ 8, exp 8, sum 4, div_ 8 | mul_ 8, cast back 4 + e.
+        QCOMPARE(op(p, "cross_entropy").bytes, (e + 4 + 4 + 8 + 8 + 4 + 8) * n * V);
+        QCOMPARE(op(p, "cross_entropy.bwd").bytes, (8 + 4 + e) * n * V);
+        QCOMPARE(op(p, "cross_entropy").kernels, 6.0);
+        QVERIFY(!has(p, "repeat_kv")); // MHA, and fused kernels read shared KV heads anyway
+        QVERIFY(!has(p, "attn_dropout"));
+        // The residual add: read two, write one; no dropout in Llama.
+        QCOMPARE(op(p, "residual_attn").bytes, 3 * e * n * h);
+    }
+
+    void eagerOpsFollowTheModelCode()
+    {
+        // torchtitan without torch.compile: its RMSNorm, RoPE and SwiGLU run op by op, GQA repeats K, V.
+        const auto p = core::estimate(test::scenario({"model.preset=llama-3-8b", "step_time.framework=torchtitan"}));
+        QCOMPARE(p.ops.front().implementation[0] != '\0', true);
+        const double n = 4096, h = 4096, kv = 1024, f = 14336, V = 128256, e = 2;
+        // x.float (e+4), pow 8, mean 4, mul 8, type_as (4+e), mul weight 2e = 28 + 4e per element.
+        QCOMPARE(op(p, "norm_attn").bytes, (28 + 4 * e) * n * h + e * h);
+        QCOMPARE(op(p, "norm_attn").kernels, 8.0);
+        QCOMPARE(op(p, "norm_attn.bwd").bytes, (76 + 8 * e) * n * h + e * h); // bf16 gradients (bf16-mixed plan)
+        QCOMPARE(op(p, "norm_attn.bwd").kernels, 15.0);
+        // x.float (e+4), complex multiply 8, type_as (4+e) on q and k.
+        QCOMPARE(op(p, "rope").bytes, (16 + 2 * e) * n * (h + kv));
+        QCOMPARE(op(p, "rope").kernels, 3.0);
+        QCOMPARE(op(p, "silu_mul").bytes, 5 * e * n * f);
+        QCOMPARE(op(p, "silu_mul.bwd").bytes, 9 * e * n * f);
+        // repeat_kv: read K and V (kv columns each), write them at every query head (h columns each).
+        QCOMPARE(op(p, "repeat_kv").bytes, 2 * e * n * (kv + h));
+        // F.cross_entropy(pred.float()): cast (e+4), log_softmax 16 | zeros 4, log_softmax_backward 16, cast back 4+e.
+        QCOMPARE(op(p, "cross_entropy").bytes, (e + 4 + 16) * n * V);
+        QCOMPARE(op(p, "cross_entropy.bwd").bytes, (4 + 16 + 4 + e) * n * V);
+        // torch.compile (kernel_fusion = fused) brings the block back to one kernel per op.
+        const auto c = core::estimate(test::scenario({"model.preset=llama-3-8b", "step_time.framework=torchtitan",
+                                                      "step_time.kernel_fusion=\"fused\""}));
+        QCOMPARE(op(c, "norm_attn").bytes, 2 * e * n * h + e * h);
+        QVERIFY(!has(c, "repeat_kv"));
+        QCOMPARE(op(c, "cross_entropy").bytes, op(p, "cross_entropy").bytes); // the loss is outside the blocks
+        // In the predicted step, eager costs time and launches.
+        const auto pe = core::estimate(test::scenario({"model.preset=llama-3-8b", "step_time.framework=torchtitan",
+                                                       "step_time.mode=predicted"}));
+        const auto pc = core::estimate(test::scenario({"model.preset=llama-3-8b", "step_time.framework=torchtitan",
+                                                       "step_time.kernel_fusion=\"fused\"", "step_time.mode=predicted"}));
+        QVERIFY(pe.stepTime.step > pc.stepTime.step);
+        QVERIFY(pe.stepTime.kernelsPerMicroBatch > pc.stepTime.kernelsPerMicroBatch);
+        QCOMPARE(test::scenarioErrors({"step_time.kernel_fusion=\"jit\""}).front().field, std::string("step_time.kernel_fusion"));
+    }
+
+    void dropoutCostsItsMasks()
+    {
+        // GPT-style layer with dropout and unfused attention (Megatron-LM 2021): the hidden dropouts
+        // are fused into bias-dropout-add (+1 mask byte each way); the attention-probability dropout is
+        // its own kernel: read e, write e and the mask (Megatron ParallelAttention).
+        const auto p = core::estimate(test::scenario({"model.preset=gpt3-175b", "training.flash_attention=false",
+                                                      "training.seq_len=2048", "parallel.tp=8", "cluster.gpus=64"}));
+        const double n = 2048, h = 12288, e = 2, heads = 96.0 / 8, scores = heads * 2048 * 2048;
+        QCOMPARE(op(p, "residual_attn").bytes, (3 * e + 1) * n * h);
+        QCOMPARE(op(p, "residual_mlp.bwd").bytes, (3 * e + 1) * n * h);
+        QCOMPARE(op(p, "attn_dropout").bytes, (2 * e + 1) * scores);
+        QCOMPARE(op(p, "attn_dropout.bwd").bytes, (2 * e + 1) * scores);
+        QVERIFY(!has(p, "rope")); // learned positions
+        // FlashAttention draws the dropout inside the kernel: no separate op.
+        const auto f = core::estimate(test::scenario({"model.preset=gpt3-175b", "training.seq_len=2048",
+                                                      "parallel.tp=8", "cluster.gpus=64"}));
+        QVERIFY(!has(f, "attn_dropout"));
+        // Selective recomputation (the attention core) repeats the dropout kernel too.
+        const auto sel = core::estimate(test::scenario({"model.preset=gpt3-175b", "training.flash_attention=false",
+                                                        "training.seq_len=2048", "parallel.tp=8", "cluster.gpus=64",
+                                                        "training.recompute=selective", "step_time.mode=predicted"}));
+        const double core = op(sel, "scores_qk").achievableSeconds + op(sel, "softmax").achievableSeconds +
+                            op(sel, "attn_dropout").achievableSeconds + op(sel, "scores_v").achievableSeconds;
+        const double m = double(sel.compute.accumulationSteps), L = 96;
+        QVERIFY(std::fabs(sel.stepTime.recompute / (m * L * core) - 1) < 1e-12);
+    }
+
+    void powerLimitLowersTheSustainedClock()
+    {
+        // Dynamic power ~ f·V² with V ~ f: a 500 W limit on a 700 W part sustains (5/7)^(1/3) of the
+        // clock; the GEMM rate follows, HBM bandwidth does not.
+        const auto p = core::estimate(test::scenario({"cluster.gpu=h100-sxm-96gb", "cluster.power_limit=500"}));
+        NAPKIN_COMPARE_REL(p.hardware.clockFactor, std::cbrt(500.0 / 700.0), 1e-15);
+        NAPKIN_COMPARE_REL(p.hardware.achievableFlops, 794.5e12 * std::cbrt(500.0 / 700.0), 1e-12);
+        QCOMPARE(p.hardware.achievableBandwidth, 2.4e12 * 2.97 / 3.35);
+        QCOMPARE(p.hardware.peakFlops, 989.5e12); // the spec sheet stays for MFU
+        QCOMPARE(p.hardware.bandwidth, 2.4e12);
+        // A check on the model: the H100 NVL (same die, 350-400 W) is specified at 835 of 989.5 TFLOP/s,
+        // 0.844; the cube root of 400 / 700 is 0.830.
+        QVERIFY(std::fabs(std::cbrt(400.0 / 700.0) - 835.0 / 989.5) < 0.02);
+        // At the TDP nothing changes; above it is an error naming the field and its range.
+        const auto full = core::estimate(test::scenario({"cluster.gpu=h100-sxm-96gb", "cluster.power_limit=700"}));
+        QCOMPARE(full.hardware.clockFactor, 1.0);
+        QCOMPARE(full.hardware.achievableFlops, 794.5e12);
+        const auto errors = test::scenarioErrors({"cluster.power_limit=800"});
+        QCOMPARE(errors.size(), std::size_t(1));
+        QCOMPARE(errors.front().field, std::string("cluster.power_limit"));
+        QVERIFY(errors.front().allowed.find("700") != std::string::npos);
+    }
+
+    void fp16HasItsOwnAchievableRate()
+    {
+        // A100 80GB: bf16 MAMF 271.2 TFLOP/s; fp16 cuBLASLt 253.7 at 8192^3 (Azure ND A100 v4).
+        const auto bf16 = core::estimate(test::scenario({"cluster.gpu=a100-sxm4-80gb"}));
+        NAPKIN_COMPARE_REL(bf16.hardware.achievableFlops, 271.2e12, 1e-12);
+        const auto fp16 = core::estimate(test::scenario({"cluster.gpu=a100-sxm4-80gb", "precision.plan=fp16-mixed"}));
+        NAPKIN_COMPARE_REL(fp16.hardware.achievableFlops, 253.7e12, 1e-12);
+        QCOMPARE(fp16.hardware.peakFlops, 312e12);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestKernels)
+#include "tst_kernels.moc"
