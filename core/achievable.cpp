@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 namespace napkin::core {
 
@@ -53,16 +54,22 @@ double gemmShapeEfficiency(double m, double n, double k, double batch, int sms, 
 {
     if (sms <= 0 || m <= 0 || n <= 0 || k <= 0)
         return 1.0;
-    const double S = double(sms);
+    // Integer tile arithmetic (the dimensions are whole numbers of rows): one call per GEMM op per
+    // plan, so this sits on the layout search's hot path.
+    using I = std::int64_t;
+    const I M = I(std::ceil(m)), N = I(std::ceil(n)), K = I(std::floor(k)), S = sms;
+    const I B = std::max<I>(1, I(batch));
+    const double useful = double(M) * double(N);
     double best = 0;
     auto consider = [&](const Tile& t) {
-        const double tm = std::ceil(m / t.m), tn = std::ceil(n / t.n);
-        const double tileUse = (m * n) / (tm * t.m * tn * t.n); // tile quantisation
-        double tiles = tm * tn * std::max(1.0, batch);
+        const I tm = I(t.m), tn = I(t.n);
+        const I mt = (M + tm - 1) / tm, nt = (N + tn - 1) / tn;
+        const double tileUse = useful / (double(mt * tm) * double(nt * tn)); // tile quantisation
+        I tiles = mt * nt * B;
         if (tiles < S) // split-K: more CTAs along K, each at least 128 deep (cuBLAS/CUTLASS split-K)
-            tiles *= std::max(1.0, std::min(std::floor(S / tiles), std::floor(k / 128)));
-        const double waves = std::ceil(tiles / S);
-        best = std::max(best, tileUse * tiles / (waves * S)); // wave quantisation
+            tiles *= std::max<I>(1, std::min(S / tiles, K / 128));
+        const I waves = (tiles + S - 1) / S;
+        best = std::max(best, tileUse * double(tiles) / double(waves * S)); // wave quantisation
     };
     if (cc >= 90)
         for (const auto& t : kHopperTiles)

@@ -7,6 +7,7 @@
 #include "estimate_stages.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -21,9 +22,11 @@ constexpr const char* kSrcKorthikanti = "Korthikanti et al. 2022 (arXiv 2205.051
 
 std::string gb(double bytes)
 {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f GB", bytes / 1e9);
-    return buf;
+    // std::to_chars: locale-independent and far cheaper than printf's %f.
+    char buf[48];
+    const auto r = std::to_chars(buf, buf + sizeof buf - 4, bytes / 1e9, std::chars_format::fixed, 1);
+    std::string out(buf, r.ec == std::errc() ? r.ptr : buf);
+    return out + " GB";
 }
 
 // What every stage's tensors are computed from: the layout, the ZeRO/FSDP shard of each model state,

@@ -62,12 +62,21 @@ std::string validationToSvg(const std::vector<ValidationResult>& results, const 
     std::snprintf(buf, sizeof buf, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#d6ead6\"/>\n", x(-0.1), y0,
                   x(0.1) - x(-0.1), y1 - y0);
     o += buf;
-    for (double t = -lim; t <= lim + 1e-9; t += lim >= 1 ? 0.25 : 0.1) {
+    // Grid every 10% (25% past ±100%), labelled every other line so the labels never touch.
+    const double stepT = lim >= 1 ? 0.25 : 0.1;
+    const int steps = int(std::lround(2 * lim / stepT));
+    for (int i = 0; i <= steps; ++i) {
+        const double t = -lim + i * stepT;
         const bool zero = std::fabs(t) < 1e-9;
-        std::snprintf(buf, sizeof buf,
-                      "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"%s\"/>\n"
-                      "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#444\">%+.0f%%</text>\n",
-                      x(t), y0, x(t), y1, zero ? "#333" : "#ccc", zero ? "1.5" : "1", x(t), y1 + 16, 100 * t);
+        std::snprintf(buf, sizeof buf, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"%s\"/>\n",
+                      x(t), y0, x(t), y1, zero ? "#333" : "#ccc", zero ? "1.5" : "1");
+        o += buf;
+        if ((steps / 2 - i) % 2 != 0)
+            continue;
+        char label[16];
+        std::snprintf(label, sizeof label, zero ? "0%%" : "%+.0f%%", 100 * t);
+        std::snprintf(buf, sizeof buf, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#444\">%s</text>\n", x(t),
+                      y1 + 16, label);
         o += buf;
     }
     std::map<std::string, int> colour;
