@@ -2,6 +2,8 @@
 
 #include "jsonreader.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -15,9 +17,7 @@ using nlohmann::json;
 
 std::string num(double v)
 {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.4g", v);
-    return buf;
+    return fmt::format("{:.4g}", v);
 }
 
 // Physically absurd: more than 3x the best GPU of the catalogue for the same quantity

@@ -2,6 +2,8 @@
 
 #include "jsonreader.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdio>
 
@@ -139,22 +141,20 @@ void fillAchievable(std::vector<GpuSpec>& gpus)
             bw.push_back(g.achievableBandwidth / g.bandwidthBytesPerSecond);
     }
     const double gemmRatio = median(gemm), bwRatio = median(bw);
-    char buf[256];
     for (auto& g : gpus) {
         g.achievablePublished = g.achievableMatmulFlops > 0 && g.achievableBandwidth > 0;
         std::string note;
         const double spec = g.peak(PeakColumn::Bf16) > 0 ? g.peak(PeakColumn::Bf16) : g.peak(PeakColumn::Fp16);
         if (g.achievableMatmulFlops <= 0 && spec > 0) {
             g.achievableMatmulFlops = gemmRatio * spec;
-            std::snprintf(buf, sizeof buf, "matmul not published for this GPU: %.3f x the dense peak, the median "
-                                           "achieved/spec ratio of the %zu catalogue GPUs that publish one", gemmRatio, gemm.size());
-            note = buf;
+            note = fmt::format("matmul not published for this GPU: {:.3f} x the dense peak, the median achieved/spec "
+                               "ratio of the {} catalogue GPUs that publish one", gemmRatio, gemm.size());
         }
         if (g.achievableBandwidth <= 0 && g.bandwidthBytesPerSecond > 0) {
             g.achievableBandwidth = bwRatio * g.bandwidthBytesPerSecond;
-            std::snprintf(buf, sizeof buf, "bandwidth not published for this GPU: %.3f x the spec, the median "
-                                           "achieved/spec ratio of the %zu catalogue GPUs that publish one", bwRatio, bw.size());
-            note += (note.empty() ? "" : "; ") + std::string(buf);
+            note += (note.empty() ? "" : "; ") +
+                    fmt::format("bandwidth not published for this GPU: {:.3f} x the spec, the median achieved/spec ratio "
+                                "of the {} catalogue GPUs that publish one", bwRatio, bw.size());
         }
         if (!note.empty())
             g.sourceAchievable = g.sourceAchievable.empty() ? note : g.sourceAchievable + "; " + note;

@@ -1,5 +1,7 @@
 #include "errors.h"
 
+#include <fmt/format.h>
+
 #include <cstdio>
 
 namespace napkin::core {
@@ -14,9 +16,7 @@ std::string oneLine(const std::string& in)
         else if (c == '\r') out += "\\r";
         else if (c == '\t') out += "\\t";
         else if (c < 0x20 || c == 0x7f) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\x%02x", c);
-            out += buf;
+            out += fmt::format("\\x{:02x}", unsigned(c));
         } else out += char(c);
     }
     return out;

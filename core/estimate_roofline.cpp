@@ -3,6 +3,8 @@
 #include "estimate_stages.h"
 #include "roofline.h"
 
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <string_view>
 
@@ -67,11 +69,9 @@ void estimateRoofline(const Scenario& sc, Plan& p)
            "roofline: each op at max(F / C, Q / beta), no overlap between ops",
            {{"model_flops", microFlops}, {"ideal_time", ideal}, {"C", hw.peakFlops}});
     if (sc.stepTime.mode == TimeMode::Mfu && sc.cluster.mfu > rooflineMfu) {
-        char buf[160];
-        std::snprintf(buf, sizeof buf,
-                      "cluster.mfu %.2f is above the %.2f that the roofline allows for this layer at micro-batch %lld",
-                      sc.cluster.mfu, rooflineMfu, static_cast<long long>(tr.microBatch));
-        p.warnings.push_back({"mfu_above_roofline", buf});
+        p.warnings.push_back({"mfu_above_roofline",
+                              fmt::format("cluster.mfu {:.2f} is above the {:.2f} that the roofline allows for this layer at "
+                                          "micro-batch {}", sc.cluster.mfu, rooflineMfu, tr.microBatch)});
     }
 }
 

@@ -5,6 +5,8 @@
 
 #include "estimate.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -18,31 +20,25 @@ const char* toString(Bound b) { return b == Bound::Memory ? "memory" : "compute"
 
 std::string formatNumber(double v)
 {
-    char buf[48];
     if (!std::isfinite(v))
         return "n/a";
     if (v == std::floor(v) && std::fabs(v) < 1e12)
-        std::snprintf(buf, sizeof buf, "%.0f", v);
-    else if (std::fabs(v) >= 1e6 || (std::fabs(v) < 1e-3 && v != 0))
-        std::snprintf(buf, sizeof buf, "%.4g", v);
-    else
-        std::snprintf(buf, sizeof buf, "%.6g", v);
-    return buf;
+        return fmt::format("{:.0f}", v);
+    if (std::fabs(v) >= 1e6 || (std::fabs(v) < 1e-3 && v != 0))
+        return fmt::format("{:.4g}", v);
+    return fmt::format("{:.6g}", v);
 }
 
 std::string formatBytes(double bytes)
 {
-    char buf[48];
     const double a = std::fabs(bytes);
     if (a >= 1e9)
-        std::snprintf(buf, sizeof buf, "%.2f GB", bytes / 1e9);
-    else if (a >= 1e6)
-        std::snprintf(buf, sizeof buf, "%.2f MB", bytes / 1e6);
-    else if (a >= 1e3)
-        std::snprintf(buf, sizeof buf, "%.2f kB", bytes / 1e3);
-    else
-        std::snprintf(buf, sizeof buf, "%.0f B", bytes);
-    return buf;
+        return fmt::format("{:.2f} GB", bytes / 1e9);
+    if (a >= 1e6)
+        return fmt::format("{:.2f} MB", bytes / 1e6);
+    if (a >= 1e3)
+        return fmt::format("{:.2f} kB", bytes / 1e3);
+    return fmt::format("{:.0f} B", bytes);
 }
 
 namespace {
@@ -326,10 +322,7 @@ std::string planToText(const Plan& p)
       << formatNumber(std::round(p.hardware.ridge * 100) / 100) << " FLOP/byte\n" << measuredText(p) << "\n";
     o << "Memory per GPU\n";
     auto row = [&](const char* name, double v) {
-        char buf[128];
-        std::snprintf(buf, sizeof buf, "  %-18s %12s  %5.1f%%\n", name, formatBytes(v).c_str(),
-                      m.total > 0 ? 100 * v / m.total : 0);
-        o << buf;
+        o << fmt::format("  {:<18} {:>12}  {:5.1f}%\n", name, formatBytes(v), m.total > 0 ? 100 * v / m.total : 0);
     };
     for (const auto& b : kMemoryBuckets)
         row(b.label, bucketBytes(b, m));
@@ -339,23 +332,17 @@ std::string planToText(const Plan& p)
     o << "Compute and time (" << p.compute.convention << ")\n";
     o << "  FLOPs per token    " << formatNumber(p.compute.flopsPerToken) << "\n";
     o << "  training FLOPs     " << formatNumber(p.compute.trainingFlops) << "\n";
-    char buf[160];
     const bool predicted = std::string_view(p.time.mode) == "predicted";
-    std::snprintf(buf, sizeof buf, "  time               %.1f days (%.4g s) at MFU %.2f, HFU %.2f%s\n", p.time.days,
-                  p.time.seconds, p.time.mfu, p.time.hfu, predicted ? " (predicted)" : "");
-    o << buf;
+    o << fmt::format("  time               {:.1f} days ({:.4g} s) at MFU {:.2f}, HFU {:.2f}{}\n", p.time.days, p.time.seconds,
+                     p.time.mfu, p.time.hfu, predicted ? " (predicted)" : "");
     if (predicted && p.stepTime.valid) {
         const auto& b = p.stepTime;
-        char line[512];
-        std::snprintf(line, sizeof line,
-                      "  step (predicted)   %.4g s = compute %.4g + recompute %.4g + TP %.4g + CP %.4g + PP %.4g + bubble %.4g"
-                      " + DP %.4g + optimizer %.4g\n",
-                      b.step, b.compute, b.recompute, b.tpComm, b.cpComm, b.ppComm, b.bubble, b.dpComm, b.optimizer);
-        o << line;
+        o << fmt::format("  step (predicted)   {:.4g} s = compute {:.4g} + recompute {:.4g} + TP {:.4g} + CP {:.4g} + PP {:.4g} + "
+                         "bubble {:.4g} + DP {:.4g} + optimizer {:.4g}\n",
+                         b.step, b.compute, b.recompute, b.tpComm, b.cpComm, b.ppComm, b.bubble, b.dpComm, b.optimizer);
     }
-    std::snprintf(buf, sizeof buf, "  GPU-hours          %.4g\n  cost               $%.4g\n  energy             %.4g kWh (at TDP)\n",
-                  p.time.gpuHours, p.cost.usd, p.cost.energyKwh);
-    o << buf;
+    o << fmt::format("  GPU-hours          {:.4g}\n  cost               ${:.4g}\n  energy             {:.4g} kWh (at TDP)\n",
+                     p.time.gpuHours, p.cost.usd, p.cost.energyKwh);
     o << "\nDerivations\n";
     for (const auto& d : p.derivations)
         o << "  " << d.quantity << " = " << formulaText(d) << " = " << substitutedText(d) << " = "
@@ -414,9 +401,7 @@ std::string planToCsv(const Plan& p)
     o << "section,name,value,unit\n";
     const auto& m = p.memory;
     auto row = [&](const char* sec, const std::string& name, double v, const char* unit) {
-        char buf[40];
-        std::snprintf(buf, sizeof buf, "%.17g", v);
-        o << sec << "," << csvEscape(name) << "," << buf << "," << unit << "\n";
+        o << sec << "," << csvEscape(name) << "," << fmt::format("{:.17g}", v) << "," << unit << "\n";
     };
     row("params", "total", p.params.total, "parameters");
     for (const auto& b : kMemoryBuckets)

@@ -1,7 +1,10 @@
 #include "jsonreader.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 
@@ -10,23 +13,68 @@ namespace napkin::core {
 namespace {
 std::string formatRange(double v)
 {
-    char buf[32];
     if (std::fabs(v) < 1e15 && v == std::floor(v))
-        std::snprintf(buf, sizeof buf, "%.0f", v);
-    else
-        std::snprintf(buf, sizeof buf, "%.10g", v);
-    return buf;
+        return fmt::format("{:.0f}", v);
+    return fmt::format("{:.10g}", v);
 }
+} // namespace
+
+namespace {
+
+// A group separator (',', '_' or ' ') may only split the integer part into groups of three digits
+// ("1,024", "15_000_000", "2 048"): "1,5T" is an error, not 15T. Returns the digits without the
+// separators, or nullopt when a separator is misplaced or mixed.
+std::optional<std::string> stripGroupSeparators(std::string_view s)
+{
+    const auto isSep = [](char c) { return c == ',' || c == '_' || c == ' '; };
+    const auto firstSep = std::find_if(s.begin(), s.end(), isSep);
+    if (firstSep == s.end())
+        return std::string(s);
+    const char sep = *firstSep;
+    std::size_t i = 0;
+    if (i < s.size() && (s[i] == '-' || s[i] == '+'))
+        ++i;
+    const std::size_t intStart = i;
+    while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || isSep(s[i])))
+        ++i;
+    const std::string_view intPart = s.substr(intStart, i - intStart);
+    if (std::any_of(s.begin() + std::ptrdiff_t(i), s.end(), isSep))
+        return std::nullopt; // separators in the fraction, exponent or suffix
+    // Groups: 1 to 3 digits, then groups of exactly 3, one separator character throughout.
+    std::size_t group = 0, groups = 0;
+    for (std::size_t k = 0; k < intPart.size(); ++k) {
+        const char c = intPart[k];
+        if (isSep(c)) {
+            if (c != sep || group == 0 || (groups == 0 ? group > 3 : group != 3))
+                return std::nullopt;
+            ++groups;
+            group = 0;
+        } else {
+            ++group;
+        }
+    }
+    if (groups == 0 || group != 3)
+        return std::nullopt;
+    std::string out(s.substr(0, intStart));
+    for (char c : intPart)
+        if (!isSep(c))
+            out.push_back(c);
+    out.append(s.substr(i));
+    return out;
+}
+
 } // namespace
 
 std::optional<double> parseQuantity(std::string_view text)
 {
-    std::string s;
-    for (char c : text)
-        if (c != ',' && c != '_' && c != ' ')
-            s.push_back(c);
-    if (s.empty())
+    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
+        text.remove_prefix(1);
+    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
+        text.remove_suffix(1);
+    auto stripped = stripGroupSeparators(text);
+    if (!stripped || stripped->empty())
         return std::nullopt;
+    std::string& s = *stripped;
     struct Suffix {
         std::string_view text;
         double factor;
@@ -42,12 +90,17 @@ std::optional<double> parseQuantity(std::string_view text)
             break;
         }
     }
-    char* end = nullptr;
-    const double v = std::strtod(s.c_str(), &end);
-    if (end == s.c_str() || *end != '\0' || !std::isfinite(v))
-        return std::nullopt;
-    // strtod accepts "inf", "nan" and hex: refuse them, quantities are plain decimals.
+    // Plain decimals only: digits, one '.', an exponent; no "inf", "nan" or hex. std::from_chars
+    // ignores the C locale, so "2.5T" means 2.5e12 under any LC_NUMERIC.
     if (std::any_of(s.begin(), s.end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)) && c != 'e' && c != 'E'; }))
+        return std::nullopt;
+    const char* first = s.data();
+    const char* last = s.data() + s.size();
+    if (first != last && *first == '+')
+        ++first;
+    double v = 0;
+    const auto [ptr, ec] = std::from_chars(first, last, v, std::chars_format::general);
+    if (ec != std::errc() || ptr != last || !std::isfinite(v))
         return std::nullopt;
     const double r = v * factor;
     if (!std::isfinite(r))

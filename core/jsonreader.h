@@ -17,7 +17,9 @@
 namespace napkin::core {
 
 // "7B" -> 7e9, "15T" -> 1.5e13, "4k" -> 4000, "2Ki" -> 2048, "1,024" -> 1024, "2e12" -> 2e12.
-// Decimal suffixes k M B/G T P; binary Ki Mi Gi Ti. Returns nullopt for anything else.
+// Decimal suffixes k M B/G T P; binary Ki Mi Gi Ti. Group separators (',', '_', ' ') only between
+// groups of three digits of the integer part ("1,5T" is refused). Locale-independent
+// (std::from_chars). Returns nullopt for anything else.
 std::optional<double> parseQuantity(std::string_view text);
 
 // Short JSON rendering of a value for error messages (bounded: never recurses deeply).

@@ -3,6 +3,8 @@
 #include "activations.h"
 #include "buckets.h"
 
+#include <fmt/format.h>
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -19,9 +21,7 @@ Reconciliation reconcile(const Scenario& sc, const Plan& plan, const Measurement
 {
     Reconciliation r;
     auto bad = [&](const char* field, double v, const char* allowed) {
-        char buf[32];
-        std::snprintf(buf, sizeof buf, "%.6g", v);
-        errors.push_back({field, buf, "must be a positive, finite number", allowed});
+        errors.push_back({field, fmt::format("{:.6g}", v), "must be a positive, finite number", allowed});
     };
     if (meas.stepSeconds && !positive(meas.stepSeconds))
         bad("--step-time", *meas.stepSeconds, "seconds greater than 0");

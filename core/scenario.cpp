@@ -4,6 +4,8 @@
 #include "framework.h"
 #include "jsonreader.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -263,9 +265,7 @@ void readModel(const nlohmann::json& node, const Catalog& catalog, Scenario& sc,
             m.kind = ModelKind::ParamsOnly;
             m.id = "params";
             m.givenParams = std::round(*p);
-            char buf[64];
-            std::snprintf(buf, sizeof buf, "%.4g-parameter model", m.givenParams);
-            m.name = buf;
+            m.name = fmt::format("{:.4g}-parameter model", m.givenParams);
             m.shape = deriveShape(m.givenParams, &m.shapeNote);
             m.source = "parameter count as given; shape derived";
         }

@@ -4,6 +4,8 @@
 #include "framework.h"
 #include "format.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -75,11 +77,9 @@ std::string explainBest(const LayoutResult& r)
     for (std::size_t i = 0; i < kComponents.size(); ++i)
         parts[i] = {r.time.*(kComponents[i].field), kComponents[i].name};
     std::sort(parts.begin(), parts.end(), [](auto a, auto b) { return a.first > b.first; });
-    char buf[256];
-    std::snprintf(buf, sizeof buf, "fastest: %s %.0f%% of the step, %s %.0f%%; %s of memory to spare",
-                  parts[0].second, 100 * parts[0].first / r.time.step, parts[1].second,
-                  100 * parts[1].first / r.time.step, formatBytes(r.headroom).c_str());
-    return buf;
+    return fmt::format("fastest: {} {:.0f}% of the step, {} {:.0f}%; {} of memory to spare", parts[0].second,
+                       100 * parts[0].first / r.time.step, parts[1].second, 100 * parts[1].first / r.time.step,
+                       formatBytes(r.headroom));
 }
 
 std::string explainAgainst(const LayoutResult& r, const LayoutResult& best)
@@ -94,16 +94,13 @@ std::string explainAgainst(const LayoutResult& r, const LayoutResult& best)
             name = c.name;
         }
     }
-    char buf[256];
     const double slower = r.time.step / best.time.step - 1;
     if (slower < 1e-3) {
         const double more = r.memoryTotal - best.memoryTotal;
-        std::snprintf(buf, sizeof buf, "ties with #1 (within 0.1%%); %s %s memory per GPU", formatBytes(std::fabs(more)).c_str(),
-                      more >= 0 ? "more" : "less");
-        return buf;
+        return fmt::format("ties with #1 (within 0.1%); {} {} memory per GPU", formatBytes(std::fabs(more)),
+                           more >= 0 ? "more" : "less");
     }
-    std::snprintf(buf, sizeof buf, "+%.1f%% step time vs #1: more %s (+%.3g s)", 100 * slower, name, worst);
-    return buf;
+    return fmt::format("+{:.1f}% step time vs #1: more {} (+{:.3g} s)", 100 * slower, name, worst);
 }
 
 const char* recomputeName(Recompute r) { return toString(r); }

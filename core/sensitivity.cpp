@@ -2,6 +2,8 @@
 
 #include "estimate.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -11,12 +13,9 @@ namespace napkin::core {
 namespace {
 std::string num(double v)
 {
-    char buf[32];
     if (v == std::floor(v) && std::fabs(v) < 1e7)
-        std::snprintf(buf, sizeof buf, "%.0f", v);
-    else
-        std::snprintf(buf, sizeof buf, "%.3g", v);
-    return buf;
+        return fmt::format("{:.0f}", v);
+    return fmt::format("{:.3g}", v);
 }
 } // namespace
 

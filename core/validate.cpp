@@ -5,6 +5,8 @@
 #include "jsonreader.h"
 #include "scenario.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -51,9 +53,7 @@ double metricOf(ValidationMetric m, const Plan& p, double gpus)
 
 std::string pct(double x)
 {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%+.1f%%", 100 * x);
-    return buf;
+    return fmt::format("{:+.1f}%", 100 * x);
 }
 
 } // namespace
@@ -219,39 +219,37 @@ nlohmann::json validationToJson(const std::vector<ValidationResult>& results, co
 std::string validationToText(const std::vector<ValidationResult>& results, const ValidationSummary& s)
 {
     std::string t = "Predicted vs published throughput (error = predicted / published - 1; + is optimistic)\n\n";
-    char buf[512];
-    std::snprintf(buf, sizeof buf, "%-36s %-26s %12s %12s %8s %6s\n", "case", "metric", "published", "predicted", "error", "MFU");
-    t += buf;
+    // The widest case id sets the first column.
+    std::size_t w = 4;
+    for (const auto& r : results)
+        w = std::max(w, r.c->id.size());
+    t += fmt::format("{:<{}} {:<26} {:>12} {:>12} {:>8} {:>6}\n", "case", w, "metric", "published", "predicted", "error", "MFU");
     for (const auto& r : results) {
         if (!r.failure.empty()) {
             t += r.c->id + ": failed: " + r.failure + "\n";
             continue;
         }
-        std::snprintf(buf, sizeof buf, "%-36s %-26s %12.4g %12.4g %8s %6.3f\n", r.c->id.c_str(), toString(r.c->metric),
-                      r.c->published, r.predicted, pct(r.error).c_str(), r.mfu);
-        t += buf;
+        t += fmt::format("{:<{}} {:<26} {:>12.4g} {:>12.4g} {:>8} {:>6.3f}\n", r.c->id, w, toString(r.c->metric), r.c->published,
+                         r.predicted, pct(r.error), r.mfu);
     }
-    std::snprintf(buf, sizeof buf, "\n%d cases from %d sources; median error %s (bias)\nmedian |error| %.1f%%, max |error| %.1f%%\n",
-                  s.n, s.sources, pct(s.medianError).c_str(), 100 * s.medianAbsError, 100 * s.maxAbsError);
-    t += buf;
+    t += fmt::format("\n{} cases from {} sources; median error {} (bias)\nmedian |error| {:.1f}%, max |error| {:.1f}%\n", s.n,
+                     s.sources, pct(s.medianError), 100 * s.medianAbsError, 100 * s.maxAbsError);
     return t;
 }
 
 std::string validationToMarkdown(const std::vector<ValidationResult>& results, const ValidationSummary& s)
 {
     std::string t = "| case | source | metric | published | predicted | error | predicted MFU |\n|---|---|---|---:|---:|---:|---:|\n";
-    char buf[256];
     for (const auto& r : results) {
         if (!r.failure.empty()) {
             t += "| " + r.c->id + " | " + r.c->source + " | failed: " + r.failure + " | | | | |\n";
             continue;
         }
-        std::snprintf(buf, sizeof buf, " | %.4g | %.4g | %s | %.3f |\n", r.c->published, r.predicted, pct(r.error).c_str(), r.mfu);
-        t += "| " + r.c->id + " | [" + r.c->source + "](" + r.c->url + ") | " + toString(r.c->metric) + buf;
+        t += "| " + r.c->id + " | [" + r.c->source + "](" + r.c->url + ") | " + toString(r.c->metric) +
+             fmt::format(" | {:.4g} | {:.4g} | {} | {:.3f} |\n", r.c->published, r.predicted, pct(r.error), r.mfu);
     }
-    std::snprintf(buf, sizeof buf, "\n%d cases from %d sources: median |error| %.1f%%, max |error| %.1f%%, median error %s.\n",
-                  s.n, s.sources, 100 * s.medianAbsError, 100 * s.maxAbsError, pct(s.medianError).c_str());
-    t += buf;
+    t += fmt::format("\n{} cases from {} sources: median |error| {:.1f}%, max |error| {:.1f}%, median error {}.\n", s.n,
+                     s.sources, 100 * s.medianAbsError, 100 * s.maxAbsError, pct(s.medianError));
     return t;
 }
 

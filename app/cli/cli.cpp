@@ -23,7 +23,10 @@
 #include <unistd.h>
 #endif
 
+#include <fmt/format.h>
+
 #include <cctype>
+#include <clocale>
 #include <cstring>
 #include <cmath>
 #include <exception>
@@ -232,6 +235,7 @@ void ensureQtApp()
     static char name[] = "napkin-cli";
     static char* argv[] = {name, nullptr};
     static QApplication app(argc, argv);
+    std::setlocale(LC_NUMERIC, "C"); // QApplication adopted the environment's locale (see app/gui/app.cpp)
 }
 
 report::Options reportOptions(const Options& o, Errors& errors)
@@ -498,11 +502,9 @@ int cmdCompare(const Options& o, std::ostream& out, std::ostream& err)
             auto pj = core::planToJson(p);
             pj["label"] = label(i);
             j["plans"].push_back(pj);
-            char buf[300];
-            std::snprintf(buf, sizeof buf, "%-30s %12s per GPU (%s)  %8.1f days  %10.4g GPU-hours  $%.4g\n",
-                          o.positional[i].c_str(), core::formatBytes(p.memory.total).c_str(), p.memory.fits ? "fits" : "does not fit",
-                          p.time.days, p.time.gpuHours, p.cost.usd);
-            t += buf;
+            t += fmt::format("{:<30} {:>12} per GPU ({})  {:8.1f} days  {:10.4g} GPU-hours  ${:.4g}\n", o.positional[i],
+                             core::formatBytes(p.memory.total), p.memory.fits ? "fits" : "does not fit", p.time.days,
+                             p.time.gpuHours, p.cost.usd);
         }
         return writeOutput(o, o.format == "json" ? j.dump(1) + "\n" : t, out, err);
     }

@@ -10,6 +10,8 @@
 #include "jsonreader.h"
 #include "reconcile.h"
 
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <ostream>
 
@@ -106,12 +108,10 @@ int cmdDtype(const Options& o, std::ostream& out, std::ostream& err)
     }
     std::string t = "How " + o.positional[0] + " is stored\n";
     for (const auto& v : all) {
-        char buf[256];
         const std::string fields = v.signBits + " " + v.exponentBits + " " + v.mantissaBits;
-        std::snprintf(buf, sizeof buf, "  %-9s %-34s stored %-14.8g rel. error %-10.3g spacing %-10.3g%s%s\n",
-                      std::string(core::info(v.type).id).c_str(), fields.c_str(), v.stored, v.relativeError, v.spacing,
-                      v.underflow ? "  UNDERFLOW" : "", v.overflow ? "  OVERFLOW" : "");
-        t += buf;
+        t += fmt::format("  {:<9} {:<34} stored {:<14.8g} rel. error {:<10.3g} spacing {:<10.3g}{}{}\n", core::info(v.type).id,
+                         fields, v.stored, v.relativeError, v.spacing, v.underflow ? "  UNDERFLOW" : "",
+                         v.overflow ? "  OVERFLOW" : "");
     }
     return writeOutput(o, t, out, err);
 }
@@ -149,22 +149,16 @@ int cmdReconcile(const Options& o, std::ostream& out, std::ostream& err)
     }
     if (o.format == "json")
         return writeOutput(o, core::reconciliationToJson(r, plan).dump(1) + "\n", out, err);
-    char buf[256];
     std::string t = "Measured against the plan for " + plan.modelName + " on " + std::to_string(sc->cluster.gpus) +
                     " x " + plan.hardware.name() + "\n";
-    std::snprintf(buf, sizeof buf, "  throughput   %.4g tokens/s (step %.4g s)\n  MFU          %.3f (assumed %.2f)\n  HFU          %.3f\n",
-                  r.tokensPerSecond, r.stepSeconds, r.mfu, plan.time.mfu, r.hfu);
-    t += buf;
+    t += fmt::format("  throughput   {:.4g} tokens/s (step {:.4g} s)\n  MFU          {:.3f} (assumed {:.2f})\n  HFU          {:.3f}\n",
+                     r.tokensPerSecond, r.stepSeconds, r.mfu, plan.time.mfu, r.hfu);
     if (r.hasMemory) {
-        std::snprintf(buf, sizeof buf, "  memory       predicted %s allocated, measured %s: gap %s (%+.1f%%)\n",
-                      core::formatBytes(r.predictedAllocated).c_str(), core::formatBytes(r.peakAllocated).c_str(),
-                      core::formatBytes(r.gapBytes).c_str(), 100 * r.gapFraction);
-        t += buf;
-        for (const auto& g : r.reasons) {
-            std::snprintf(buf, sizeof buf, "    %3.0f%%  %s (%s)\n", 100 * g.explainsFraction, g.reason.c_str(),
-                          core::formatBytes(g.bytes).c_str());
-            t += buf;
-        }
+        t += fmt::format("  memory       predicted {} allocated, measured {}: gap {} ({:+.1f}%)\n",
+                         core::formatBytes(r.predictedAllocated), core::formatBytes(r.peakAllocated),
+                         core::formatBytes(r.gapBytes), 100 * r.gapFraction);
+        for (const auto& g : r.reasons)
+            t += fmt::format("    {:3.0f}%  {} ({})\n", 100 * g.explainsFraction, g.reason, core::formatBytes(g.bytes));
     }
     for (const auto& w : r.warnings)
         t += "  warning: " + w + "\n";
@@ -193,30 +187,23 @@ int cmdPresets(const Options& o, std::ostream& out, std::ostream& err)
             const auto& bf = g["dense_flops_per_second"]["bf16"];
             const auto& f16 = g["dense_flops_per_second"]["fp16"];
             const double tensor = bf.is_number() ? bf.get<double>() : f16.is_number() ? f16.get<double>() : 0.0;
-            char buf[200];
-            std::snprintf(buf, sizeof buf, "  %-16s %-40s %6.0f GB %6.3f TB/s %8.1f TFLOP/s bf16/fp16\n",
-                          g["id"].get<std::string>().c_str(), g["name"].get<std::string>().c_str(),
-                          g["memory_bytes"].get<double>() / 1e9, g["bandwidth_bytes_per_second"].get<double>() / 1e12,
-                          tensor / 1e12);
-            t += buf;
+            t += fmt::format("  {:<16} {:<40} {:6.0f} GB {:6.3f} TB/s {:8.1f} TFLOP/s bf16/fp16\n", g["id"].get<std::string>(),
+                             g["name"].get<std::string>(), g["memory_bytes"].get<double>() / 1e9,
+                             g["bandwidth_bytes_per_second"].get<double>() / 1e12, tensor / 1e12);
         }
     }
     if (j.contains("models")) {
         t += "Models\n";
         for (const auto& m : j["models"]) {
-            char buf[200];
-            std::snprintf(buf, sizeof buf, "  %-16s %-24s %16.0f parameters\n", m["id"].get<std::string>().c_str(),
-                          m["name"].get<std::string>().c_str(), m["params"].get<double>());
-            t += buf;
+            t += fmt::format("  {:<16} {:<24} {:16.0f} parameters\n", m["id"].get<std::string>(), m["name"].get<std::string>(),
+                             m["params"].get<double>());
         }
     }
     if (j.contains("plans")) {
         t += "Precision plans (bytes/param with Adam: weights + gradients + master + 2 states)\n";
         for (const auto& p : j["plans"]) {
-            char buf[200];
-            std::snprintf(buf, sizeof buf, "  %-18s %5.2f  %s\n", p["id"].get<std::string>().c_str(),
-                          p["bytes_per_param_with_adam"].get<double>(), p["name"].get<std::string>().c_str());
-            t += buf;
+            t += fmt::format("  {:<18} {:5.2f}  {}\n", p["id"].get<std::string>(), p["bytes_per_param_with_adam"].get<double>(),
+                             p["name"].get<std::string>());
         }
     }
     return writeOutput(o, t, out, err);

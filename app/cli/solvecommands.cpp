@@ -8,6 +8,8 @@
 #include "search.h"
 #include "validate.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstdio>
 #include <ostream>
@@ -20,9 +22,7 @@ namespace {
 
 std::string seconds(double s)
 {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, s >= 1 ? "%.3f s" : "%.1f ms", s >= 1 ? s : s * 1e3);
-    return buf;
+    return s >= 1 ? fmt::format("{:.3f} s", s) : fmt::format("{:.1f} ms", s * 1e3);
 }
 
 } // namespace
@@ -53,11 +53,8 @@ int cmdSearch(const Options& o, std::ostream& out, std::ostream& err)
         return writeOutput(o, core::searchToJson(r, *sc).dump(1) + "\n", out, err);
     std::string t = "Best layouts for " + sc->model.name + " on " + std::to_string(sc->cluster.gpus) + " x " +
                     sc->gpu->name + ", global batch " + std::to_string(sc->training.globalBatch) + "\n";
-    char buf[512];
-    std::snprintf(buf, sizeof buf, "%lld layouts evaluated, %lld fit, %lld do not fit, %lld skipped (batch not divisible); %.1f ms\n\n",
-                  static_cast<long long>(r.evaluated), static_cast<long long>(r.feasible),
-                  static_cast<long long>(r.rejectedMemory), static_cast<long long>(r.rejectedBatch), r.elapsedSeconds * 1e3);
-    t += buf;
+    t += fmt::format("{} layouts evaluated, {} fit, {} do not fit, {} skipped (batch not divisible); {:.1f} ms\n\n", r.evaluated,
+                     r.feasible, r.rejectedMemory, r.rejectedBatch, r.elapsedSeconds * 1e3);
     if (r.best.empty()) {
         t += "No layout fits. Try more GPUs, a smaller model or a shorter sequence.\n";
         return writeOutput(o, t, out, err);
@@ -66,11 +63,9 @@ int cmdSearch(const Options& o, std::ostream& out, std::ostream& err)
     int rank = 1;
     for (const auto& x : r.best) {
         const auto& l = x.layout;
-        std::snprintf(buf, sizeof buf, "%3d %3d %3d %3d %3d %6lld %4lld  %-9s  %4d  %10s %10.3g  %5.1f%% %10s  %s\n", rank++, l.tp,
-                      l.pp, l.virtualStages, l.cp, static_cast<long long>(l.dp), static_cast<long long>(l.microBatch),
-                      core::toString(l.recompute), l.zero, seconds(x.time.step).c_str(), x.time.tokensPerSecond,
-                      100 * x.time.mfu, core::formatBytes(x.memoryTotal).c_str(), x.why.c_str());
-        t += buf;
+        t += fmt::format("{:3} {:3} {:3} {:3} {:3} {:6} {:4}  {:<9}  {:4}  {:>10} {:10.3g}  {:5.1f}% {:>10}  {}\n", rank++, l.tp, l.pp,
+                         l.virtualStages, l.cp, l.dp, l.microBatch, core::toString(l.recompute), l.zero, seconds(x.time.step),
+                         x.time.tokensPerSecond, 100 * x.time.mfu, core::formatBytes(x.memoryTotal), x.why);
     }
     t += "\nPredicted step time: per-op roofline + communication + pipeline bubble (optimistic; see "
          "docs/plan-schema.md, predicted step time).\n";
@@ -112,24 +107,17 @@ int cmdGpusFor(const Options& o, std::ostream& out, std::ostream& err)
         return writeOutput(o, j.dump(1) + "\n", out, err);
     }
     std::string t;
-    char buf[512];
     if (!r.found && !r.everFits)
-        std::snprintf(buf, sizeof buf,
-                      "%s does not fit on %s at any GPU count: at least %s per GPU of %s. More GPUs shard the model states, "
-                      "not the activations: try training.recompute, parallel.tp / pp / cp or a smaller micro-batch.\n",
-                      sc->model.name.c_str(), sc->gpu->name.c_str(), core::formatBytes(r.smallestMemory).c_str(),
-                      core::formatBytes(r.capacity).c_str());
+        t += fmt::format("{} does not fit on {} at any GPU count: at least {} per GPU of {}. More GPUs shard the model states, "
+                         "not the activations: try training.recompute, parallel.tp / pp / cp or a smaller micro-batch.\n",
+                         sc->model.name, sc->gpu->name, core::formatBytes(r.smallestMemory), core::formatBytes(r.capacity));
     else if (!r.found)
-        std::snprintf(buf, sizeof buf, "No GPU count up to 10,000,000 trains %s within %g days on %s.\n", sc->model.name.c_str(),
-                      *days, sc->gpu->name.c_str());
+        t += fmt::format("No GPU count up to 10,000,000 trains {} within {:g} days on {}.\n", sc->model.name, *days, sc->gpu->name);
     else
-        std::snprintf(buf, sizeof buf,
-                      "%lld x %s train %s on %s tokens in %.1f days (deadline %g; %s per GPU; tp %d, pp %d, cp %d; %s "
-                      "time)\n",
-                      static_cast<long long>(r.gpus), sc->gpu->name.c_str(), sc->model.name.c_str(),
-                      core::formatNumber(sc->training.tokens).c_str(), r.days, *days, core::formatBytes(r.memoryTotal).c_str(),
-                      sc->parallel.tp, sc->parallel.pp, sc->parallel.cp, core::toString(sc->stepTime.mode));
-    t += buf;
+        t += fmt::format("{} x {} train {} on {} tokens in {:.1f} days (deadline {:g}; {} per GPU; tp {}, pp {}, cp {}; {} time)\n",
+                         r.gpus, sc->gpu->name, sc->model.name, core::formatNumber(sc->training.tokens), r.days, *days,
+                         core::formatBytes(r.memoryTotal), sc->parallel.tp, sc->parallel.pp, sc->parallel.cp,
+                         core::toString(sc->stepTime.mode));
     return writeOutput(o, t, out, err);
 }
 

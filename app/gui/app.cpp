@@ -13,6 +13,7 @@
 #include <QThread>
 #include <QTimer>
 
+#include <clocale>
 #include <cstdio>
 #include <cstdlib>
 
@@ -29,6 +30,10 @@ int runApp(int argc, char** argv)
         qputenv("QT_QPA_PLATFORM", "offscreen");
 
     QApplication app(argc, argv);
+    // QApplication adopts the environment's locale (setlocale(LC_ALL, "")). Napkin's core converts
+    // numbers with {fmt} and std::from_chars, which ignore it; C numeric rules for anything else
+    // (Qt's advice for POSIX conversions) keep "2.5T" and "989.5" the same under de_DE.
+    std::setlocale(LC_NUMERIC, "C");
     QApplication::setApplicationName(QStringLiteral("Napkin"));
     QApplication::setOrganizationName(QStringLiteral("Napkin"));
     QApplication::setApplicationVersion(QStringLiteral(NAPKIN_VERSION));

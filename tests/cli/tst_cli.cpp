@@ -14,51 +14,11 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "clirunner.h"
+
 #include <cmath>
 
 namespace {
-
-struct CliResult {
-    bool finished = false;
-    QProcess::ExitStatus status = QProcess::CrashExit;
-    int exitCode = -1;
-    QByteArray out;
-    QByteArray err;
-};
-
-QString cliPath() { return QStringLiteral(NAPKIN_CLI_PATH); }
-QString dataPath(const QString& rel) { return QStringLiteral(NAPKIN_TEST_DATA) + u'/' + rel; }
-
-CliResult runCli(const QStringList& args)
-{
-    CliResult r;
-    QProcess p;
-    p.setProgram(cliPath());
-    p.setArguments(args);
-    p.start();
-    if (!p.waitForStarted(10000))
-        return r;
-    p.closeWriteChannel();
-    r.finished = p.waitForFinished(60000);
-    if (!r.finished) {
-        p.kill();
-        p.waitForFinished(5000);
-    }
-    r.status = p.exitStatus();
-    r.exitCode = p.exitCode();
-    r.out = p.readAllStandardOutput();
-    r.err = p.readAllStandardError();
-    return r;
-}
-
-QString describe(const QStringList& args, const CliResult& r)
-{
-    return QStringLiteral("napkin-cli %1\n  exit %2 (%3)\n  stdout: %4\n  stderr: %5")
-        .arg(args.join(u' '))
-        .arg(r.exitCode)
-        .arg(r.status == QProcess::NormalExit ? QStringLiteral("normal") : QStringLiteral("CRASH/signal"))
-        .arg(QString::fromUtf8(r.out.left(400)), QString::fromUtf8(r.err.left(800)));
-}
 
 // The invalid-input contract; returns what is violated ("" when all holds). One string, so that a
 // test checks it with one QVERIFY2 and a known product bug can be marked with one QEXPECT_FAIL.

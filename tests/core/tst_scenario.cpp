@@ -21,6 +21,10 @@ private slots:
         QTest::newRow("2Ki") << QStringLiteral("2Ki") << 2048.0;
         QTest::newRow("1,024") << QStringLiteral("1,024") << 1024.0;
         QTest::newRow("1.5M") << QStringLiteral("1.5M") << 1.5e6;
+        QTest::newRow("15_000_000") << QStringLiteral("15_000_000") << 15e6;
+        QTest::newRow("2 048") << QStringLiteral("2 048") << 2048.0;
+        QTest::newRow("1,234,567.5") << QStringLiteral("1,234,567.5") << 1234567.5;
+        QTest::newRow("+8Ki") << QStringLiteral("+8Ki") << 8192.0;
     }
     void quantities()
     {
@@ -30,7 +34,9 @@ private slots:
     }
     void notQuantities()
     {
-        for (const char* s : {"", "abc", "7X", "nan", "inf", "0x10", "1e999", "B"})
+        // Group separators only between groups of three digits of the integer part, one kind at a time.
+        for (const char* s : {"", "abc", "7X", "nan", "inf", "0x10", "1e999", "B", "1,5T", "1,0245", ",024", "1,024,",
+                              "1,02", "1_024,000", "1.5,0", "1e1,000", "7 B", "12345,678", "1,,024"})
             QVERIFY2(!core::parseQuantity(s), s);
     }
 
