@@ -3,6 +3,7 @@
 #include "achievable.h"
 #include "calibration.h"
 #include "estimate_stages.h"
+#include "format.h"
 
 #include <algorithm>
 
@@ -152,6 +153,15 @@ void appendClosingWarnings(const Scenario& sc, Plan& p)
 
 } // namespace detail
 
+std::string derivedPlanName(const Scenario& sc)
+{
+    std::string name = sc.model.name.empty() ? std::string("a model") : sc.model.name;
+    if (sc.training.tokens > 0)
+        name += ", " + formatCount(sc.training.tokens) + " tokens";
+    name += ", " + formatGrouped(double(sc.cluster.gpus)) + " × " + (sc.gpu ? sc.gpu->name : sc.cluster.gpuId);
+    return name;
+}
+
 // The stages in plan order: each appends its derivations and warnings after the previous one's.
 Plan estimate(const Scenario& sc)
 {
@@ -159,6 +169,7 @@ Plan estimate(const Scenario& sc)
     p.derivations.reserve(32);
     p.ops.reserve(40);
     p.scenarioName = sc.name;
+    p.derivedName = derivedPlanName(sc);
     p.modelName = sc.model.name;
     detail::estimateHardware(sc, p);
     detail::estimateParams(sc, p);

@@ -41,6 +41,36 @@ std::string formatBytes(double bytes)
     return fmt::format("{:.0f} B", bytes);
 }
 
+std::string formatCount(double v)
+{
+    if (!std::isfinite(v))
+        return "n/a";
+    static constexpr std::pair<double, const char*> kUnits[] = {{1e15, "P"}, {1e12, "T"}, {1e9, "B"}, {1e6, "M"}, {1e3, "K"}};
+    for (const auto& [scale, unit] : kUnits) {
+        if (std::fabs(v) >= scale) {
+            std::string digits = fmt::format("{:.4g}", v / scale);
+            if (digits.find('e') != std::string::npos) // 10^18 and beyond: the exponent is clearer
+                return fmt::format("{:.4g}", v);
+            return digits + " " + unit;
+        }
+    }
+    return fmt::format("{:.4g}", v);
+}
+
+std::string formatGrouped(double v)
+{
+    if (!std::isfinite(v) || std::fabs(v) >= 1e18)
+        return formatNumber(v);
+    std::string digits = fmt::format("{:.0f}", std::fabs(v));
+    std::string out;
+    for (std::size_t i = 0; i < digits.size(); ++i) {
+        if (i > 0 && (digits.size() - i) % 3 == 0)
+            out += ',';
+        out += digits[i];
+    }
+    return (v < 0 ? "-" : "") + out;
+}
+
 namespace {
 
 std::string render(const Derivation& d, bool values)
@@ -169,7 +199,9 @@ nlohmann::json planToJson(const Plan& p)
     using nlohmann::json;
     json j;
     j["schema"] = "napkin.plan/1";
-    j["scenario"] = p.scenarioName;
+    j["scenario"] = p.title();
+    j["scenario_name_given"] = !p.scenarioName.empty();
+    j["derived_name"] = p.derivedName;
     j["model"] = p.modelName;
     j["params"] = {{"total", p.params.total},
                    {"embedding", p.params.embedding},
@@ -315,7 +347,9 @@ std::string planToText(const Plan& p)
 {
     std::ostringstream o;
     const auto& m = p.memory;
-    o << "Napkin plan: " << (p.scenarioName.empty() ? p.modelName : p.scenarioName) << "\n";
+    o << "Napkin plan: " << p.title() << "\n";
+    if (!p.scenarioName.empty() && p.scenarioName != p.derivedName) // the user's name may be stale: say what it is
+        o << "  plan         " << p.derivedName << "\n";
     o << "  model        " << p.modelName << ", " << formatNumber(p.params.total) << " parameters\n";
     o << "  hardware     " << p.hardware.name() << ": " << formatNumber(p.hardware.peakFlops / 1e12) << " TFLOP/s dense "
       << p.hardware.computeDtype << ", " << formatNumber(p.hardware.bandwidth / 1e12) << " TB/s, ridge "
@@ -359,7 +393,9 @@ std::string planToMarkdown(const Plan& p)
 {
     std::ostringstream o;
     const auto& m = p.memory;
-    o << "# Napkin plan: " << (p.scenarioName.empty() ? p.modelName : p.scenarioName) << "\n\n";
+    o << "# Napkin plan: " << p.title() << "\n\n";
+    if (!p.scenarioName.empty() && p.scenarioName != p.derivedName)
+        o << "Plan: " << p.derivedName << "\n\n";
     o << "Model: " << p.modelName << ", " << formatNumber(p.params.total) << " parameters. Hardware: " << p.hardware.name()
       << " (" << formatNumber(p.hardware.peakFlops / 1e12) << " TFLOP/s dense " << p.hardware.computeDtype << ", "
       << formatNumber(p.hardware.bandwidth / 1e12) << " TB/s).\n\n";

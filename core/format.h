@@ -17,6 +17,10 @@ std::string sourceText(const Derivation& d, const Plan& plan);
 // Compact number for people: 6.3e+24, 143.9, 84 GB uses formatBytes.
 std::string formatNumber(double v);
 std::string formatBytes(double bytes); // decimal GB (10^9), as the seeds and vendors use
+// Counts as people write them: "15 T", "70.55 B", "2.5 M", "512" (up to 4 significant digits;
+// K, M, B, T, P = 10^3 ... 10^15). formatGrouped: "1,024", "16,384".
+std::string formatCount(double v);
+std::string formatGrouped(double v);
 
 nlohmann::json planToJson(const Plan& plan);
 // time.breakdown of the predicted mode (docs/plan-schema.md §6.1); also each search result's breakdown.

@@ -207,8 +207,11 @@ struct Warning {
 };
 
 struct Plan {
-    std::string scenarioName;
+    std::string scenarioName; // the scenario's own name: "" when the user wrote none
+    std::string derivedName;  // what the plan is: model, tokens, GPUs (core::derivedPlanName)
     std::string modelName;
+    // The name to show: the user's, else the derived one (never the default document's).
+    const std::string& title() const { return scenarioName.empty() ? derivedName : scenarioName; }
     ParamCounts params;
     MemoryLedger memory;
     ComputeBudget compute;

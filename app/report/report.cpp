@@ -211,9 +211,8 @@ QByteArray renderReport(const Input& input, Format format, const Options& givenO
 {
     auto e = evaluate(input, givenOptions.gib);
     Options options = givenOptions;
-    if (options.title.isEmpty() && e.error.isEmpty()) // the scenario's name, else its model
-        options.title = QString::fromStdString(e.controller->scenario().name.empty() ? e.controller->scenario().model.name
-                                                                                      : e.controller->scenario().name);
+    if (options.title.isEmpty() && e.error.isEmpty()) // the scenario's own name, else what the plan is
+        options.title = QString::fromStdString(e.controller->plan().title());
     if (!e.error.isEmpty()) {
         if (error)
             *error = e.error;

@@ -286,7 +286,7 @@ private slots:
     {
         const json& props = m_schema["properties"];
         QVERIFY(props["schema"]["enum"] == json::array({"napkin.plan/1"}));
-        const std::vector<std::string> top{"schema", "scenario", "model", "params", "memory", "compute", "time",
+        const std::vector<std::string> top{"schema", "scenario", "scenario_name_given", "derived_name", "model", "params", "memory", "compute", "time",
                                            "cost", "hardware", "roofline", "derivations", "warnings"};
         QVERIFY(m_schema["required"].get<std::vector<std::string>>() == top);
         QVERIFY(props["roofline"]["properties"]["ops"]["type"] == "array");
@@ -349,7 +349,7 @@ private slots:
         expect(gpuHoursText);                                    // GPU-hours
         expect(qs(core::formatBytes(weightsBytes)));             // weights per GPU
         expect(qs(core::formatBytes(plan.memory.total)));        // total per GPU
-        expect(qs(plan.scenarioName));                           // the title
+        expect(qs(plan.title()));                                // the title
 
         if (tool("pdfinfo").isEmpty())
             QSKIP("pdfinfo (poppler-utils) is not installed: cannot check the page size");

@@ -1,6 +1,7 @@
 // Scenario loading: defaults, merging, --set, quantity strings, strictness.
 #include "testsupport.h"
 
+#include "format.h"
 #include "jsonreader.h"
 
 using namespace napkin;
@@ -38,6 +39,29 @@ private slots:
         for (const char* s : {"", "abc", "7X", "nan", "inf", "0x10", "1e999", "B", "1,5T", "1,0245", ",024", "1,024,",
                               "1,02", "1_024,000", "1.5,0", "1e1,000", "7 B", "12345,678", "1,,024"})
             QVERIFY2(!core::parseQuantity(s), s);
+    }
+
+    void planNamesFollowThePlan()
+    {
+        // No name written: the title says what the plan is, whatever was changed (issue 13: the
+        // default document's "Llama 2 7B on 64 H100 SXM" used to survive every --set).
+        const auto p = core::estimate(test::scenario({"model.preset=llama-3-70b", "cluster.gpus=1024", "training.tokens=15T"}));
+        QCOMPARE(p.scenarioName, std::string());
+        QCOMPARE(p.title(), std::string("Llama 3 70B, 15 T tokens, 1,024 × NVIDIA H100 SXM5 80GB"));
+        QVERIFY(core::planToText(p).rfind("Napkin plan: Llama 3 70B, 15 T tokens, 1,024 × NVIDIA H100 SXM5 80GB\n", 0) == 0);
+        QCOMPARE(core::planToJson(p)["scenario"].get<std::string>(), p.derivedName);
+        QCOMPARE(core::planToJson(p)["scenario_name_given"].get<bool>(), false);
+        // A name the user wrote is kept; when it no longer says what the plan is, the text says both.
+        const auto named = core::estimate(test::scenario({"name=\"Our 70B run\"", "model.preset=llama-3-70b", "cluster.gpus=512"}));
+        QCOMPARE(named.title(), std::string("Our 70B run"));
+        const std::string text = core::planToText(named);
+        QVERIFY(text.find("Napkin plan: Our 70B run\n  plan         Llama 3 70B, 2 T tokens, 512 × NVIDIA H100 SXM5 80GB\n") == 0);
+        // Human counts.
+        QCOMPARE(core::formatCount(70.55e9), std::string("70.55 B"));
+        QCOMPARE(core::formatCount(2.5e12), std::string("2.5 T"));
+        QCOMPARE(core::formatCount(512), std::string("512"));
+        QCOMPARE(core::formatGrouped(16384), std::string("16,384"));
+        QCOMPARE(core::formatGrouped(1e7), std::string("10,000,000"));
     }
 
     void fileHoldsOnlyWhatDiffers()
