@@ -108,6 +108,15 @@ std::optional<double> parseQuantity(std::string_view text)
     return r;
 }
 
+std::optional<double> jsonQuantity(const nlohmann::json& v)
+{
+    if (v.is_number())
+        return v.get<double>();
+    if (v.is_string())
+        return parseQuantity(v.get<std::string>());
+    return std::nullopt;
+}
+
 namespace {
 void dumpBounded(const nlohmann::json& v, std::string& out, int depth)
 {

@@ -22,6 +22,10 @@ namespace napkin::core {
 // (std::from_chars). Returns nullopt for anything else.
 std::optional<double> parseQuantity(std::string_view text);
 
+// A JSON number, or a quantity string read the way ObjectReader::number reads it ("15T", "8Ki",
+// "1,024"): what the scenario parser will use, for front ends that show a document's values.
+std::optional<double> jsonQuantity(const nlohmann::json& value);
+
 // Short JSON rendering of a value for error messages (bounded: never recurses deeply).
 std::string shortDump(const nlohmann::json& v);
 

@@ -2,6 +2,7 @@
 
 #include "calibrationrunner.h"
 #include "catalog.h"
+#include "jsonreader.h"
 #include "parallelcontrols.h"
 #include "plancontroller.h"
 #include "quantityslider.h"
@@ -362,9 +363,10 @@ void ControlsPanel::syncFromDocument()
     m_syncing = true;
     const auto& doc = m_controller->document();
     for (auto it = m_sliders.cbegin(); it != m_sliders.cend(); ++it) {
+        // Quantity strings ("15T", "8Ki", "1,024") show what the plan uses, not the previous value.
         const auto* v = at(doc, it.key());
-        if (v && v->is_number())
-            it.value()->setValue(v->get<double>());
+        if (const auto q = v ? core::jsonQuantity(*v) : std::nullopt)
+            it.value()->setValue(*q);
     }
     for (auto it = m_combos.cbegin(); it != m_combos.cend(); ++it) {
         const auto* v = at(doc, it.key());
@@ -402,7 +404,8 @@ void ControlsPanel::syncFromDocument()
     const int mi = m_model->findData(modelId);
     m_model->setCurrentIndex(mi >= 0 ? mi : m_model->findData(QStringLiteral("custom")));
     const auto* ck = at(doc, QStringLiteral("training.checkpoint_every"));
-    m_checkpoint->setValue(ck && ck->is_number_integer() ? ck->get<int>() : 0);
+    const auto ckValue = ck ? core::jsonQuantity(*ck) : std::nullopt;
+    m_checkpoint->setValue(ckValue && *ckValue >= 1 && *ckValue <= 1e6 ? int(*ckValue) : 0);
     const auto* spv = at(doc, QStringLiteral("parallel.sequence_parallel"));
     m_sp->setChecked(spv && spv->is_boolean() && spv->get<bool>());
     const auto* fa = at(doc, QStringLiteral("training.flash_attention"));

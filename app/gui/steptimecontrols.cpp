@@ -1,5 +1,6 @@
 #include "steptimecontrols.h"
 
+#include "jsonreader.h"
 #include "layoutsearchdialog.h"
 #include "plancontroller.h"
 #include "quantityslider.h"
@@ -88,8 +89,9 @@ void StepTimeControls::syncFromDocument()
     const int index = m_mode->findData(mode && mode->is_string() ? QString::fromStdString(mode->get<std::string>()) : QStringLiteral("mfu"));
     if (index >= 0)
         m_mode->setCurrentIndex(index);
-    if (const auto* bw = stepTimeKey(doc, "inter_node_bandwidth"); bw && bw->is_number())
-        m_inter->setValue(bw->get<double>() / 1e9);
+    if (const auto* bw = stepTimeKey(doc, "inter_node_bandwidth"))
+        if (const auto q = core::jsonQuantity(*bw))
+            m_inter->setValue(*q / 1e9);
     // "auto" shows what the framework's rule resolved to (core/framework.h).
     const auto* overlap = stepTimeKey(doc, "overlap_dp");
     m_overlap->setChecked(overlap && overlap->is_boolean() ? overlap->get<bool>() : m_controller->scenario().stepTime.overlapDp);

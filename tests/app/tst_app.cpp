@@ -331,6 +331,49 @@ private slots:
         QCOMPARE(m_controller->plan().time.mode, "predicted");
     }
 
+    void quantityStringsShowWhatThePlanUses()
+    {
+        // issue 13: a file with quantity strings showed the defaults in the boxes while the panels
+        // computed with the file's values. Every control must show what the loaded plan uses.
+        QTemporaryDir dir;
+        const QString file = dir.filePath(QStringLiteral("strings.napkin.json"));
+        QFile f(file);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(R"({"training": {"tokens": "15T", "seq_len": "8Ki", "global_batch": "2k", "micro_batch": "2",
+                    "checkpoint_every": "4"},
+                    "cluster": {"gpus": "1,024", "mfu": "0.45", "price_per_gpu_hour": "2.25"},
+                    "parallel": {"tp": "8", "pp": "2"},
+                    "step_time": {"inter_node_bandwidth": "25G"}})");
+        f.close();
+        QVERIFY(m_window->openFile(file));
+        QVERIFY2(!m_controller->hasErrors(), m_controller->hasErrors() ? core::describe(m_controller->errors().front()).c_str() : "");
+        const auto& sc = m_controller->scenario();
+        auto* c = m_window->findChild<app::ControlsPanel*>();
+        QVERIFY(c);
+        QCOMPARE(sc.training.tokens, 15e12);
+        QCOMPARE(c->slider(QStringLiteral("training.tokens"))->value(), sc.training.tokens);
+        QCOMPARE(c->slider(QStringLiteral("training.seq_len"))->value(), double(sc.training.seqLen));
+        QCOMPARE(c->slider(QStringLiteral("training.seq_len"))->value(), 8192.0);
+        QCOMPARE(c->slider(QStringLiteral("training.global_batch"))->value(), double(sc.training.globalBatch));
+        QCOMPARE(c->slider(QStringLiteral("training.micro_batch"))->value(), double(sc.training.microBatch));
+        QCOMPARE(c->slider(QStringLiteral("cluster.gpus"))->value(), 1024.0);
+        QCOMPARE(c->slider(QStringLiteral("cluster.mfu"))->value(), sc.cluster.mfu);
+        QCOMPARE(c->slider(QStringLiteral("cluster.price_per_gpu_hour"))->value(), sc.cluster.pricePerGpuHour);
+        QCOMPARE(c->slider(QStringLiteral("parallel.tp"))->value(), double(sc.parallel.tp));
+        QCOMPARE(c->slider(QStringLiteral("parallel.pp"))->value(), double(sc.parallel.pp));
+        auto* stepTime = m_window->findChild<app::StepTimeControls*>();
+        QCOMPARE(stepTime->interNodeBox()->value(), sc.stepTime.interNodeBandwidth / 1e9);
+        // Every slider against the parsed scenario value of its path, read back from the document
+        // the way the core reads it.
+        const auto& doc = m_controller->document();
+        for (const char* path : {"training.tokens", "training.seq_len", "training.global_batch", "training.micro_batch",
+                                 "cluster.gpus", "cluster.mfu", "cluster.price_per_gpu_hour", "parallel.tp", "parallel.pp"}) {
+            const auto dot = std::string_view(path).find('.');
+            const auto& v = doc[std::string(path, dot)][std::string(path + dot + 1)];
+            QCOMPARE(c->slider(QString::fromLatin1(path))->value(), core::jsonQuantity(v).value());
+        }
+    }
+
     void openRejectsInvalidFileAndKeepsScenario()
     {
         QTemporaryDir dir;
