@@ -184,7 +184,13 @@ nlohmann::json parseJsonLimited(std::string_view text, const std::string& origin
         return doc;
     } catch (const nlohmann::json::exception& e) {
         // parse_error, and out_of_range for numbers beyond double (1e400): both are bad input.
-        errors.push_back({origin, "", std::string("invalid JSON: ") + e.what(), "a JSON document"});
+        // nlohmann's messages start "[json.exception.parse_error.101] parse error at line 1, ...":
+        // the bracketed id is the library's, not the user's business.
+        std::string_view what = e.what();
+        if (what.rfind("[json.exception.", 0) == 0)
+            if (const auto close = what.find("] "); close != std::string_view::npos)
+                what.remove_prefix(close + 2);
+        errors.push_back({origin, "", "invalid JSON: " + std::string(what), "a JSON document"});
         return nlohmann::json(nlohmann::json::value_t::discarded);
     }
 }

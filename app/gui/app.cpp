@@ -9,25 +9,43 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QElapsedTimer>
+#include <QMessageBox>
 #include <QScreen>
 #include <QThread>
 #include <QTimer>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <clocale>
 #include <cstdio>
 #include <cstdlib>
+#include <string_view>
 
 namespace napkin::app {
 
 int runApp(int argc, char** argv)
 {
-    // A screenshot needs no display: render offscreen unless a platform was chosen.
-    bool screenshot = false;
-    for (int i = 1; i < argc; ++i)
-        if (std::string_view(argv[i]) == "--screenshot")
-            screenshot = true;
-    if (screenshot && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM") && qEnvironmentVariableIsEmpty("DISPLAY"))
+    // --screenshot and --handout need no display: render offscreen unless a platform was chosen.
+    // --help and --version print and exit, so they need none either (without one, the default
+    // platform plugin would abort before the parser runs).
+    bool screenshot = false, batch = false, printOnly = false;
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view a = argv[i];
+        auto is = [&a](std::string_view opt) { return a == opt || (a.size() > opt.size() && a.substr(0, opt.size() + 1) == std::string(opt) + "="); };
+        screenshot = screenshot || is("--screenshot");
+        batch = batch || is("--screenshot") || is("--handout");
+        printOnly = printOnly || a == "-h" || a == "--help" || a == "--help-all" || a == "-v" || a == "--version";
+    }
+    const bool noDisplay = qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY");
+    if ((batch || printOnly) && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM") && noDisplay)
         qputenv("QT_QPA_PLATFORM", "offscreen");
+    if ((batch || printOnly) && qEnvironmentVariableIsEmpty("XDG_RUNTIME_DIR")) {
+        // Qt wants a private runtime directory; without one it warns on stderr, which scripts read.
+        const QByteArray dir = QByteArray("/tmp/napkin-runtime-") + QByteArray::number(uint(getuid()));
+        ::mkdir(dir.constData(), 0700);
+        qputenv("XDG_RUNTIME_DIR", dir);
+    }
 
     QApplication app(argc, argv);
     // QApplication adopts the environment's locale (setlocale(LC_ALL, "")). Napkin's core converts
@@ -73,9 +91,16 @@ int runApp(int argc, char** argv)
     if (parser.isSet(darkOpt))
         window.setDarkTheme(true);
     if (parser.isSet(scenarioOpt)) {
-        if (!window.openFile(parser.value(scenarioOpt)))
+        // Without a user to answer a dialog (--screenshot, --handout), a bad file is an error on
+        // stderr and exit 2, as napkin-cli does; interactively the dialog says it too.
+        QString error;
+        if (!controller.open(parser.value(scenarioOpt), &error)) {
+            std::fprintf(stderr, "error: %s\n", qPrintable(error));
+            if (!batch)
+                QMessageBox::warning(&window, QObject::tr("Cannot open scenario"), error);
             return 2;
-    } else if (!screenshot) {
+        }
+    } else if (!batch) {
         window.restoreSession();
     }
     for (const auto& s : parser.values(setOpt)) {
@@ -123,7 +148,7 @@ int runApp(int argc, char** argv)
     if (controller.hasErrors()) {
         for (const auto& e : controller.errors())
             std::fprintf(stderr, "error: %s\n", core::describe(e).c_str());
-        if (screenshot)
+        if (batch)
             return 2;
     }
 
