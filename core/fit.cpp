@@ -42,7 +42,10 @@ FitResult fit(const Scenario& sc)
     auto fitsBatch = [&](std::int64_t b) {
         mb.training.microBatch = b;
         mb.training.globalBatch = std::max(sc.training.globalBatch, b * std::max<std::int64_t>(1, sc.parallel.dp));
-        return estimate(mb).memory.fits;
+        const auto plan = estimate(mb);
+        if (b == 1)
+            r.memoryAtOne = plan.memory.total;
+        return plan.memory.fits;
     };
     if (fitsBatch(1)) {
         std::int64_t lo = 1, hi = 2;
@@ -83,6 +86,8 @@ nlohmann::json fitToJson(const FitResult& r, const Scenario& sc)
                              {"micro_batch", sc.training.microBatch},
                              {"source", "largest derived-shape model whose full ledger fits (bisection on memory.fits)"}};
     j["max_micro_batch"] = {{"value", r.maxMicroBatch},
+                            {"fits_at_one", r.maxMicroBatch >= 1},
+                            {"memory_at_one", r.memoryAtOne},
                             {"model", sc.model.name},
                             {"source", "largest micro-batch whose full ledger fits (activations grow linearly)"}};
     return j;

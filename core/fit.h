@@ -18,6 +18,7 @@ struct FitResult {
     TransformerShape withActivationsShape;
     // Largest micro-batch for the scenario's own model (0 when batch 1 does not fit).
     std::int64_t maxMicroBatch = 0;
+    double memoryAtOne = 0; // per GPU at micro-batch 1 (what "does not fit" is short of)
     double totalCapacity = 0;
 };
 

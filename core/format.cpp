@@ -377,15 +377,16 @@ std::string planToText(const Plan& p)
     }
     o << fmt::format("  GPU-hours          {:.4g}\n  cost               ${:.4g}\n  energy             {:.4g} kWh (at TDP)\n",
                      p.time.gpuHours, p.cost.usd, p.cost.energyKwh);
-    o << "\nDerivations\n";
-    for (const auto& d : p.derivations)
-        o << "  " << d.quantity << " = " << formulaText(d) << " = " << substitutedText(d) << " = "
-          << formatNumber(d.value) << " " << d.unit << "\n      [" << sourceText(d, p) << "]\n";
+    // What needs attention comes before the long list of derivations.
     if (!p.warnings.empty()) {
         o << "\nWarnings\n";
         for (const auto& w : p.warnings)
             o << "  " << w.code << ": " << w.message << "\n";
     }
+    o << "\nDerivations\n";
+    for (const auto& d : p.derivations)
+        o << "  " << d.quantity << " = " << formulaText(d) << " = " << substitutedText(d) << " = "
+          << formatNumber(d.value) << " " << d.unit << "\n      [" << sourceText(d, p) << "]\n";
     return o.str();
 }
 
@@ -419,15 +420,15 @@ std::string planToMarkdown(const Plan& p)
         o << "| " << op.name << " | " << toString(op.pass) << " | " << formatNumber(op.flops) << " | "
           << formatNumber(op.bytes) << " | " << formatNumber(op.intensity) << " | " << toString(op.bound) << " | "
           << formatNumber(op.timeSeconds) << " |\n";
-    o << "\n## Derivations\n\n| quantity | formula | substituted | value | source |\n|---|---|---|---:|---|\n";
-    for (const auto& d : p.derivations)
-        o << "| " << d.quantity << " | " << formulaText(d) << " | " << substitutedText(d) << " | "
-          << formatNumber(d.value) << " " << d.unit << " | " << sourceText(d, p) << " |\n";
     if (!p.warnings.empty()) {
         o << "\n## Warnings\n\n";
         for (const auto& w : p.warnings)
             o << "- **" << w.code << "**: " << w.message << "\n";
     }
+    o << "\n## Derivations\n\n| quantity | formula | substituted | value | source |\n|---|---|---|---:|---|\n";
+    for (const auto& d : p.derivations)
+        o << "| " << d.quantity << " | " << formulaText(d) << " | " << substitutedText(d) << " | "
+          << formatNumber(d.value) << " " << d.unit << " | " << sourceText(d, p) << " |\n";
     return o.str();
 }
 

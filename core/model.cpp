@@ -282,6 +282,40 @@ bool hfBool(const nlohmann::json& c, const char* name, bool fallback)
 
 } // namespace
 
+namespace {
+
+// The name a config gives its model: "_name_or_path" (what save_pretrained writes, e.g.
+// "meta-llama/Llama-2-7b-hf"), else the folder of a downloaded repository's config.json, else the
+// file's own name ("llama-2-7b.json"), else the architecture class, else model_type.
+std::string hfModelName(const nlohmann::json& c, const std::string& origin, const std::string& type)
+{
+    if (auto it = c.find("_name_or_path"); it != c.end() && it->is_string() && !it->get<std::string>().empty())
+        return it->get<std::string>();
+    auto fallback = [&] {
+        if (auto it = c.find("architectures"); it != c.end() && it->is_array() && !it->empty() && (*it)[0].is_string())
+            return (*it)[0].get<std::string>();
+        return type.empty() ? std::string("Hugging Face model") : type;
+    };
+    std::string path = origin; // "model.hf_config(PATH)" or a path
+    if (const auto open = path.find('('); open != std::string::npos && !path.empty() && path.back() == ')')
+        path = path.substr(open + 1, path.size() - open - 2);
+    const auto slash = path.find_last_of('/');
+    const std::string file = slash == std::string::npos ? path : path.substr(slash + 1);
+    if (file == "config.json") {
+        if (slash == std::string::npos || slash == 0)
+            return fallback();
+        const auto prev = path.find_last_of('/', slash - 1);
+        const std::string dir = path.substr(prev == std::string::npos ? 0 : prev + 1, slash - (prev == std::string::npos ? 0 : prev + 1));
+        if (!dir.empty() && dir != "." && dir != "..")
+            return dir;
+    } else if (file.size() > 5 && file.substr(file.size() - 5) == ".json") {
+        return file.substr(0, file.size() - 5);
+    }
+    return fallback();
+}
+
+} // namespace
+
 ModelSpec modelFromHfConfig(const nlohmann::json& c, const std::string& origin, Errors& errors)
 {
     ModelSpec m;
@@ -295,7 +329,7 @@ ModelSpec modelFromHfConfig(const nlohmann::json& c, const std::string& origin, 
     std::string type;
     if (auto it = c.find("model_type"); it != c.end() && it->is_string())
         type = it->get<std::string>();
-    m.name = type.empty() ? "HF model" : type;
+    m.name = hfModelName(c, origin, type);
     auto& s = m.shape;
     const std::size_t before = errors.size();
     if (type == "gpt2") {

@@ -366,7 +366,11 @@ int cmdFit(const Options& o, std::ostream& out, std::ostream& err)
     t += "  with activations and overhead:     " + core::formatNumber(r.withActivationsMaxParams) + " parameters (ZeRO " +
          std::to_string(sc->parallel.zeroStage) + ", seq " + std::to_string(sc->training.seqLen) + ", micro-batch " +
          std::to_string(sc->training.microBatch) + ")\n";
-    t += "  largest micro-batch for " + sc->model.name + ": " + std::to_string(r.maxMicroBatch) + "\n";
+    if (r.maxMicroBatch >= 1)
+        t += "  largest micro-batch for " + sc->model.name + ": " + std::to_string(r.maxMicroBatch) + "\n";
+    else // never "largest micro-batch: 0"
+        t += "  " + sc->model.name + " does not fit even at micro-batch 1 (" + core::formatBytes(r.memoryAtOne) + " per GPU of " +
+             core::formatBytes(sc->gpu->memoryBytes) + "): shard the states (parallel.zero, fsdp), recompute, or add tp / pp\n";
     return writeOutput(o, t, out, err);
 }
 

@@ -76,7 +76,7 @@ ControlsPanel::ControlsPanel(PlanController* controller, QWidget* parent)
         const QString id = m_model->currentData().toString();
         if (id == QLatin1String("params"))
             m_controller->set(QStringLiteral("model.params"), m_controller->plan().params.total);
-        else if (id != QLatin1String("custom"))
+        else if (id != QLatin1String("custom") && id != QLatin1String("hf"))
             m_controller->set(QStringLiteral("model.preset"), id.toStdString());
     });
     m_params = addSlider(model, QStringLiteral("model.params"), tr("Parameters"), 1e7, 2e12, true, false, QString(),
@@ -401,6 +401,16 @@ void ControlsPanel::syncFromDocument()
         modelId = qs(model["preset"].get<std::string>());
     else if (model.contains("params"))
         modelId = QStringLiteral("params");
+    else if (model.contains("hf_config")) {
+        // An imported config.json: named from the config, not "Custom architecture".
+        modelId = QStringLiteral("hf");
+        const QString text = tr("Imported: %1").arg(qs(m_controller->scenario().model.name));
+        const int at = m_model->findData(modelId);
+        if (at < 0)
+            m_model->addItem(text, modelId);
+        else
+            m_model->setItemText(at, text);
+    }
     const int mi = m_model->findData(modelId);
     m_model->setCurrentIndex(mi >= 0 ? mi : m_model->findData(QStringLiteral("custom")));
     const auto* ck = at(doc, QStringLiteral("training.checkpoint_every"));

@@ -408,6 +408,13 @@ void TestCli::fitFp32()
     // fp32 weights + fp32 gradients + two fp32 Adam states = 16 bytes/param; 8 x 80e9 bytes / 16 = 40e9.
     NAPKIN_CHECK_CLOSE(at(j, QStringLiteral("states_only.max_params")).toDouble(), 40e9, 1e-12);
     NAPKIN_CHECK_CLOSE(at(j, QStringLiteral("states_only.bytes_per_param")).toDouble(), 16.0, 1e-12);
+    // A model that does not fit at micro-batch 1 is said so, never "largest micro-batch: 0".
+    const QStringList big{QStringLiteral("fit"), QStringLiteral("--set"), QStringLiteral("model.preset=llama-2-70b"),
+                          QStringLiteral("--set"), QStringLiteral("cluster.gpus=1")};
+    const CliResult r = runCli(big);
+    QVERIFY2(r.exitCode == 0, qPrintable(describe(big, r)));
+    QVERIFY(!r.out.contains("micro-batch for Llama 2 70B: 0"));
+    QVERIFY(r.out.contains("does not fit even at micro-batch 1"));
 }
 
 void TestCli::planPredicted()

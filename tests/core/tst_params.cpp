@@ -65,6 +65,20 @@ private slots:
         QCOMPARE(core::countParams(m).total, expected);
     }
 
+    void hfConfigNamesItsModel()
+    {
+        // Named from the config (issue 13), not "llama" or "Custom architecture".
+        core::Errors errors;
+        auto cfg = readJson("hf/llama-2-7b.json");
+        QCOMPARE(core::modelFromHfConfig(cfg, "model.hf_config(hf/llama-2-7b.json)", errors).name, std::string("llama-2-7b"));
+        QCOMPARE(core::modelFromHfConfig(cfg, "model.hf_config(/models/Llama-2-7b-hf/config.json)", errors).name,
+                 std::string("Llama-2-7b-hf"));
+        QCOMPARE(core::modelFromHfConfig(cfg, "config.json", errors).name, std::string("LlamaForCausalLM"));
+        cfg["_name_or_path"] = "meta-llama/Llama-2-7b-hf";
+        QCOMPARE(core::modelFromHfConfig(cfg, "config.json", errors).name, std::string("meta-llama/Llama-2-7b-hf"));
+        QVERIFY(errors.empty());
+    }
+
     void hfConfigThroughScenario()
     {
         const auto sc = napkin::test::scenario({"model.hf_config=hf/llama-2-7b.json"});

@@ -56,6 +56,10 @@ private slots:
         QCOMPARE(named.title(), std::string("Our 70B run"));
         const std::string text = core::planToText(named);
         QVERIFY(text.find("Napkin plan: Our 70B run\n  plan         Llama 3 70B, 2 T tokens, 512 × NVIDIA H100 SXM5 80GB\n") == 0);
+        // What needs attention comes before the derivations.
+        const std::string big = core::planToText(core::estimate(test::scenario({"model.preset=llama-2-70b", "cluster.gpus=1"})));
+        QVERIFY(big.find("\nWarnings\n") != std::string::npos);
+        QVERIFY(big.find("\nWarnings\n") < big.find("\nDerivations\n"));
         // Human counts.
         QCOMPARE(core::formatCount(70.55e9), std::string("70.55 B"));
         QCOMPARE(core::formatCount(2.5e12), std::string("2.5 T"));
