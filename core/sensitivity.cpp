@@ -1,12 +1,13 @@
 #include "sensitivity.h"
 
+#include "catalog.h"
 #include "estimate.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
+#include <initializer_list>
 
 namespace napkin::core {
 
@@ -19,13 +20,24 @@ std::string num(double v)
 }
 } // namespace
 
-std::vector<Sensitivity> sensitivities(const Scenario& base, std::size_t count)
+std::vector<Sensitivity> sensitivities(const nlohmann::json& doc, std::size_t count, const std::string& baseDir,
+                                       const FileReader& reader)
 {
+    Errors errors;
+    const Scenario base = parseScenario(doc, builtinCatalog(), errors, baseDir, reader);
+    if (!errors.empty())
+        return {};
     const Plan before = estimate(base);
     std::vector<Sensitivity> out;
-    auto consider = [&](const char* input, const std::string& change, const std::function<void(Scenario&)>& edit) {
-        Scenario s = base;
-        edit(s);
+    // Each change is a list of PATH=VALUE assignments on the document.
+    auto consider = [&](const char* input, const std::string& change, std::initializer_list<std::string> sets) {
+        nlohmann::json d = doc;
+        Errors e;
+        for (const auto& s : sets)
+            applySet(d, s, e);
+        const Scenario s = parseScenario(d, builtinCatalog(), e, baseDir, reader);
+        if (!e.empty())
+            return; // not a valid scenario at that value: no line
         const Plan after = estimate(s);
         Sensitivity x;
         x.input = input;
@@ -42,39 +54,42 @@ std::vector<Sensitivity> sensitivities(const Scenario& base, std::size_t count)
         if (std::isfinite(x.score) && x.score > 1e-9)
             out.push_back(x);
     };
+    auto set = [](const char* path, double v) { return std::string(path) + "=" + fmt::format("{:.17g}", v); };
     const auto& t = base.training;
-    auto batchFor = [](Scenario& s) { s.training.globalBatch = std::max(s.training.globalBatch, s.training.microBatch); };
-    consider("training.micro_batch", num(double(t.microBatch)) + " → " + num(double(2 * t.microBatch)),
-             [&](Scenario& s) { s.training.microBatch *= 2; batchFor(s); });
+    const double mb = double(t.microBatch), gb = double(t.globalBatch);
+    // A larger micro-batch needs a global batch of at least that many sequences.
+    consider("training.micro_batch", num(mb) + " → " + num(2 * mb),
+             {set("training.micro_batch", 2 * mb), set("training.global_batch", std::max(gb, 2 * mb))});
     if (t.microBatch > 1)
-        consider("training.micro_batch", num(double(t.microBatch)) + " → " + num(double(t.microBatch / 2)),
-                 [&](Scenario& s) { s.training.microBatch /= 2; });
+        consider("training.micro_batch", num(mb) + " → " + num(double(t.microBatch / 2)),
+                 {set("training.micro_batch", double(t.microBatch / 2))});
     if (base.model.kind != ModelKind::Mlp) {
+        const double sl = double(t.seqLen);
         const bool learned = base.model.shape.positions == PositionKind::Learned;
-        if (!learned || 2 * t.seqLen <= base.model.shape.maxPositions)
-            consider("training.seq_len", num(double(t.seqLen)) + " → " + num(double(2 * t.seqLen)),
-                     [&](Scenario& s) { s.training.seqLen *= 2; });
+        if (!learned || 2 * t.seqLen <= base.model.shape.maxPositions) // no position table rows past max_positions
+            consider("training.seq_len", num(sl) + " → " + num(2 * sl), {set("training.seq_len", 2 * sl)});
         if (t.seqLen > 1)
-            consider("training.seq_len", num(double(t.seqLen)) + " → " + num(double(t.seqLen / 2)),
-                     [&](Scenario& s) { s.training.seqLen /= 2; });
+            consider("training.seq_len", num(sl) + " → " + num(double(t.seqLen / 2)), {set("training.seq_len", double(t.seqLen / 2))});
         if (t.recompute != Recompute::Full)
-            consider("training.recompute", std::string(toString(t.recompute)) + " → full",
-                     [&](Scenario& s) { s.training.recompute = Recompute::Full; });
+            consider("training.recompute", std::string(toString(t.recompute)) + " → full", {"training.recompute=\"full\""});
         if (!t.flashAttention)
-            consider("training.flash_attention", "false → true", [&](Scenario& s) { s.training.flashAttention = true; });
+            consider("training.flash_attention", "false → true", {"training.flash_attention=true"});
     }
-    consider("cluster.gpus", num(double(base.cluster.gpus)) + " → " + num(double(2 * base.cluster.gpus)),
-             [&](Scenario& s) { s.cluster.gpus *= 2; });
+    // The data-parallel size follows the GPU count (the layout's tp, pp and cp stay).
+    const double G = double(base.cluster.gpus);
+    consider("cluster.gpus", num(G) + " → " + num(2 * G), {set("cluster.gpus", 2 * G), "parallel.dp=\"auto\""});
     if (base.cluster.gpus > 1)
-        consider("cluster.gpus", num(double(base.cluster.gpus)) + " → " + num(double(base.cluster.gpus / 2)),
-                 [&](Scenario& s) { s.cluster.gpus /= 2; });
-    if (base.parallel.zeroStage < 3)
+        consider("cluster.gpus", num(G) + " → " + num(double(base.cluster.gpus / 2)),
+                 {set("cluster.gpus", double(base.cluster.gpus / 2)), "parallel.dp=\"auto\""});
+    if (base.parallel.zeroStage < 3 && base.parallel.fsdp == Fsdp::None)
         consider("parallel.zero", num(base.parallel.zeroStage) + " → " + num(base.parallel.zeroStage + 1),
-                 [&](Scenario& s) { s.parallel.zeroStage += 1; });
-    // One step down: 0.1 lower, or half when MFU is already that low.
-    const double mfuDown = base.cluster.mfu > 0.2 ? base.cluster.mfu - 0.1 : base.cluster.mfu / 2;
-    consider("cluster.mfu", num(base.cluster.mfu) + " → " + num(mfuDown), [&](Scenario& s) { s.cluster.mfu = mfuDown; });
-    consider("training.tokens", num(t.tokens) + " → " + num(2 * t.tokens), [&](Scenario& s) { s.training.tokens *= 2; });
+                 {set("parallel.zero", base.parallel.zeroStage + 1)});
+    if (base.stepTime.mode == TimeMode::Mfu) { // predicted: MFU is an output, not an input
+        // One step down: 0.1 lower, or half when MFU is already that low.
+        const double mfuDown = base.cluster.mfu > 0.2 ? base.cluster.mfu - 0.1 : base.cluster.mfu / 2;
+        consider("cluster.mfu", num(base.cluster.mfu) + " → " + num(mfuDown), {set("cluster.mfu", mfuDown)});
+    }
+    consider("training.tokens", num(t.tokens) + " → " + num(2 * t.tokens), {set("training.tokens", 2 * t.tokens)});
     std::stable_sort(out.begin(), out.end(), [](const Sensitivity& a, const Sensitivity& b) { return a.score > b.score; });
     // One line per input: its strongest change.
     std::vector<Sensitivity> top;

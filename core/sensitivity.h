@@ -1,6 +1,9 @@
 #pragma once
-// "What would change the answer": the inputs a plan is most sensitive to, computed by re-estimating
-// the plan with each input moved one step (doubled, halved, the next option), not canned.
+// "What would change the answer": the inputs a plan is most sensitive to, computed by re-planning
+// the scenario document with each input moved one step (doubled, halved, the next option): the
+// change goes through applySet and parseScenario, so every rule that depends on it (the
+// data-parallel size that follows the GPU count, the framework's defaults) follows too, and each
+// line equals a full plan at the new value.
 
 #include "plan.h"
 #include "scenario.h"
@@ -19,7 +22,11 @@ struct Sensitivity {
     double score = 0;    // max relative change of memory and days; +1 when it flips fits
 };
 
-// The top `count` single-input changes, largest effect first.
-std::vector<Sensitivity> sensitivities(const Scenario& scenario, std::size_t count = 3);
+// The top `count` single-input changes, largest effect first. doc: the merged scenario document
+// the plan was parsed from; baseDir and reader resolve the files it refers to, as for parseScenario.
+// A change the document cannot take (it would make the scenario invalid) is left out. In the
+// predicted step-time mode cluster.mfu is not an input and is not listed.
+std::vector<Sensitivity> sensitivities(const nlohmann::json& doc, std::size_t count = 3, const std::string& baseDir = {},
+                                       const FileReader& reader = readTextFile);
 
 } // namespace napkin::core

@@ -30,6 +30,7 @@ public:
 
     // The scenario document as edited (may be invalid), and the last valid scenario and plan.
     const nlohmann::json& document() const { return m_document; }
+    const QString& baseDir() const { return m_baseDir; } // resolves the document's relative file paths
     const core::Scenario& scenario() const { return m_scenario; }
     const core::Plan& plan() const { return m_plan; }
     const core::Errors& errors() const { return m_errors; }

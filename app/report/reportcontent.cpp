@@ -185,7 +185,7 @@ std::vector<Section> reportSections(const app::PlanController& c, const Options&
                                                               : QStringLiteral("<ul>") + warn + QStringLiteral("</ul>"),
                    {}});
     QList<QStringList> sens;
-    for (const auto& s : core::sensitivities(sc, 3))
+    for (const auto& s : core::sensitivities(c.document(), 3, c.baseDir().toStdString()))
         sens.push_back({qs(s.input), QString::fromUtf8(s.change.c_str()),
                         bytesText(s.memoryBefore, o.gib) + QStringLiteral(" → ") + bytesText(s.memoryAfter, o.gib) +
                             (s.fitsAfter != s.fitsBefore ? (s.fitsAfter ? QStringLiteral(" (now fits)") : QStringLiteral(" (no longer fits)")) : QString()),
@@ -266,7 +266,7 @@ QString reportMarkdown(const app::PlanController& c, const Options& o, const QSt
     md.replace(QStringLiteral("## Memory per GPU\n"), QStringLiteral("## Memory per GPU\n\n![Memory per GPU](%1)\n").arg(ledgerPng));
     md.replace(QStringLiteral("## Roofline (one layer)\n"), QStringLiteral("## Roofline (one layer)\n\n![Roofline](%1)\n").arg(rooflinePng));
     md += QStringLiteral("\n## What would change the answer\n\n| input | change | memory per GPU | days |\n|---|---|---:|---:|\n");
-    for (const auto& s : core::sensitivities(c.scenario(), 3))
+    for (const auto& s : core::sensitivities(c.document(), 3, c.baseDir().toStdString()))
         md += QStringLiteral("| %1 | %2 | %3 → %4 | %5 → %6 |\n")
                   .arg(qs(s.input), QString::fromUtf8(s.change.c_str()), bytesText(s.memoryBefore, o.gib), bytesText(s.memoryAfter, o.gib),
                        QString::number(s.daysBefore, 'f', 1), QString::number(s.daysAfter, 'f', 1));

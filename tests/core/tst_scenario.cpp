@@ -2,6 +2,7 @@
 #include "testsupport.h"
 
 #include "format.h"
+#include "sensitivity.h"
 #include "jsonreader.h"
 
 using namespace napkin;
@@ -66,6 +67,55 @@ private slots:
         QCOMPARE(core::formatCount(512), std::string("512"));
         QCOMPARE(core::formatGrouped(16384), std::string("16,384"));
         QCOMPARE(core::formatGrouped(1e7), std::string("10,000,000"));
+    }
+
+    void whatWouldChangeTheAnswerIsAFullPlan()
+    {
+        // issue 13: cluster.gpus 1024 -> 512 showed the same GB, because the edit kept the parsed
+        // data-parallel size. Every line must equal a full plan of the document at the new value.
+        nlohmann::json doc = core::defaultScenarioJson();
+        core::Errors errors;
+        for (const char* s : {"model.preset=llama-3-70b", "cluster.gpus=1024", "parallel.tp=8", "training.global_batch=2048"})
+            core::applySet(doc, s, errors);
+        QVERIFY(errors.empty());
+        const auto lines = core::sensitivities(doc, 20);
+        QVERIFY(lines.size() >= 5);
+        auto planAt = [&](std::initializer_list<std::string> sets) {
+            nlohmann::json d = doc;
+            core::Errors e;
+            for (const auto& x : sets)
+                core::applySet(d, x, e);
+            return core::estimate(core::parseScenario(d, core::builtinCatalog(), e));
+        };
+        for (const auto& l : lines) {
+            const auto arrow = l.change.find(" → ");
+            const std::string to = l.change.substr(arrow + std::string(" → ").size());
+            std::initializer_list<std::string> none{};
+            core::Plan p = planAt(none);
+            if (l.input == "cluster.gpus") {
+                p = planAt({"cluster.gpus=" + to, "parallel.dp=\"auto\""});
+            } else if (l.input == "training.micro_batch") {
+                p = planAt({"training.micro_batch=" + to});
+            } else if (l.input == "training.recompute") {
+                p = planAt({"training.recompute=\"" + to + "\""});
+            } else {
+                p = planAt({l.input + "=" + to});
+            }
+            QCOMPARE(l.memoryAfter, p.memory.total);
+            QCOMPARE(l.daysAfter, p.time.days);
+        }
+        // Changing the GPU count moves the ZeRO-1 optimizer shard: the memory line moves with it.
+        const auto all = core::sensitivities(doc, 20);
+        const auto half = std::find_if(all.begin(), all.end(), [](const auto& l) { return l.input == "cluster.gpus"; });
+        QVERIFY(half != all.end());
+        QVERIFY(half->memoryAfter != half->memoryBefore);
+        const auto at512 = planAt({"cluster.gpus=512", "parallel.dp=\"auto\""});
+        const auto at1024 = planAt({});
+        QVERIFY(at512.memory.optimizerStates > 1.99 * at1024.memory.optimizerStates);
+        // In the predicted step-time mode MFU is an output: no cluster.mfu line.
+        core::applySet(doc, "step_time.mode=predicted", errors);
+        for (const auto& l : core::sensitivities(doc, 20))
+            QVERIFY(l.input != "cluster.mfu");
     }
 
     void fileHoldsOnlyWhatDiffers()
