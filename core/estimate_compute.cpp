@@ -49,7 +49,19 @@ void estimateBatch(const Scenario& sc, Plan& p)
     derive(p, "compute.accumulation_steps", "ceil({global_batch} / ({micro_batch} · {dp}))",
            double(c.accumulationSteps), "steps", "global batch = micro-batch × accumulation × data parallel",
            {{"global_batch", double(tr.globalBatch)}, {"micro_batch", double(tr.microBatch)}, {"dp", double(dp)}});
-    if (c.effectiveGlobalBatch != tr.globalBatch) {
+    c.requestedGlobalBatch = tr.globalBatch;
+    c.batchScaled = perStep > tr.globalBatch && c.effectiveGlobalBatch >= 2 * tr.globalBatch;
+    if (c.batchScaled) {
+        // One micro-batch per data-parallel rank is already more than the requested batch: the
+        // optimisation changes (a batch-size-dependent learning rate, fewer steps), not only time.
+        p.warnings.push_back({"batch_scaled",
+                              "training.global_batch " + std::to_string(tr.globalBatch) + " is smaller than micro_batch " +
+                                  std::to_string(tr.microBatch) + " × " + std::to_string(dp) +
+                                  " data-parallel ranks: the plan trains with a global batch of " +
+                                  std::to_string(c.effectiveGlobalBatch) + " sequences (" +
+                                  std::to_string(c.effectiveGlobalBatch / std::max<std::int64_t>(1, tr.globalBatch)) +
+                                  "x). Fewer GPUs, more tp / pp / cp, or a larger training.global_batch keep the batch"});
+    } else if (c.effectiveGlobalBatch != tr.globalBatch) {
         p.warnings.push_back({"batch_not_divisible",
                               "training.global_batch " + std::to_string(tr.globalBatch) +
                                   " is not a multiple of micro_batch × data-parallel GPUs = " + std::to_string(perStep) +

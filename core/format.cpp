@@ -243,6 +243,8 @@ nlohmann::json planToJson(const Plan& p)
                     {"steps", c.steps},
                     {"accumulation_steps", c.accumulationSteps},
                     {"effective_global_batch", c.effectiveGlobalBatch},
+                    {"requested_global_batch", c.requestedGlobalBatch},
+                    {"batch_scaled", c.batchScaled},
                     {"data_parallel", c.dataParallel}};
     if (p.stepTime.valid && std::string_view(p.time.mode) == "predicted")
         j["compute"]["executed_flops_per_step"] = p.stepTime.executedFlops;
@@ -366,6 +368,10 @@ std::string planToText(const Plan& p)
     o << "Compute and time (" << p.compute.convention << ")\n";
     o << "  FLOPs per token    " << formatNumber(p.compute.flopsPerToken) << "\n";
     o << "  training FLOPs     " << formatNumber(p.compute.trainingFlops) << "\n";
+    if (p.compute.batchScaled)
+        o << "  batch              SCALED: global batch " << formatGrouped(double(p.compute.requestedGlobalBatch))
+          << " requested, " << formatGrouped(double(p.compute.effectiveGlobalBatch)) << " trained ("
+          << formatGrouped(double(p.compute.dataParallel)) << " data-parallel ranks)\n";
     const bool predicted = std::string_view(p.time.mode) == "predicted";
     o << fmt::format("  time               {:.1f} days ({:.4g} s) at MFU {:.2f}, HFU {:.2f}{}\n", p.time.days, p.time.seconds,
                      p.time.mfu, p.time.hfu, predicted ? " (predicted)" : "");

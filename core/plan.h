@@ -83,6 +83,10 @@ struct ComputeBudget {
     double steps = 0;
     std::int64_t accumulationSteps = 0;
     std::int64_t effectiveGlobalBatch = 0;
+    std::int64_t requestedGlobalBatch = 0; // training.global_batch as written
+    // More data-parallel ranks than global_batch / micro_batch: the batch the plan trains with is
+    // larger than requested (at least twice). Said in the text, the JSON and a warning.
+    bool batchScaled = false;
     std::int64_t dataParallel = 0;
     const char* convention = "";
 };

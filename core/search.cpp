@@ -205,12 +205,16 @@ SearchResult searchLayouts(const Scenario& base, const SearchOptions& opt)
     return out;
 }
 
-GpuCountResult fewestGpusForDeadline(const Scenario& base, double deadlineDays)
+namespace {
+
+GpuCountResult gpusForOneStage(const Scenario& base, double deadlineDays, BatchPolicy batch)
 {
     GpuCountResult r;
     Scenario sc = base;
     const std::int64_t mp = std::int64_t(std::max(1, sc.parallel.tp)) * std::max(1, sc.parallel.pp) * std::max(1, sc.parallel.cp);
     constexpr std::int64_t kMaxGpus = 10000000;
+    const std::int64_t mb = std::max<std::int64_t>(1, sc.training.microBatch);
+    r.dpLimit = batch == BatchPolicy::Fixed ? std::max<std::int64_t>(1, sc.training.globalBatch / mb) : kMaxGpus;
     auto ok = [&](std::int64_t dp, double* days, double* mem) {
         sc.cluster.gpus = dp * mp;
         sc.parallel.dp = dp;
@@ -225,20 +229,52 @@ GpuCountResult fewestGpusForDeadline(const Scenario& base, double deadlineDays)
         r.capacity = p.memory.capacity;
         return p.memory.fits && p.time.days <= deadlineDays;
     };
-    std::int64_t hi = 1;
+    std::int64_t hi = 1, lo = 0; // lo fails (or is 0), hi is tried next
     while (!ok(hi, nullptr, nullptr)) {
+        lo = hi;
+        if (hi >= r.dpLimit) { // the batch would have to grow: stop and say so
+            if (batch == BatchPolicy::Fixed && hi * mp <= kMaxGpus) {
+                r.batchLimited = true;
+                r.gpusAtLimit = r.dpLimit * mp;
+                double mem = 0;
+                ok(r.dpLimit, &r.daysAtLimit, &mem);
+            }
+            return r;
+        }
         if (hi * mp > kMaxGpus)
             return r;
-        hi *= 2;
+        hi = std::min(hi * 2, r.dpLimit);
     }
-    std::int64_t lo = hi / 2; // lo fails (or is 0), hi passes
-    while (hi - lo > 1) {
+    while (hi - lo > 1) { // lo fails, hi passes
         const std::int64_t mid = lo + (hi - lo) / 2;
         (ok(mid, nullptr, nullptr) ? hi : lo) = mid;
     }
     ok(hi, &r.days, &r.memoryTotal);
     r.found = true;
     r.gpus = hi * mp;
+    return r;
+}
+
+} // namespace
+
+GpuCountResult fewestGpusForDeadline(const Scenario& base, double deadlineDays, BatchPolicy batch)
+{
+    GpuCountResult r = gpusForOneStage(base, deadlineDays, batch);
+    if (r.found || r.everFits || base.parallel.fsdp != Fsdp::None)
+        return r;
+    // Never fits: shard the model states further (ZeRO 1, 2, 3) before giving up, as a user would.
+    for (int stage = base.parallel.zeroStage + 1; stage <= 3; ++stage) {
+        Scenario sharded = base;
+        sharded.parallel.zeroStage = stage;
+        resolveFramework(sharded); // auto picks the framework from the ZeRO stage
+        GpuCountResult s = gpusForOneStage(sharded, deadlineDays, batch);
+        s.evaluated += r.evaluated;
+        if (s.everFits) {
+            s.zeroStage = stage;
+            return s;
+        }
+        r = s;
+    }
     return r;
 }
 

@@ -66,8 +66,19 @@ struct GpuCountResult {
     bool everFits = false;     // false: no GPU count tried fits in memory (activations do not shrink with DP)
     double smallestMemory = 0; // the least per-GPU memory seen
     double capacity = 0;
+    // BatchPolicy::Fixed: data parallelism stops at global_batch / micro_batch ranks (one
+    // micro-batch each); past it the batch itself would grow. batchLimited: the deadline needs more.
+    std::int64_t dpLimit = 0;
+    bool batchLimited = false;
+    std::int64_t gpusAtLimit = 0;
+    double daysAtLimit = 0;
+    // A plan that never fits at its ZeRO stage is tried at the next stages: the stage that fits.
+    int zeroStage = -1; // -1: the scenario's own stage
 };
-GpuCountResult fewestGpusForDeadline(const Scenario& scenario, double deadlineDays);
+// Fixed: the global batch stays as written (the search stops at the data-parallel limit and says
+// so); Scale: more GPUs may grow the batch (one micro-batch per rank).
+enum class BatchPolicy { Fixed, Scale };
+GpuCountResult fewestGpusForDeadline(const Scenario& scenario, double deadlineDays, BatchPolicy batch = BatchPolicy::Fixed);
 
 SearchResult searchLayouts(const Scenario& scenario, const SearchOptions& options = {});
 nlohmann::json searchToJson(const SearchResult& result, const Scenario& scenario);

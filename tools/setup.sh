@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(g++ cmake ninja-build pkgconf qt6-base-dev libqcustomplot-dev nlohmann-json3-dev libfmt-dev
+packages=(g++ cmake ninja-build pkgconf qt6-base-dev libqcustomplot-dev nlohmann-json3-dev libfmt-dev libcli11-dev
           qt6-svg-dev xvfb xauth poppler-utils clang libclang-rt-14-dev locales-all)
 missing=()
 for p in "${packages[@]}"; do

@@ -43,121 +43,10 @@ using nlohmann::json;
 // Shared with the other command files through clicommon.h.
 namespace detail {
 
-constexpr const char* kUsage = R"(usage: napkin-cli COMMAND [options]
-
-Commands
-  plan [SCENARIO.json]   the three budgets of a training plan (default: the built-in scenario);
-                         --format pdf|html|md|csv|json -o OUT writes a budget report
-  compare A.json B.json...
-                         scenarios side by side with deltas (text, json, md, csv, html, pdf)
-  chart ledger|roofline [SCENARIO.json] --format png|svg|pdf -o OUT [--size WxH]
-  fit [SCENARIO.json]    largest model and micro-batch that fit the cluster
-  search [SCENARIO.json] [--top N] [--keep-recompute] [--keep-zero]
-                         fastest parallel layouts (TP, PP, virtual stages, CP, DP, micro-batch,
-                         recompute, ZeRO) that fit, by predicted step time
-  gpus-for [SCENARIO.json] --deadline-days D
-                         fewest GPUs that fit and train the scenario's tokens within D days
-  validate [SET.json] [--format text|json|md|svg]
-                         predicted vs published throughput of the built-in set of published
-                         training runs (docs/validation.md), or of SET.json in its format
-  op gemm --m M --k K --n N [--dtype bf16] [--exact]
-  op relu|gelu|dot|matvec --n N [--dtype bf16]
-                         FLOPs, bytes, intensity and bound of one operation on the scenario's GPU
-  presets [gpus|models|plans]
-                         the built-in catalogues
-  dtype VALUE            how fp32, fp16, bf16, fp8 e4m3/e5m2, NVFP4 and MXFP4 store VALUE
-  reconcile [SCENARIO.json] --step-time S [--tokens-per-second N] [--peak-allocated BYTES]
-            [--peak-reserved BYTES]
-                         measured MFU/HFU and the predicted ledger beside a real run's peak memory
-
-Options
-  --set PATH=VALUE       override one dotted scenario path (repeatable); VALUE is JSON when valid,
-                         else a string: --set model.preset=llama-2-7b --set cluster.gpus=8
-  --format FORMAT        plan: text (default), json, md, csv, pdf, html; compare: text, json, md,
-                         csv, html, pdf; chart: png, svg, pdf; text or json elsewhere
-  -o, --output FILE      write the output to FILE (atomically) instead of stdout
-  --page a4|letter       page size of PDF reports (default a4)
-  --title TEXT           report title (default: the scenario's name)
-  --gib                  sizes in GiB (2^30 bytes) instead of GB in reports
-  --help, --version
-
-Exit status: 0 success, 2 invalid input (one line per error on stderr), 1 internal or I/O error.
-)";
-
-
 void printErrors(const Errors& errors, std::ostream& err)
 {
     for (const auto& e : errors)
         err << "error: " << core::describe(e) << "\n";
-}
-
-bool parseArgs(int argc, char** argv, Options& o, Errors& errors)
-{
-    std::vector<std::string> args(argv + 1, argv + argc);
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        const std::string& a = args[i];
-        auto value = [&](const char* flag) -> std::optional<std::string> {
-            if (i + 1 >= args.size()) {
-                errors.push_back({flag, "", "needs a value", ""});
-                return std::nullopt;
-            }
-            return args[++i];
-        };
-        if (a == "--set") {
-            if (auto v = value("--set")) o.sets.push_back(*v);
-        } else if (a.rfind("--set=", 0) == 0) {
-            o.sets.push_back(a.substr(6));
-        } else if (a == "--format") {
-            if (auto v = value("--format")) o.format = *v;
-        } else if (a.rfind("--format=", 0) == 0) {
-            o.format = a.substr(9);
-        } else if (a == "-o" || a == "--output") {
-            if (auto v = value("-o")) o.output = *v;
-        } else if (a == "--m") {
-            o.m = value("--m");
-        } else if (a == "--k") {
-            o.k = value("--k");
-        } else if (a == "--n") {
-            o.n = value("--n");
-        } else if (a == "--step-time") {
-            o.stepTime = value("--step-time");
-        } else if (a == "--tokens-per-second") {
-            o.tokensPerSecond = value("--tokens-per-second");
-        } else if (a == "--peak-allocated") {
-            o.peakAllocated = value("--peak-allocated");
-        } else if (a == "--peak-reserved") {
-            o.peakReserved = value("--peak-reserved");
-        } else if (a == "--size") {
-            o.size = value("--size");
-        } else if (a == "--page") {
-            o.page = value("--page");
-        } else if (a == "--title") {
-            o.title = value("--title");
-        } else if (a == "--gib") {
-            o.gib = true;
-        } else if (a == "--dtype") {
-            o.dtype = value("--dtype");
-        } else if (a == "--exact") {
-            o.exact = true;
-        } else if (a == "--top") {
-            o.top = value("--top");
-        } else if (a == "--deadline-days") {
-            o.deadlineDays = value("--deadline-days");
-        } else if (a == "--keep-recompute") {
-            o.keepRecompute = true;
-        } else if (a == "--keep-zero") {
-            o.keepZero = true;
-        } else if ((a == "--help" || a == "-h" || a == "--version") && o.command.empty()) {
-            o.command = a == "-h" ? "--help" : a;
-        } else if (a.size() > 1 && a[0] == '-' && !(a.size() > 1 && (std::isdigit(static_cast<unsigned char>(a[1])) != 0))) {
-            errors.push_back({a, "", "unknown option", "--set, --format, -o, --m, --k, --n, --dtype, --exact, --step-time, --tokens-per-second, --peak-allocated, --peak-reserved, --size, --page, --title, --gib, --top, --deadline-days, --keep-recompute, --keep-zero, --help"});
-        } else if (o.command.empty()) {
-            o.command = a;
-        } else {
-            o.positional.push_back(a);
-        }
-    }
-    return errors.empty();
 }
 
 // Builds the scenario: defaults, then the file, then each --set, then strict parsing.
@@ -323,17 +212,17 @@ int cmdPlan(const Options& o, std::ostream& out, std::ostream& err)
         printErrors(errors, err);
         return InvalidInput;
     }
+    const auto plan = core::estimate(*sc);
 #ifdef NAPKIN_HAVE_REPORTS
     if (report) {
         Errors derrs;
         const std::string* file = o.positional.empty() ? nullptr : &o.positional[0];
         const auto doc = scenarioDocument(o, file, derrs);
-        return doc ? writeReportFile(o, *doc, file, err) : (printErrors(derrs, err), int(InvalidInput));
+        return checked(o, doc ? writeReportFile(o, *doc, file, err) : (printErrors(derrs, err), int(InvalidInput)), !plan.memory.fits);
     }
 #else
     (void)report;
 #endif
-    const auto plan = core::estimate(*sc);
     std::string text;
     if (o.format == "json")
         text = core::planToJson(plan).dump(1) + "\n";
@@ -343,7 +232,7 @@ int cmdPlan(const Options& o, std::ostream& out, std::ostream& err)
         text = core::planToCsv(plan);
     else
         text = core::planToText(plan);
-    return writeOutput(o, text, out, err);
+    return checked(o, writeOutput(o, text, out, err), !plan.memory.fits);
 }
 
 int cmdFit(const Options& o, std::ostream& out, std::ostream& err)
@@ -358,7 +247,7 @@ int cmdFit(const Options& o, std::ostream& out, std::ostream& err)
     }
     const auto r = core::fit(*sc);
     if (o.format == "json")
-        return writeOutput(o, core::fitToJson(r, *sc).dump(1) + "\n", out, err);
+        return checked(o, writeOutput(o, core::fitToJson(r, *sc).dump(1) + "\n", out, err), r.maxMicroBatch < 1);
     std::string t = "Fit on " + std::to_string(sc->cluster.gpus) + " x " + sc->gpu->name + " (" +
                     core::formatBytes(sc->gpu->memoryBytes) + " each)\n";
     t += "  model states only, ideal sharding: " + core::formatNumber(r.statesOnlyMaxParams) + " parameters (" +
@@ -371,7 +260,7 @@ int cmdFit(const Options& o, std::ostream& out, std::ostream& err)
     else // never "largest micro-batch: 0"
         t += "  " + sc->model.name + " does not fit even at micro-batch 1 (" + core::formatBytes(r.memoryAtOne) + " per GPU of " +
              core::formatBytes(sc->gpu->memoryBytes) + "): shard the states (parallel.zero, fsdp), recompute, or add tp / pp\n";
-    return writeOutput(o, t, out, err);
+    return checked(o, writeOutput(o, t, out, err), r.maxMicroBatch < 1);
 }
 
 int cmdOp(const Options& o, std::ostream& out, std::ostream& err)
@@ -591,21 +480,8 @@ int run(int argc, char** argv, std::ostream& out, std::ostream& err)
     using namespace detail;
     try {
         Options o;
-        Errors errors;
-        if (!parseArgs(argc, argv, o, errors)) {
-            printErrors(errors, err);
-            return InvalidInput;
-        }
-        if (o.command.empty() || o.command == "--help" || o.command == "help") {
-            if (o.command.empty())
-                err << "error: no command given (allowed: plan, fit, search, gpus-for, validate, op, presets, dtype, reconcile, compare, chart)\n";
-            (o.command.empty() ? err : out) << kUsage;
-            return o.command.empty() ? InvalidInput : Ok;
-        }
-        if (o.command == "--version") {
-            out << "napkin-cli " << NAPKIN_VERSION << "\n";
-            return Ok;
-        }
+        if (const int status = parseCommandLine(argc, argv, o, out, err); status >= 0)
+            return status; // --help, --version, --man, or a command-line error
         if (o.command == "plan") return cmdPlan(o, out, err);
         if (o.command == "fit") return cmdFit(o, out, err);
         if (o.command == "search") return cmdSearch(o, out, err);
@@ -617,8 +493,8 @@ int run(int argc, char** argv, std::ostream& out, std::ostream& err)
         if (o.command == "reconcile") return cmdReconcile(o, out, err);
         if (o.command == "compare") return cmdCompare(o, out, err);
         if (o.command == "chart") return cmdChart(o, err);
-        err << "error: unknown command '" << o.command << "' (allowed: plan, fit, search, gpus-for, validate, op, presets, dtype, reconcile, compare, chart; see --help)\n";
-        return InvalidInput;
+        err << "error: unknown command '" << o.command << "'\n"; // parseCommandLine knows every command
+        return InternalError;
     } catch (const std::exception& e) {
         err << "internal error: " << e.what() << "\n";
         return InternalError;

@@ -6,7 +6,8 @@
 
 namespace napkin::cli {
 
-enum ExitCode { Ok = 0, InternalError = 1, InvalidInput = 2 };
+// 3: --check was given and the answer is "does not fit" (or no layout / GPU count does).
+enum ExitCode { Ok = 0, InternalError = 1, InvalidInput = 2, CheckFailed = 3 };
 
 int run(int argc, char** argv, std::ostream& out, std::ostream& err);
 

@@ -24,11 +24,16 @@ struct Options {
     std::optional<std::string> m, k, n, dtype;
     std::optional<std::string> stepTime, tokensPerSecond, peakAllocated, peakReserved;
     std::optional<std::string> size, page, title;
-    std::optional<std::string> top, deadlineDays;
+    std::optional<std::string> top, deadlineDays, batch;
     bool keepRecompute = false, keepZero = false;
+    bool check = false; // --check: exit 3 when the answer is "does not fit" or "none"
     bool gib = false;
     bool exact = false;
 };
+
+// The command line (app/cli/args.cpp, CLI11). Returns -1 when o.command should run, else the exit
+// status after printing help, the version, the man page or a command-line error.
+int parseCommandLine(int argc, char** argv, Options& o, std::ostream& out, std::ostream& err);
 
 void printErrors(const core::Errors& errors, std::ostream& err);
 // Defaults, then the file, then each --set, then strict parsing.
@@ -38,6 +43,8 @@ std::optional<nlohmann::json> scenarioDocument(const Options& o, const std::stri
 // To stdout, or atomically to -o FILE.
 int writeOutput(const Options& o, const std::string& text, std::ostream& out, std::ostream& err);
 bool checkFormat(const Options& o, std::initializer_list<const char*> allowed, std::ostream& err);
+// --check: a successful command whose answer is "does not fit" / "none" exits 3 (CheckFailed).
+inline int checked(const Options& o, int status, bool failed) { return status == 0 && o.check && failed ? 3 : status; }
 
 // Commands in infocommands.cpp.
 int cmdPresets(const Options& o, std::ostream& out, std::ostream& err);

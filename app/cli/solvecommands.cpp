@@ -50,14 +50,14 @@ int cmdSearch(const Options& o, std::ostream& out, std::ostream& err)
     }
     const auto r = core::searchLayouts(*sc, opt);
     if (o.format == "json")
-        return writeOutput(o, core::searchToJson(r, *sc).dump(1) + "\n", out, err);
+        return checked(o, writeOutput(o, core::searchToJson(r, *sc).dump(1) + "\n", out, err), r.best.empty());
     std::string t = "Best layouts for " + sc->model.name + " on " + std::to_string(sc->cluster.gpus) + " x " +
                     sc->gpu->name + ", global batch " + std::to_string(sc->training.globalBatch) + "\n";
     t += fmt::format("{} layouts evaluated, {} fit, {} do not fit, {} skipped (batch not divisible); {:.1f} ms\n\n", r.evaluated,
                      r.feasible, r.rejectedMemory, r.rejectedBatch, r.elapsedSeconds * 1e3);
     if (r.best.empty()) {
         t += "No layout fits. Try more GPUs, a smaller model or a shorter sequence.\n";
-        return writeOutput(o, t, out, err);
+        return checked(o, writeOutput(o, t, out, err), true);
     }
     t += "  #  tp  pp   v  cp     dp   mb  recompute  zero        step   tokens/s    MFU     memory  why\n";
     int rank = 1;
@@ -91,7 +91,15 @@ int cmdGpusFor(const Options& o, std::ostream& out, std::ostream& err)
         printErrors(errors, err);
         return InvalidInput;
     }
-    const auto r = core::fewestGpusForDeadline(*sc, *days);
+    core::BatchPolicy policy = core::BatchPolicy::Fixed;
+    if (o.batch && *o.batch == "scale")
+        policy = core::BatchPolicy::Scale;
+    else if (o.batch && *o.batch != "fixed") {
+        err << "error: --batch: '" << *o.batch << "' is not a batch policy (allowed: fixed, scale)\n";
+        return InvalidInput;
+    }
+    const auto r = core::fewestGpusForDeadline(*sc, *days, policy);
+    const int zero = r.zeroStage >= 0 ? r.zeroStage : sc->parallel.zeroStage;
     if (o.format == "json") {
         const nlohmann::json j{{"schema", "napkin.gpus-for/1"},
                                {"deadline_days", *days},
@@ -102,23 +110,39 @@ int cmdGpusFor(const Options& o, std::ostream& out, std::ostream& err)
                                {"days", r.days},
                                {"memory_bytes", r.memoryTotal},
                                {"time_mode", core::toString(sc->stepTime.mode)},
-                               {"layout", {{"tp", sc->parallel.tp}, {"pp", sc->parallel.pp}, {"cp", sc->parallel.cp}}},
+                               {"layout", {{"tp", sc->parallel.tp}, {"pp", sc->parallel.pp}, {"cp", sc->parallel.cp}, {"zero", zero}}},
+                               {"zero_changed", r.zeroStage >= 0},
+                               {"batch", policy == core::BatchPolicy::Fixed ? "fixed" : "scale"},
+                               {"data_parallel_limit", r.dpLimit},
+                               {"batch_limited", r.batchLimited},
+                               {"gpus_at_limit", r.gpusAtLimit},
+                               {"days_at_limit", r.daysAtLimit},
                                {"evaluated", r.evaluated}};
-        return writeOutput(o, j.dump(1) + "\n", out, err);
+        return checked(o, writeOutput(o, j.dump(1) + "\n", out, err), !r.found);
     }
     std::string t;
+    const std::string zeroNote = r.zeroStage >= 0 ? fmt::format(" (at ZeRO {}: it never fits at ZeRO {})", r.zeroStage, sc->parallel.zeroStage) : "";
     if (!r.found && !r.everFits)
-        t += fmt::format("{} does not fit on {} at any GPU count: at least {} per GPU of {}. More GPUs shard the model states, "
-                         "not the activations: try training.recompute, parallel.tp / pp / cp or a smaller micro-batch.\n",
+        t += fmt::format("{} does not fit on {} at any GPU count, even with the model states sharded (ZeRO up to 3): at least {} "
+                         "per GPU of {}. More GPUs shard the model states, not the activations: try training.recompute, "
+                         "parallel.tp / pp / cp or a smaller micro-batch.\n",
                          sc->model.name, sc->gpu->name, core::formatBytes(r.smallestMemory), core::formatBytes(r.capacity));
+    else if (!r.found && r.batchLimited)
+        t += fmt::format("Not within {:g} days at global batch {}: data parallelism stops at {} ranks (global_batch / micro_batch), "
+                         "{} GPUs, which take {:.1f} days{}. More would grow the batch (--batch scale), or raise "
+                         "training.global_batch, tp, pp or cp.\n",
+                         *days, core::formatGrouped(double(sc->training.globalBatch)), core::formatGrouped(double(r.dpLimit)),
+                         core::formatGrouped(double(r.gpusAtLimit)), r.daysAtLimit, zeroNote);
     else if (!r.found)
-        t += fmt::format("No GPU count up to 10,000,000 trains {} within {:g} days on {}.\n", sc->model.name, *days, sc->gpu->name);
+        t += fmt::format("No GPU count up to 10,000,000 trains {} within {:g} days on {}{}.\n", sc->model.name, *days, sc->gpu->name,
+                         zeroNote);
     else
-        t += fmt::format("{} x {} train {} on {} tokens in {:.1f} days (deadline {:g}; {} per GPU; tp {}, pp {}, cp {}; {} time)\n",
-                         r.gpus, sc->gpu->name, sc->model.name, core::formatNumber(sc->training.tokens), r.days, *days,
-                         core::formatBytes(r.memoryTotal), sc->parallel.tp, sc->parallel.pp, sc->parallel.cp,
-                         core::toString(sc->stepTime.mode));
-    return writeOutput(o, t, out, err);
+        t += fmt::format("{} x {} train {} on {} tokens in {:.1f} days (deadline {:g}; {} per GPU; tp {}, pp {}, cp {}, ZeRO {}; {} "
+                         "time){}\n",
+                         core::formatGrouped(double(r.gpus)), sc->gpu->name, sc->model.name, core::formatCount(sc->training.tokens),
+                         r.days, *days, core::formatBytes(r.memoryTotal), sc->parallel.tp, sc->parallel.pp, sc->parallel.cp, zero,
+                         core::toString(sc->stepTime.mode), zeroNote);
+    return checked(o, writeOutput(o, t, out, err), !r.found);
 }
 
 } // namespace napkin::cli::detail
