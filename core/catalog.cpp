@@ -164,6 +164,76 @@ void fillAchievable(std::vector<GpuSpec>& gpus)
 } // namespace
 
 const GpuSpec* Catalog::gpu(std::string_view id) const { return findById(gpus, id); }
+
+namespace {
+const Alias* findAlias(const std::vector<Alias>& list, std::string_view name)
+{
+    for (const auto& a : list)
+        if (a.alias == name)
+            return &a;
+    return nullptr;
+}
+} // namespace
+
+const Alias* Catalog::gpuAlias(std::string_view name) const { return findAlias(gpuAliases, name); }
+const Alias* Catalog::modelAlias(std::string_view name) const { return findAlias(modelAliases, name); }
+
+std::vector<std::string> Catalog::gpuIdList() const
+{
+    std::vector<std::string> v;
+    for (const auto& g : gpus) v.push_back(g.id);
+    for (const auto& a : gpuAliases) v.push_back(a.alias);
+    return v;
+}
+
+std::vector<std::string> Catalog::modelIdList() const
+{
+    std::vector<std::string> v;
+    for (const auto& m : models) v.push_back(m.id);
+    for (const auto& a : modelAliases) v.push_back(a.alias);
+    return v;
+}
+
+void loadAliases(std::string_view text, Catalog& c, Errors& errors)
+{
+    const auto doc = parseText(text, "aliases.json", errors);
+    if (!doc.is_object())
+        return;
+    ObjectReader top(doc, "", errors);
+    if (top.string("schema", true).value_or("") != "napkin.aliases/1")
+        top.error("schema", shortDump(doc.value("schema", nlohmann::json())), "unknown schema", "napkin.aliases/1");
+    auto section = [&](const char* key, std::vector<Alias>& out, auto known) {
+        const auto* arr = top.child(key);
+        if (!arr || !arr->is_array()) {
+            top.error(key, arr ? shortDump(*arr) : "null", "must be an array", "[{\"alias\": ..., \"id\": ...}]");
+            return;
+        }
+        for (std::size_t i = 0; i < arr->size(); ++i) {
+            ObjectReader r((*arr)[i], std::string(key) + "[" + std::to_string(i) + "]", errors);
+            Alias a;
+            a.alias = r.string("alias", true).value_or("");
+            if (const auto* amb = r.child("ambiguous"); amb && amb->is_array()) {
+                for (const auto& x : *amb)
+                    if (x.is_string() && known(x.get<std::string>()))
+                        a.candidates.push_back(x.get<std::string>());
+                    else
+                        r.error("ambiguous", shortDump(x), "not a catalogue id");
+            } else {
+                a.id = r.string("id", true).value_or("");
+                a.note = r.string("note", true).value_or("");
+                if (!known(a.id))
+                    r.error("id", a.id, "not a catalogue id");
+            }
+            if (known(a.alias))
+                r.error("alias", a.alias, "is itself a catalogue id");
+            r.finish();
+            out.push_back(std::move(a));
+        }
+    };
+    section("gpus", c.gpuAliases, [&](const std::string& id) { return c.gpu(id) != nullptr; });
+    section("models", c.modelAliases, [&](const std::string& id) { return c.model(id) != nullptr; });
+    top.finish();
+}
 const ModelSpec* Catalog::model(std::string_view id) const { return findById(models, id); }
 const PrecisionPlan* Catalog::plan(std::string_view id) const { return findById(plans, id); }
 std::string Catalog::gpuIds() const
@@ -336,6 +406,7 @@ const Catalog& builtinCatalog()
         c.gpus = loadGpus(embeddedResource("gpus.json"), errors);
         c.models = loadModels(embeddedResource("models.json"), errors);
         c.plans = loadPlans(embeddedResource("plans.json"), errors);
+        loadAliases(embeddedResource("aliases.json"), c, errors);
         if (!errors.empty())
             throw std::logic_error("embedded catalogue is invalid: " + describe(errors.front()));
         return c;

@@ -68,20 +68,36 @@ struct PrecisionPlan {
     DType compute = DType::Bf16;
 };
 
+// A name people type for a catalogue id (resources/aliases.json): one id with a note, or several
+// candidates when the name is ambiguous ("a100": 40 or 80 GB, SXM or PCIe), which is refused.
+struct Alias {
+    std::string alias;
+    std::string id;
+    std::string note;
+    std::vector<std::string> candidates;
+};
+
 struct Catalog {
     std::vector<GpuSpec> gpus;
     std::vector<ModelSpec> models;
     std::vector<PrecisionPlan> plans;
+    std::vector<Alias> gpuAliases, modelAliases;
 
     const GpuSpec* gpu(std::string_view id) const;
     const ModelSpec* model(std::string_view id) const;
     const PrecisionPlan* plan(std::string_view id) const;
+    const Alias* gpuAlias(std::string_view name) const;
+    const Alias* modelAlias(std::string_view name) const;
+    std::vector<std::string> gpuIdList() const;   // ids, then aliases: the candidates of a suggestion
+    std::vector<std::string> modelIdList() const;
     std::string gpuIds() const;
     std::string modelIds() const;
     std::string planIds() const;
 };
 
 std::vector<GpuSpec> loadGpus(std::string_view json, Errors& errors);
+// napkin.aliases/1: {"gpus": [{"alias", "id", "note"} | {"alias", "ambiguous": [ids]}], "models": [...]}.
+void loadAliases(std::string_view json, Catalog& catalog, Errors& errors);
 std::vector<ModelSpec> loadModels(std::string_view json, Errors& errors);
 std::vector<PrecisionPlan> loadPlans(std::string_view json, Errors& errors);
 std::vector<GpuSpec> loadGpus(std::istream& in, Errors& errors);

@@ -147,6 +147,8 @@ void appendClosingWarnings(const Scenario& sc, Plan& p)
         p.warnings.push_back({"fewer_tokens_than_a_step",
                               "training.tokens is less than one global batch of tokens: the plan has under one step"});
 
+    for (const auto& note : sc.aliasNotes)
+        p.warnings.push_back({"alias", note});
     if (p.params.derivedShape)
         p.warnings.push_back({"derived_shape", "activations and the roofline use a derived shape: " + sc.model.shapeNote});
 }

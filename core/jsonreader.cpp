@@ -1,5 +1,7 @@
 #include "jsonreader.h"
 
+#include "suggest.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -332,7 +334,7 @@ void ObjectReader::finish()
         std::string allowed;
         for (const auto& k : known)
             allowed += (allowed.empty() ? "" : ", ") + k;
-        m_errors.push_back({fieldPath(key), shortDump(value), "unknown key", allowed});
+        m_errors.push_back({fieldPath(key), shortDump(value), "unknown key" + didYouMean(key, known), allowed});
     }
 }
 

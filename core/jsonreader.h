@@ -4,6 +4,7 @@
 // JSON numbers or as quantity strings ("7B", "15T", "2e12", "1,024").
 
 #include "errors.h"
+#include "suggest.h"
 
 #include <nlohmann/json.hpp>
 
@@ -69,10 +70,13 @@ public:
         const auto s = string(key, required);
         if (!s)
             return std::nullopt;
-        for (const auto& [name, value] : options)
+        std::vector<std::string> names;
+        for (const auto& [name, value] : options) {
             if (name == *s)
                 return value;
-        error(key, shortDump(*s), "unknown value", allowed);
+            names.emplace_back(name);
+        }
+        error(key, shortDump(*s), "unknown value" + didYouMean(*s, names), allowed);
         return std::nullopt;
     }
 

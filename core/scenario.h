@@ -122,6 +122,8 @@ struct Scenario {
     std::shared_ptr<const GpuSpec> gpu = std::make_shared<const GpuSpec>();
     ParallelConfig parallel;
     FlopsConvention flops = FlopsConvention::Auto;
+    // Names the reader resolved for the user ("h100" -> h100-sxm): each becomes an "alias" warning.
+    std::vector<std::string> aliasNotes;
     OverheadConfig overhead;
     StepTimeConfig stepTime;
 };

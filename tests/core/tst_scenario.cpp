@@ -3,6 +3,7 @@
 
 #include "format.h"
 #include "sensitivity.h"
+#include "suggest.h"
 #include "jsonreader.h"
 
 using namespace napkin;
@@ -116,6 +117,27 @@ private slots:
         core::applySet(doc, "step_time.mode=predicted", errors);
         for (const auto& l : core::sensitivities(doc, 20))
             QVERIFY(l.input != "cluster.mfu");
+    }
+
+    void suggestionsAndAliases()
+    {
+        // Did you mean ...? for ids, keys and choices; aliases people type map through the catalogue.
+        QCOMPARE(core::closestMatch("h10o-sxm", core::builtinCatalog().gpuIdList()), std::string("h100-sxm"));
+        QCOMPARE(core::closestMatch("zzz", core::builtinCatalog().gpuIdList()), std::string());
+        auto first = [](std::initializer_list<std::string> sets) { return test::scenarioErrors(sets).front(); };
+        QVERIFY(first({"cluster.gpu=h10o-sxm"}).why.find("did you mean h100-sxm?") != std::string::npos);
+        QVERIFY(first({"training.tokenz=1"}).why.find("did you mean tokens?") != std::string::npos);
+        QVERIFY(first({"parallel.fsdp=\"ful\""}).why.find("did you mean full?") != std::string::npos);
+        QVERIFY(first({"model.preset=llama-2-7\"b"}).field.find("model") != std::string::npos);
+        // "h100" is the SXM5 80 GB part, said in a warning; "a100" is ambiguous and refused with the three.
+        const auto p = core::estimate(test::scenario({"cluster.gpu=h100"}));
+        QCOMPARE(p.hardware.id(), std::string("h100-sxm"));
+        QVERIFY(std::any_of(p.warnings.begin(), p.warnings.end(), [](const auto& w) { return w.code == "alias"; }));
+        const auto amb = first({"cluster.gpu=a100"});
+        QCOMPARE(amb.field, std::string("cluster.gpu"));
+        QCOMPARE(amb.allowed, std::string("a100-sxm4-40gb, a100-sxm4-80gb, a100-pcie-80gb"));
+        const auto m = core::estimate(test::scenario({"model.preset=llama-3.1-8b"}));
+        QCOMPARE(m.params.total, 8030261248.0); // Llama 3 8B's exact count
     }
 
     void fileHoldsOnlyWhatDiffers()

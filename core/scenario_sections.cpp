@@ -1,0 +1,526 @@
+// The sections of a napkin.scenario/1 document, each read strictly (core/scenario.h: parseScenario
+// calls them in document order), and the checks across sections.
+
+#include "scenario_sections.h"
+
+#include "calibration.h"
+#include "framework.h"
+#include "jsonreader.h"
+#include "suggest.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace napkin::core::detail {
+
+namespace {
+
+constexpr std::int64_t kMaxSeqLen = 1LL << 24;
+constexpr std::int64_t kMaxBatch = 1LL << 30;
+constexpr std::int64_t kMaxGpus = 10000000;
+
+} // namespace
+
+void readModel(const nlohmann::json& node, const Catalog& catalog, Scenario& sc, Errors& errors,
+               const std::string& baseDir, const FileReader& reader)
+{
+    ObjectReader r(node, "model", errors);
+    if (!r.isObject())
+        return;
+    const int selectors = int(r.has("preset")) + int(r.has("hf_config")) + int(r.has("params")) + int(r.has("kind"));
+    if (selectors != 1) {
+        errors.push_back({"model", shortDump(node),
+                          selectors == 0 ? "says what model to use with one of preset, hf_config, params or kind"
+                                         : "has more than one of preset, hf_config, params and kind",
+                          "{\"preset\": ID} | {\"hf_config\": PATH} | {\"params\": N} | {\"kind\": \"transformer\"|\"mlp\", ...}"});
+        r.accept({"preset", "hf_config", "params", "kind"});
+        r.accept({"layers", "d_model", "heads", "kv_heads", "head_dim", "ffn", "ffn_kind", "vocab", "tied_embeddings",
+                  "norm", "biases", "positions", "max_positions", "dropout", "qk_norm", "width", "head"});
+        r.finish();
+        return;
+    }
+    ModelSpec& m = sc.model;
+    bool loaded = true; // false when an hf_config could not be read: skip the shape checks
+    if (r.has("params")) {
+        if (auto p = r.number("params", 1e3, 1e15, true)) {
+            m.kind = ModelKind::ParamsOnly;
+            m.id = "params";
+            m.givenParams = std::round(*p);
+            m.name = fmt::format("{:.4g}-parameter model", m.givenParams);
+            m.shape = deriveShape(m.givenParams, &m.shapeNote);
+            m.source = "parameter count as given; shape derived";
+        }
+        r.finish();
+        return;
+    }
+    if (r.has("kind")) {
+        const auto kind = r.choice<ModelKind>("kind", {{"transformer", ModelKind::Transformer}, {"mlp", ModelKind::Mlp}}, true);
+        if (kind == ModelKind::Mlp) {
+            m.kind = ModelKind::Mlp;
+            m.id = "mlp";
+            m.name = "deep linear model (CS336 lecture 2)";
+            m.source = "CS336 lecture 2 toy model: L layers of D x D, optional D -> 1 head";
+            m.mlp.width = r.integer("width", 1, 1LL << 20, true).value_or(0);
+            m.mlp.layers = r.integer("layers", 1, 100000, true).value_or(0);
+            m.mlp.head = r.boolean("head").value_or(false);
+            r.finish();
+            return;
+        }
+        if (kind == ModelKind::Transformer) {
+            m.kind = ModelKind::Transformer;
+            m.id = "custom";
+            m.name = "custom transformer";
+            m.source = "architecture given in the scenario";
+            readTransformerFields(r, m.shape);
+            r.finish();
+            validateShape(m.shape, "model", errors);
+            return;
+        }
+        r.finish();
+        return;
+    }
+    if (r.has("preset")) {
+        const auto id = r.string("preset", true);
+        if (id) {
+            const Alias* alias = catalog.model(*id) ? nullptr : catalog.modelAlias(*id);
+            if (alias && !alias->id.empty())
+                sc.aliasNotes.push_back("model.preset \"" + *id + "\" is " + alias->id + " (" + alias->note + "); write \"" + alias->id +
+                                "\" to silence this");
+            if (const auto* p = catalog.model(alias && !alias->id.empty() ? alias->id : *id)) {
+                m = *p;
+            } else {
+                r.error("preset", shortDump(*id), "unknown model preset" + didYouMean(*id, catalog.modelIdList()), catalog.modelIds());
+                r.accept({"layers", "d_model", "heads", "kv_heads", "head_dim", "ffn", "ffn_kind", "vocab",
+                          "tied_embeddings", "norm", "biases", "positions", "max_positions", "dropout", "qk_norm"});
+                r.finish();
+                return;
+            }
+        }
+    } else {
+        const std::size_t before = errors.size();
+        loaded = false;
+        const auto path = r.string("hf_config", true);
+        if (path) {
+            std::string full = *path;
+            if (!baseDir.empty() && !full.empty() && full.front() != '/')
+                full = baseDir + "/" + full;
+            std::string why;
+            const auto text = reader(full, why);
+            if (!text) {
+                r.error("hf_config", shortDump(*path), why, "a readable Hugging Face config.json");
+            } else {
+                const auto cfg = parseJsonLimited(*text);
+                if (cfg.is_discarded())
+                    r.error("hf_config", shortDump(*path), "is not valid JSON", "a Hugging Face config.json");
+                else
+                    m = modelFromHfConfig(cfg, "model.hf_config(" + *path + ")", errors);
+                loaded = errors.size() == before;
+                m.id = "hf:" + *path;
+            }
+        }
+    }
+    // Architecture overrides on top of a preset or an HF config.
+    bool overridden = false;
+    for (const char* k : {"layers", "d_model", "heads", "kv_heads", "head_dim", "ffn", "ffn_kind", "vocab",
+                          "tied_embeddings", "norm", "biases", "positions", "max_positions", "dropout", "qk_norm"})
+        overridden = overridden || r.has(k);
+    readTransformerFields(r, m.shape);
+    r.finish();
+    if (overridden) {
+        m.name += " (modified)";
+    }
+    if (loaded)
+        validateShape(m.shape, "model", errors);
+}
+
+void readTraining(const nlohmann::json& node, Scenario& sc, Errors& errors)
+{
+    ObjectReader r(node, "training", errors);
+    auto& t = sc.training;
+    t.tokens = r.number("tokens", 0, 1e18, true, true).value_or(0);
+    t.seqLen = r.integer("seq_len", 1, kMaxSeqLen, true).value_or(0);
+    t.microBatch = r.integer("micro_batch", 1, kMaxBatch, true).value_or(0);
+    t.globalBatch = r.integer("global_batch", 1, kMaxBatch, true).value_or(0);
+    t.recompute = r.choice<Recompute>("recompute", {{"none", Recompute::None}, {"selective", Recompute::Selective},
+                                                    {"full", Recompute::Full}}, true)
+                      .value_or(Recompute::None);
+    if (const auto* k = r.child("checkpoint_every"); k && !(k->is_string() && k->get<std::string>() == "auto") &&
+                                                     !k->is_null()) {
+        t.checkpointEvery = r.integer("checkpoint_every", 1, 100000).value_or(0);
+    }
+    t.flashAttention = r.boolean("flash_attention", true).value_or(true);
+    r.finish();
+    if (t.microBatch > 0 && t.globalBatch > 0 && t.globalBatch < t.microBatch)
+        errors.push_back({"training.global_batch", std::to_string(t.globalBatch),
+                          "is smaller than training.micro_batch " + std::to_string(t.microBatch),
+                          "at least training.micro_batch"});
+}
+
+void readPrecision(const nlohmann::json& node, const Catalog& catalog, Scenario& sc, Errors& errors)
+{
+    ObjectReader r(node, "precision", errors);
+    auto& p = sc.precision;
+    const auto planId = r.string("plan", true);
+    const PrecisionPlan* plan = planId ? catalog.plan(*planId) : nullptr;
+    if (planId && !plan)
+        r.error("plan", shortDump(*planId), "unknown precision plan", catalog.planIds());
+    if (plan) {
+        p.plan = plan->id;
+        p.weights = plan->weights;
+        p.gradients = plan->gradients;
+        p.master = plan->master;
+        p.optimizer = plan->optimizer;
+        p.activations = plan->activations;
+        p.compute = plan->compute;
+    }
+    // Reads one bucket's dtype into target; "none" (master only) clears it. Returns false on error.
+    auto dtype = [&](const char* key, bool storage, bool allowNone, auto& target) {
+        const auto s = r.string(key);
+        if (!s)
+            return;
+        if (allowNone && *s == "none") {
+            if constexpr (std::is_same_v<std::decay_t<decltype(target)>, std::optional<DType>>)
+                target.reset();
+            return;
+        }
+        const auto t = parseDType(*s);
+        if (!t || (storage && !info(*t).storable)) {
+            r.error(key, shortDump(*s), t ? "tf32 is a compute mode only, not a storage format" : "unknown dtype",
+                    std::string(storage ? "fp32, fp16, bf16, fp8_e4m3, fp8_e5m2, mxfp8, nvfp4, mxfp4" : dtypeList()) +
+                        (allowNone ? ", none" : ""));
+            return;
+        }
+        target = *t;
+    };
+    dtype("weights", true, false, p.weights);
+    dtype("gradients", true, false, p.gradients);
+    dtype("master", true, true, p.master);
+    dtype("optimizer", true, false, p.optimizer);
+    dtype("activations", true, false, p.activations);
+    dtype("compute", false, false, p.compute);
+    r.finish();
+}
+
+// cluster.gpu = "calibration:FILE": a napkin-probe profile (calibration.h), read once here so that
+// estimate() does no IO. FILE is relative to the scenario's directory (the cwd without one). Every
+// error names cluster.gpu and quotes the profile's own JSON path.
+std::shared_ptr<const GpuSpec> readCalibrationGpu(const std::string& value, const Catalog& catalog, Errors& errors,
+                                                  const std::string& baseDir, const FileReader& reader)
+{
+    const std::string path = value.substr(kCalibrationPrefix.size());
+    const std::string allowed = "calibration:FILE with a napkin.calibration/1 profile whose status is ok";
+    if (path.empty()) {
+        errors.push_back({"cluster.gpu", shortDump(value), "names no profile file", allowed});
+        return nullptr;
+    }
+    std::string full = path;
+    if (!baseDir.empty() && full.front() != '/')
+        full = baseDir + "/" + full;
+    std::string why;
+    const auto text = reader(full, why);
+    if (!text) {
+        errors.push_back({"cluster.gpu", shortDump(value), why + " (" + full + ")", allowed});
+        return nullptr;
+    }
+    Errors inner;
+    const auto profile = loadCalibrationProfile(*text, catalog, inner);
+    for (const auto& e : inner)
+        errors.push_back({"cluster.gpu", shortDump(value),
+                          (e.field == "profile" ? "profile" : "profile " + e.field) +
+                              (e.value.empty() ? "" : " = " + e.value) + ": " + e.why,
+                          e.allowed});
+    if (!profile)
+        return nullptr;
+    auto gpu = std::make_shared<const GpuSpec>(calibratedGpu(*profile, path, catalog));
+    if (gpu->bandwidthBytesPerSecond <= 0) {
+        errors.push_back({"cluster.gpu", shortDump(value),
+                          "the profile has no verified memory bandwidth (hbm_copy, hbm_scale, hbm_triad or hbm_read) and "
+                          "its device \"" + profile->devices.front().name + "\" matches no catalogue GPU",
+                          allowed});
+        return nullptr;
+    }
+    return gpu;
+}
+
+void readCluster(const nlohmann::json& node, const Catalog& catalog, Scenario& sc, Errors& errors,
+                 const std::string& baseDir, const FileReader& reader)
+{
+    ObjectReader r(node, "cluster", errors);
+    auto& c = sc.cluster;
+    if (auto id = r.string("gpu", true)) {
+        if (id->rfind(kCalibrationPrefix, 0) == 0) {
+            if (auto g = readCalibrationGpu(*id, catalog, errors, baseDir, reader)) {
+                c.gpuId = *id;
+                sc.gpu = std::move(g);
+            }
+        } else if (const auto* g = catalog.gpu(*id)) {
+            c.gpuId = *id;
+            sc.gpu = std::make_shared<const GpuSpec>(*g);
+        } else if (const Alias* a = catalog.gpuAlias(*id); a && !a->candidates.empty()) {
+            // Ambiguous ("a100": 40 or 80 GB, SXM or PCIe): refuse and list them; the numbers differ.
+            std::string list;
+            for (const auto& x : a->candidates)
+                list += (list.empty() ? "" : ", ") + x;
+            r.error("gpu", shortDump(*id), "is ambiguous: it could be " + list, list);
+        } else if (a) {
+            c.gpuId = a->id;
+            sc.gpu = std::make_shared<const GpuSpec>(*catalog.gpu(a->id));
+            sc.aliasNotes.push_back("cluster.gpu \"" + *id + "\" is " + a->id + " (" + a->note + "); write \"" + a->id +
+                                    "\" to silence this");
+        } else {
+            r.error("gpu", shortDump(*id), "unknown GPU" + didYouMean(*id, catalog.gpuIdList()),
+                    catalog.gpuIds() + ", or calibration:FILE");
+        }
+    }
+    c.gpus = r.integer("gpus", 1, kMaxGpus, true).value_or(0);
+    c.mfu = r.number("mfu", 0, 1, true, true).value_or(0);
+    c.pricePerGpuHour = r.number("price_per_gpu_hour", 0, 10000, true).value_or(0);
+    // A board power limit below the TDP lowers the sustained clock (core/achievable.h). The GPU's
+    // TDP is its maximum limit: no cap above it.
+    if (const auto* pl = r.child("power_limit"); pl && !pl->is_null()) {
+        const double tdp = sc.gpu ? sc.gpu->tdpWatts : 0;
+        if (tdp > 0)
+            c.powerLimitWatts = r.number("power_limit", 50, tdp).value_or(0);
+        else
+            r.error("power_limit", shortDump(*pl), "needs a GPU with a published TDP",
+                    "leave it out for " + (sc.gpu ? sc.gpu->name : std::string("this GPU")));
+    }
+    r.finish();
+}
+
+// Uneven stages (first/last_stage_layers, pipeline_layout) or the divisibility rule, with errors
+// that name the keys that would let the user state an uneven split.
+void checkPipelineLayout(const ParallelConfig& pa, std::int64_t layers, Errors& errors)
+{
+    if (layers <= 0)
+        return;
+    const std::int64_t pp = pa.pp;
+    if (!pa.pipelineLayout.empty()) {
+        std::int64_t sum = 0;
+        for (int x : pa.pipelineLayout)
+            sum += x;
+        if (std::int64_t(pa.pipelineLayout.size()) != pp || sum != layers)
+            errors.push_back({"parallel.pipeline_layout", std::to_string(pa.pipelineLayout.size()) + " stages, " + std::to_string(sum) + " layers",
+                              "must list one layer count per pipeline stage, summing to the model's layers",
+                              std::to_string(pp) + " integers summing to " + std::to_string(layers)});
+        if (pa.firstStageLayers > 0 || pa.lastStageLayers > 0)
+            errors.push_back({"parallel.first_stage_layers", std::to_string(pa.firstStageLayers),
+                              "conflicts with parallel.pipeline_layout", "0 when pipeline_layout is given"});
+        return;
+    }
+    if (pa.firstStageLayers > 0 || pa.lastStageLayers > 0) {
+        if (pp < 2) {
+            errors.push_back({"parallel.first_stage_layers", std::to_string(pa.firstStageLayers),
+                              "uneven stages need pipeline parallelism", "0 when pp = 1"});
+            return;
+        }
+        const std::int64_t f = pa.firstStageLayers, l = pa.lastStageLayers, middle = pp - 2;
+        const std::int64_t rest = layers - f - l;
+        const bool ok = rest >= 0 && (middle == 0 ? rest == 0 : rest % middle == 0);
+        if (!ok)
+            errors.push_back({"parallel.first_stage_layers", std::to_string(f) + " + " + std::to_string(l),
+                              "the " + std::to_string(layers) + " layers less the first and last stage's must split equally over the " +
+                                  std::to_string(middle) + " middle stages",
+                              "first + last <= layers with (layers - first - last) divisible by pp - 2"});
+        return;
+    }
+    if (layers % (pp * pa.virtualStages) != 0)
+        errors.push_back({"parallel.pp", std::to_string(pa.pp),
+                          "pp · virtual_stages = " + std::to_string(pp * pa.virtualStages) + " must divide the " +
+                              std::to_string(layers) + " layers",
+                          "a divisor of model.layers, or uneven stages with parallel.first_stage_layers / "
+                          "parallel.last_stage_layers or parallel.pipeline_layout"});
+}
+
+
+void readOptimizer(const nlohmann::json& node, Scenario& sc, Errors& errors)
+{
+    ObjectReader r(node, "optimizer", errors);
+    sc.optimizer = r.choice<OptimizerKind>("name",
+                                           {{"sgd", OptimizerKind::Sgd}, {"momentum", OptimizerKind::Momentum},
+                                            {"adagrad", OptimizerKind::AdaGrad}, {"rmsprop", OptimizerKind::RmsProp},
+                                            {"adam", OptimizerKind::Adam}, {"adamw", OptimizerKind::AdamW},
+                                            {"lion", OptimizerKind::Lion}, {"adafactor", OptimizerKind::Adafactor},
+                                            {"muon", OptimizerKind::Muon}},
+                                           true)
+                       .value_or(OptimizerKind::AdamW);
+    r.finish();
+}
+
+void readParallel(const nlohmann::json& node, Scenario& sc, Errors& errors)
+{
+    ObjectReader r(node, "parallel", errors);
+    auto& pa = sc.parallel;
+    pa.zeroStage = int(r.integer("zero", 0, 3, true).value_or(0));
+    pa.tp = int(r.integer("tp", 1, 4096).value_or(1));
+    pa.pp = int(r.integer("pp", 1, 4096).value_or(1));
+    pa.virtualStages = int(r.integer("virtual_stages", 1, 512).value_or(1));
+    pa.cp = int(r.integer("cp", 1, 4096).value_or(1));
+    if (const auto* d = r.child("dp"); d && !(d->is_string() && d->get<std::string>() == "auto") && !d->is_null())
+        pa.dp = r.integer("dp", 1, kMaxGpus).value_or(0);
+    pa.sequenceParallel = r.boolean("sequence_parallel").value_or(false);
+    pa.gpusPerNode = int(r.integer("gpus_per_node", 1, 1024).value_or(8));
+    pa.firstStageLayers = int(r.integer("first_stage_layers", 0, 100000).value_or(0));
+    pa.lastStageLayers = int(r.integer("last_stage_layers", 0, 100000).value_or(0));
+    if (const auto* lay = r.child("pipeline_layout"); lay && !lay->is_null()) {
+        bool ok = lay->is_array() && !lay->empty() && lay->size() <= 4096;
+        for (std::size_t i = 0; ok && i < lay->size(); ++i)
+            ok = (*lay)[i].is_number_integer() && (*lay)[i].get<std::int64_t>() >= 0 && (*lay)[i].get<std::int64_t>() <= 100000;
+        if (ok)
+            for (const auto& x : *lay)
+                pa.pipelineLayout.push_back(int(x.get<std::int64_t>()));
+        else
+            r.error("pipeline_layout", shortDump(*lay), "must be an array of layer counts, one per pipeline stage",
+                    "pp integers >= 0 summing to model.layers");
+    }
+    pa.fsdp = r.choice<Fsdp>("fsdp", {{"none", Fsdp::None}, {"full", Fsdp::Full}, {"grad_op", Fsdp::GradOp},
+                                      {"hybrid", Fsdp::Hybrid}})
+                  .value_or(Fsdp::None);
+    r.finish();
+}
+
+void readStepTime(const nlohmann::json& node, Scenario& sc, Errors& errors)
+{
+    ObjectReader r(node, "step_time", errors);
+    auto& st = sc.stepTime;
+    st.mode = r.choice<TimeMode>("mode", {{"mfu", TimeMode::Mfu}, {"predicted", TimeMode::Predicted}})
+                  .value_or(TimeMode::Mfu);
+    if (const auto* c = r.child("intra_node_bandwidth"); c && !(c->is_string() && c->get<std::string>() == "auto"))
+        st.intraNodeBandwidth = r.number("intra_node_bandwidth", 1e8, 1e14).value_or(0);
+    st.interNodeBandwidth = r.number("inter_node_bandwidth", 1e8, 1e14).value_or(5e10);
+    auto autoBool = [&r](const char* key, bool& value, bool& isAuto) {
+        const auto* c = r.child(key);
+        isAuto = !c || c->is_null() || (c->is_string() && c->get<std::string>() == "auto");
+        if (!isAuto) {
+            if (c->is_boolean())
+                value = c->get<bool>();
+            else
+                r.error(key, shortDump(*c), "must be a boolean or \"auto\"", "true, false or \"auto\" (the framework's rule)");
+        }
+    };
+    autoBool("overlap_dp", st.overlapDp, st.overlapDpAuto);
+    autoBool("overlap_tp", st.overlapTp, st.overlapTpAuto);
+    st.framework = r.choice<Framework>("framework", {{"auto", Framework::Auto}, {"megatron", Framework::Megatron},
+                                                     {"torchtitan", Framework::Torchtitan},
+                                                     {"deepspeed", Framework::Deepspeed}})
+                       .value_or(Framework::Auto);
+    st.frameworkAuto = st.framework == Framework::Auto;
+    st.attentionKernel = r.choice<AttentionKernelChoice>("attention_kernel", {{"auto", AttentionKernelChoice::Auto},
+                                                                             {"flash2", AttentionKernelChoice::Flash2},
+                                                                             {"flash3", AttentionKernelChoice::Flash3}})
+                             .value_or(AttentionKernelChoice::Auto);
+    st.kernelFusion = r.choice<KernelFusion>("kernel_fusion", {{"auto", KernelFusion::Auto}, {"fused", KernelFusion::Fused},
+                                                               {"eager", KernelFusion::Eager}})
+                          .value_or(KernelFusion::Auto);
+    st.kernelFusionAuto = st.kernelFusion == KernelFusion::Auto;
+    st.cudaGraphs = r.boolean("cuda_graphs").value_or(false);
+    if (const auto* c = r.child("collective_efficiency"); c && !(c->is_string() && c->get<std::string>() == "auto"))
+        st.collectiveEfficiency = r.number("collective_efficiency", 0.01, 1.0).value_or(0);
+    st.saveEverySteps = r.integer("save_every_steps", 0, 1000000000).value_or(0);
+    if (const auto* c = r.child("save_bandwidth"); c && !c->is_null())
+        st.saveBandwidth = r.number("save_bandwidth", 1e6, 1e13).value_or(0);
+    if (st.saveEverySteps > 0 && st.saveBandwidth <= 0)
+        r.error("save_bandwidth", "null", "required when step_time.save_every_steps > 0",
+                "bytes/s per GPU writing its checkpoint shard, 1e6 to 1e13");
+    r.finish();
+    resolveFramework(sc);
+}
+
+void readFlops(const nlohmann::json& node, Scenario& sc, Errors& errors)
+{
+    ObjectReader r(node, "flops", errors);
+    sc.flops = r.choice<FlopsConvention>("convention",
+                                         {{"auto", FlopsConvention::Auto}, {"6PT", FlopsConvention::SixPT},
+                                          {"palm", FlopsConvention::Palm}, {"megatron", FlopsConvention::Megatron}},
+                                         true)
+                   .value_or(FlopsConvention::Auto);
+    r.finish();
+}
+
+void readOverhead(const nlohmann::json& node, Scenario& sc, Errors& errors)
+{
+    ObjectReader r(node, "overhead", errors);
+    auto& o = sc.overhead;
+    o.cudaContextBytes = r.number("cuda_context_bytes", 0, 1e12, true).value_or(0);
+    o.workspaceBytes = r.number("workspace_bytes", 0, 1e12, true).value_or(0);
+    if (const auto* c = r.child("comm_buffer_bytes"); c && !(c->is_string() && c->get<std::string>() == "auto"))
+        o.commBufferBytes = r.number("comm_buffer_bytes", 0, 1e12);
+    o.allocatorFraction = r.number("allocator_fraction", 0, 1, true).value_or(0);
+    r.finish();
+}
+
+// Cross-field checks, once each field is known to be valid on its own.
+void checkScenario(Scenario& sc, Errors& errors)
+{
+
+    // The parallel layout: tp · pp · cp · dp = GPUs; TP divides the heads, PP the layers, CP the sequence.
+    {
+        auto& pa = sc.parallel;
+        const std::int64_t mp = std::int64_t(pa.tp) * pa.pp * pa.cp;
+        const std::int64_t gpus = sc.cluster.gpus;
+        if (gpus > 0) {
+            if (pa.dp > 0 && mp * pa.dp != gpus)
+                errors.push_back({"parallel.dp", std::to_string(pa.dp),
+                                  "tp · pp · cp · dp = " + std::to_string(mp * pa.dp) + " but cluster.gpus is " + std::to_string(gpus),
+                                  "cluster.gpus / (tp · pp · cp), or \"auto\""});
+            else if (pa.dp == 0 && gpus % mp != 0)
+                errors.push_back({"parallel.tp", std::to_string(pa.tp),
+                                  "tp · pp · cp = " + std::to_string(mp) + " does not divide cluster.gpus " + std::to_string(gpus),
+                                  "a layout whose product divides the GPU count"});
+            else if (pa.dp == 0)
+                pa.dp = gpus / mp;
+        }
+        if (pa.fsdp != Fsdp::None && pa.zeroStage != 0 && pa.zeroStage != effectiveZeroStage(sc))
+            errors.push_back({"parallel.zero", std::to_string(pa.zeroStage),
+                              std::string("conflicts with parallel.fsdp \"") + toString(pa.fsdp) + "\" (ZeRO-" +
+                                  std::to_string(effectiveZeroStage(sc)) + ")",
+                              "0 (let parallel.fsdp decide) or " + std::to_string(effectiveZeroStage(sc))});
+        if (sc.model.kind == ModelKind::Mlp && mp > 1)
+            errors.push_back({"parallel.tp", std::to_string(pa.tp), "the toy model runs data-parallel only", "tp = pp = cp = 1"});
+        if (sc.model.kind != ModelKind::Mlp) {
+            const auto& s = sc.model.shape;
+            if (s.heads > 0 && s.heads % pa.tp != 0)
+                errors.push_back({"parallel.tp", std::to_string(pa.tp), "must divide the " + std::to_string(s.heads) + " attention heads",
+                                  "a divisor of model.heads"});
+            else if (s.kvHeads > 0 && s.kvHeads % pa.tp != 0 && pa.tp % s.kvHeads != 0)
+                errors.push_back({"parallel.tp", std::to_string(pa.tp),
+                                  "must divide the " + std::to_string(s.kvHeads) + " KV heads, or be a multiple of them (KV replicated)",
+                                  "a divisor or multiple of model.kv_heads"});
+            checkPipelineLayout(pa, s.layers, errors);
+            if (pa.virtualStages > 1 && pa.pp == 1)
+                errors.push_back({"parallel.virtual_stages", std::to_string(pa.virtualStages),
+                                  "interleaving needs pipeline parallelism", "1 when pp = 1"});
+            if (sc.training.seqLen > 0 && sc.training.seqLen % pa.cp != 0)
+                errors.push_back({"parallel.cp", std::to_string(pa.cp),
+                                  "must divide training.seq_len " + std::to_string(sc.training.seqLen), "a divisor of the sequence length"});
+        }
+    }
+    if (sc.model.kind == ModelKind::Mlp && sc.training.checkpointEvery > sc.model.mlp.layers && sc.model.mlp.layers > 0)
+        errors.push_back({"training.checkpoint_every", std::to_string(sc.training.checkpointEvery),
+                          "exceeds the model's " + std::to_string(sc.model.mlp.layers) + " layers",
+                          "1 to " + std::to_string(sc.model.mlp.layers) + ", or \"auto\""});
+    if (sc.model.kind != ModelKind::Mlp) {
+        const auto& s = sc.model.shape;
+        if (sc.training.checkpointEvery > s.layers && s.layers > 0)
+            errors.push_back({"training.checkpoint_every", std::to_string(sc.training.checkpointEvery),
+                              "exceeds the model's " + std::to_string(s.layers) + " layers",
+                              "1 to " + std::to_string(s.layers) + ", or \"auto\""});
+        if (s.positions == PositionKind::Learned && s.maxPositions > 0 && sc.training.seqLen > s.maxPositions)
+            errors.push_back({"training.seq_len", std::to_string(sc.training.seqLen),
+                              "exceeds the learned position table of " + std::to_string(s.maxPositions),
+                              "1 to " + std::to_string(s.maxPositions)});
+    }
+    if (!sc.cluster.gpuId.empty() && sc.gpu->peak(info(sc.precision.compute).peak) <= 0) {
+        std::string supported;
+        for (const auto& i : {DType::Fp32, DType::Tf32, DType::Fp16, DType::Bf16, DType::Fp8E4m3, DType::Nvfp4})
+            if (sc.gpu->peak(info(i).peak) > 0)
+                supported += (supported.empty() ? "" : ", ") + std::string(info(i).id);
+        errors.push_back({"precision.compute", std::string(info(sc.precision.compute).id),
+                          sc.gpu->name + " has no dense " + std::string(info(sc.precision.compute).id) + " rate",
+                          supported});
+    }
+}
+
+} // namespace napkin::core::detail

@@ -1,0 +1,25 @@
+#pragma once
+// Readers of the sections of a scenario document, for parseScenario (core/scenario.cpp). Each reads
+// its section strictly into the scenario and adds an error naming the field for anything invalid.
+
+#include "catalog.h"
+#include "scenario.h"
+
+namespace napkin::core::detail {
+
+void readModel(const nlohmann::json& node, const Catalog& catalog, Scenario& sc, Errors& errors,
+               const std::string& baseDir, const FileReader& reader);
+void readTraining(const nlohmann::json& node, Scenario& sc, Errors& errors);
+void readPrecision(const nlohmann::json& node, const Catalog& catalog, Scenario& sc, Errors& errors);
+void readOptimizer(const nlohmann::json& node, Scenario& sc, Errors& errors);
+void readCluster(const nlohmann::json& node, const Catalog& catalog, Scenario& sc, Errors& errors,
+                 const std::string& baseDir, const FileReader& reader);
+void readParallel(const nlohmann::json& node, Scenario& sc, Errors& errors);
+void readStepTime(const nlohmann::json& node, Scenario& sc, Errors& errors); // resolves the framework
+void readFlops(const nlohmann::json& node, Scenario& sc, Errors& errors);
+void readOverhead(const nlohmann::json& node, Scenario& sc, Errors& errors);
+// Cross-section checks, once each field is valid on its own: the layout against the GPU count,
+// heads, layers and sequence; ZeRO against FSDP; the compute dtype against the GPU.
+void checkScenario(Scenario& sc, Errors& errors);
+
+} // namespace napkin::core::detail
