@@ -110,6 +110,39 @@ std::optional<double> parseQuantity(std::string_view text)
     return r;
 }
 
+std::optional<double> parseBytes(std::string_view text)
+{
+    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
+        text.remove_prefix(1);
+    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
+        text.remove_suffix(1);
+    struct Unit {
+        std::string_view text;
+        double factor;
+    };
+    // Longest first, so that "MiB" is not read as "B".
+    static constexpr Unit units[] = {{"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
+                                     {"kB", 1e3},     {"KB", 1e3},        {"MB", 1e6},           {"GB", 1e9},
+                                     {"TB", 1e12},    {"B", 1.0}};
+    double factor = 1.0;
+    for (const auto& u : units) {
+        if (text.size() > u.text.size() && text.substr(text.size() - u.text.size()) == u.text) {
+            factor = u.factor;
+            text.remove_suffix(u.text.size());
+            while (!text.empty() && text.back() == ' ') // "512 MiB"
+                text.remove_suffix(1);
+            break;
+        }
+    }
+    // The number itself: no quantity suffix of its own ("2KMiB" is not a size).
+    if (text.empty() || std::isalpha(static_cast<unsigned char>(text.back())))
+        return std::nullopt;
+    const auto v = parseQuantity(text);
+    if (!v || !std::isfinite(*v * factor))
+        return std::nullopt;
+    return *v * factor;
+}
+
 std::optional<double> jsonQuantity(const nlohmann::json& v)
 {
     if (v.is_number())
@@ -251,6 +284,31 @@ std::optional<double> ObjectReader::number(std::string_view key, double min, dou
         return std::nullopt;
     }
     if (*d < min || *d > max || (minExclusive && *d <= min)) {
+        error(key, shortDump(*v), "out of range", allowed);
+        return std::nullopt;
+    }
+    return d;
+}
+
+std::optional<double> ObjectReader::bytes(std::string_view key, double min, double max, bool required)
+{
+    const auto* v = find(key);
+    const std::string allowed = formatRange(min) + " to " + formatRange(max) + " " + kByteSuffixes;
+    if (!v || v->is_null()) {
+        if (required)
+            error(key, "", "missing required size", allowed);
+        return std::nullopt;
+    }
+    std::optional<double> d;
+    if (v->is_number())
+        d = v->get<double>();
+    else if (v->is_string())
+        d = parseBytes(v->get<std::string>());
+    if (!d || !std::isfinite(*d)) {
+        error(key, shortDump(*v), "must be a size in bytes", allowed);
+        return std::nullopt;
+    }
+    if (*d < min || *d > max) {
         error(key, shortDump(*v), "out of range", allowed);
         return std::nullopt;
     }

@@ -23,6 +23,12 @@ namespace napkin::core {
 // (std::from_chars). Returns nullopt for anything else.
 std::optional<double> parseQuantity(std::string_view text);
 
+// Byte sizes: a plain number of bytes, or one with kB, MB, GB, TB (10^3 ... 10^12; KB is kB),
+// KiB, MiB, GiB, TiB (2^10 ... 2^40) or B (bytes) - "B" is a byte here, never a billion. The same
+// group separators as parseQuantity. nullopt for anything else.
+std::optional<double> parseBytes(std::string_view text);
+constexpr const char* kByteSuffixes = "bytes, or a number with kB, MB, GB, TB, KiB, MiB, GiB, TiB or B (bytes)";
+
 // A JSON number, or a quantity string read the way ObjectReader::number reads it ("15T", "8Ki",
 // "1,024"): what the scenario parser will use, for front ends that show a document's values.
 std::optional<double> jsonQuantity(const nlohmann::json& value);
@@ -50,6 +56,8 @@ public:
     // with an error when required.
     std::optional<double> number(std::string_view key, double min, double max, bool required = false,
                                  bool minExclusive = false);
+    // A byte size (parseBytes for strings): "512 MiB", "16GB", 2e9.
+    std::optional<double> bytes(std::string_view key, double min, double max, bool required = false);
     std::optional<std::int64_t> integer(std::string_view key, std::int64_t min, std::int64_t max,
                                         bool required = false);
     std::optional<bool> boolean(std::string_view key, bool required = false);

@@ -443,10 +443,10 @@ void readOverhead(const nlohmann::json& node, Scenario& sc, Errors& errors)
 {
     ObjectReader r(node, "overhead", errors);
     auto& o = sc.overhead;
-    o.cudaContextBytes = r.number("cuda_context_bytes", 0, 1e12, true).value_or(0);
-    o.workspaceBytes = r.number("workspace_bytes", 0, 1e12, true).value_or(0);
+    o.cudaContextBytes = r.bytes("cuda_context_bytes", 0, 1e12, true).value_or(0);
+    o.workspaceBytes = r.bytes("workspace_bytes", 0, 1e12, true).value_or(0);
     if (const auto* c = r.child("comm_buffer_bytes"); c && !(c->is_string() && c->get<std::string>() == "auto"))
-        o.commBufferBytes = r.number("comm_buffer_bytes", 0, 1e12);
+        o.commBufferBytes = r.bytes("comm_buffer_bytes", 0, 1e12);
     o.allocatorFraction = r.number("allocator_fraction", 0, 1, true).value_or(0);
     r.finish();
 }

@@ -133,8 +133,17 @@ int cmdReconcile(const Options& o, std::ostream& out, std::ostream& err)
     };
     number(o.stepTime, "--step-time", m.stepSeconds);
     number(o.tokensPerSecond, "--tokens-per-second", m.tokensPerSecond);
-    number(o.peakAllocated, "--peak-allocated", m.peakAllocatedBytes);
-    number(o.peakReserved, "--peak-reserved", m.peakReservedBytes);
+    auto bytes = [&](const std::optional<std::string>& v, const char* flag, std::optional<double>& target) {
+        if (!v)
+            return;
+        const auto d = core::parseBytes(*v);
+        if (!d)
+            errors.push_back({flag, *v, "not a size", core::kByteSuffixes});
+        else
+            target = *d;
+    };
+    bytes(o.peakAllocated, "--peak-allocated", m.peakAllocatedBytes);
+    bytes(o.peakReserved, "--peak-reserved", m.peakReservedBytes);
     const auto sc = errors.empty() ? loadScenario(o, o.positional.empty() ? nullptr : &o.positional[0], errors)
                                    : std::nullopt;
     if (!sc) {

@@ -88,19 +88,21 @@ void ReconcileDialog::update()
 {
     core::Measurement m;
     QStringList problems;
-    auto read = [&](QLineEdit* e, const QString& flag, std::optional<double>& out) {
+    // Sizes read as sizes ("74 GiB", "80GB"; a bare B is a byte), counts as quantities ("1.2M").
+    auto read = [&](QLineEdit* e, const QString& flag, std::optional<double>& out, bool bytes) {
         const QString t = e->text().trimmed();
         if (t.isEmpty())
             return;
-        if (const auto v = core::parseQuantity(t.toStdString()))
+        if (const auto v = bytes ? core::parseBytes(t.toStdString()) : core::parseQuantity(t.toStdString()))
             out = *v;
         else
-            problems << tr("%1 = %2: not a number").arg(flag, t);
+            problems << (bytes ? tr("%1 = %2: not a size (%3)").arg(flag, t, QString::fromLatin1(core::kByteSuffixes))
+                               : tr("%1 = %2: not a number").arg(flag, t));
     };
-    read(m_step, QStringLiteral("step time"), m.stepSeconds);
-    read(m_tokens, QStringLiteral("throughput"), m.tokensPerSecond);
-    read(m_allocated, QStringLiteral("peak allocated"), m.peakAllocatedBytes);
-    read(m_reserved, QStringLiteral("peak reserved"), m.peakReservedBytes);
+    read(m_step, QStringLiteral("step time"), m.stepSeconds, false);
+    read(m_tokens, QStringLiteral("throughput"), m.tokensPerSecond, false);
+    read(m_allocated, QStringLiteral("peak allocated"), m.peakAllocatedBytes, true);
+    read(m_reserved, QStringLiteral("peak reserved"), m.peakReservedBytes, true);
     core::Errors errors;
     core::Reconciliation r;
     if (problems.isEmpty()) {

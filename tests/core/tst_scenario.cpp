@@ -35,6 +35,25 @@ private slots:
         QFETCH(double, value);
         QCOMPARE(core::parseQuantity(text.toStdString()).value_or(-1), value);
     }
+    void byteSizes()
+    {
+        // Byte-valued inputs: decimal and binary units; a bare B is a byte, never a billion.
+        QCOMPARE(core::parseBytes("512 MiB").value_or(-1), 512.0 * 1048576);
+        QCOMPARE(core::parseBytes("16GB").value_or(-1), 16e9);
+        QCOMPARE(core::parseBytes("4 KiB").value_or(-1), 4096.0);
+        QCOMPARE(core::parseBytes("512B").value_or(-1), 512.0);
+        QCOMPARE(core::parseBytes("2e9").value_or(-1), 2e9);
+        QCOMPARE(core::parseBytes("1,024 kB").value_or(-1), 1024e3);
+        for (const char* bad : {"16G", "2KMiB", "GiB", "1,5 GB", "16 gigabytes", "-"})
+            QVERIFY2(!core::parseBytes(bad), bad);
+        QCOMPARE(core::parseQuantity("7B").value_or(-1), 7e9); // counts keep B = billion
+        const auto sc = test::scenario({"overhead.workspace_bytes=\"256 MiB\""});
+        QCOMPARE(sc.overhead.workspaceBytes, 256.0 * 1048576);
+        const auto errors = test::scenarioErrors({"overhead.workspace_bytes=\"256M\""});
+        QCOMPARE(errors.front().field, std::string("overhead.workspace_bytes"));
+        QVERIFY(errors.front().allowed.find("KiB, MiB, GiB") != std::string::npos);
+    }
+
     void notQuantities()
     {
         // Group separators only between groups of three digits of the integer part, one kind at a time.
