@@ -57,6 +57,58 @@ std::string formatCount(double v)
     return fmt::format("{:.4g}", v);
 }
 
+namespace {
+
+// 3 significant digits with K, M, B, T: "12.8 M"; below 1000 as is ("512", "68.5").
+std::string count3(double v)
+{
+    static constexpr std::pair<double, const char*> kUnits[] = {{1e12, "T"}, {1e9, "B"}, {1e6, "M"}, {1e3, "K"}};
+    for (const auto& [scale, unit] : kUnits)
+        if (std::fabs(v) >= scale && std::fabs(v) < 1e3 * 1e12)
+            return fmt::format("{:.3g} {}", v / scale, unit);
+    return fmt::format("{:.3g}", v);
+}
+
+// "6.11e22": printf's exponent without its '+' and leading zeros.
+std::string exponent(double v)
+{
+    std::string t = fmt::format("{:.3g}", v);
+    const auto e = t.find('e');
+    if (e == std::string::npos)
+        return t;
+    std::string mant = t.substr(0, e), exp = t.substr(e + 1);
+    const bool neg = !exp.empty() && exp[0] == '-';
+    if (!exp.empty() && (exp[0] == '+' || exp[0] == '-'))
+        exp.erase(0, 1);
+    while (exp.size() > 1 && exp[0] == '0')
+        exp.erase(0, 1);
+    return mant + "e" + (neg ? "-" : "") + exp;
+}
+
+} // namespace
+
+std::string humanNumber(double v, Quantity q)
+{
+    if (!std::isfinite(v))
+        return "n/a";
+    switch (q) {
+    case Quantity::Parameters: return formatCount(v) + " parameters";
+    case Quantity::Tokens: return formatCount(v) + " tokens";
+    case Quantity::Flops: return (std::fabs(v) < 1e6 ? formatNumber(v) : exponent(v)) + " FLOPs";
+    case Quantity::Usd: return std::fabs(v) < 1e3 ? fmt::format("${:.2f}", v) : "$" + count3(v);
+    case Quantity::GpuHours: return count3(v) + " GPU-hours";
+    case Quantity::Seconds: return count3(v) + " s";
+    case Quantity::Days: return (std::fabs(v) >= 0.1 ? fmt::format("{:.1f}", v) : fmt::format("{:.3g}", v)) + " days";
+    case Quantity::EnergyKwh:
+        if (std::fabs(v) >= 1e6)
+            return fmt::format("{:.3g} GWh", v / 1e6);
+        if (std::fabs(v) >= 1e3)
+            return fmt::format("{:.3g} MWh", v / 1e3);
+        return fmt::format("{:.3g} kWh", v);
+    }
+    return formatNumber(v);
+}
+
 std::string formatGrouped(double v)
 {
     if (!std::isfinite(v) || std::fabs(v) >= 1e18)
@@ -352,7 +404,7 @@ std::string planToText(const Plan& p)
     o << "Napkin plan: " << p.title() << "\n";
     if (!p.scenarioName.empty() && p.scenarioName != p.derivedName) // the user's name may be stale: say what it is
         o << "  plan         " << p.derivedName << "\n";
-    o << "  model        " << p.modelName << ", " << formatNumber(p.params.total) << " parameters\n";
+    o << "  model        " << p.modelName << ", " << humanNumber(p.params.total, Quantity::Parameters) << "\n";
     o << "  hardware     " << p.hardware.name() << ": " << formatNumber(p.hardware.peakFlops / 1e12) << " TFLOP/s dense "
       << p.hardware.computeDtype << ", " << formatNumber(p.hardware.bandwidth / 1e12) << " TB/s, ridge "
       << formatNumber(std::round(p.hardware.ridge * 100) / 100) << " FLOP/byte\n" << measuredText(p) << "\n";
@@ -366,23 +418,25 @@ std::string planToText(const Plan& p)
       << (m.fits ? "fits, headroom " + formatBytes(m.headroom) : "DOES NOT FIT, short by " + formatBytes(-m.headroom))
       << "\n\n";
     o << "Compute and time (" << p.compute.convention << ")\n";
-    o << "  FLOPs per token    " << formatNumber(p.compute.flopsPerToken) << "\n";
-    o << "  training FLOPs     " << formatNumber(p.compute.trainingFlops) << "\n";
+    o << "  FLOPs per token    " << humanNumber(p.compute.flopsPerToken, Quantity::Flops) << "\n";
+    o << "  training FLOPs     " << humanNumber(p.compute.trainingFlops, Quantity::Flops) << " on "
+      << humanNumber(p.compute.trainingFlops > 0 ? p.compute.trainingFlops / p.compute.flopsPerToken : 0, Quantity::Tokens) << "\n";
     if (p.compute.batchScaled)
         o << "  batch              SCALED: global batch " << formatGrouped(double(p.compute.requestedGlobalBatch))
           << " requested, " << formatGrouped(double(p.compute.effectiveGlobalBatch)) << " trained ("
           << formatGrouped(double(p.compute.dataParallel)) << " data-parallel ranks)\n";
     const bool predicted = std::string_view(p.time.mode) == "predicted";
-    o << fmt::format("  time               {:.1f} days ({:.4g} s) at MFU {:.2f}, HFU {:.2f}{}\n", p.time.days, p.time.seconds,
-                     p.time.mfu, p.time.hfu, predicted ? " (predicted)" : "");
+    o << fmt::format("  time               {} ({}) at MFU {:.2f}, HFU {:.2f}{}\n", humanNumber(p.time.days, Quantity::Days),
+                     humanNumber(p.time.seconds, Quantity::Seconds), p.time.mfu, p.time.hfu, predicted ? " (predicted)" : "");
     if (predicted && p.stepTime.valid) {
         const auto& b = p.stepTime;
         o << fmt::format("  step (predicted)   {:.4g} s = compute {:.4g} + recompute {:.4g} + TP {:.4g} + CP {:.4g} + PP {:.4g} + "
                          "bubble {:.4g} + DP {:.4g} + optimizer {:.4g}\n",
                          b.step, b.compute, b.recompute, b.tpComm, b.cpComm, b.ppComm, b.bubble, b.dpComm, b.optimizer);
     }
-    o << fmt::format("  GPU-hours          {:.4g}\n  cost               ${:.4g}\n  energy             {:.4g} kWh (at TDP)\n",
-                     p.time.gpuHours, p.cost.usd, p.cost.energyKwh);
+    o << "  GPU-hours          " << humanNumber(p.time.gpuHours, Quantity::GpuHours) << "\n"
+      << "  cost               " << humanNumber(p.cost.usd, Quantity::Usd) << "\n"
+      << "  energy             " << humanNumber(p.cost.energyKwh, Quantity::EnergyKwh) << " (GPUs at TDP)\n";
     // What needs attention comes before the long list of derivations.
     if (!p.warnings.empty()) {
         o << "\nWarnings\n";
@@ -414,12 +468,12 @@ std::string planToMarkdown(const Plan& p)
     row("capacity", m.capacity);
     o << "\n" << (m.fits ? "Fits, headroom " + formatBytes(m.headroom) : "**Does not fit**: short by " + formatBytes(-m.headroom))
       << ".\n\n## Compute and time\n\n| quantity | value |\n|---|---:|\n";
-    o << "| FLOPs per token (" << p.compute.convention << ") | " << formatNumber(p.compute.flopsPerToken) << " |\n";
-    o << "| training FLOPs | " << formatNumber(p.compute.trainingFlops) << " |\n";
-    o << "| days | " << formatNumber(p.time.days) << " |\n";
-    o << "| GPU-hours | " << formatNumber(p.time.gpuHours) << " |\n";
-    o << "| cost (USD) | " << formatNumber(p.cost.usd) << " |\n";
-    o << "| energy (kWh, at TDP) | " << formatNumber(p.cost.energyKwh) << " |\n";
+    o << "| FLOPs per token (" << p.compute.convention << ") | " << humanNumber(p.compute.flopsPerToken, Quantity::Flops) << " |\n";
+    o << "| training FLOPs | " << humanNumber(p.compute.trainingFlops, Quantity::Flops) << " |\n";
+    o << "| time | " << humanNumber(p.time.days, Quantity::Days) << " |\n";
+    o << "| GPU-hours | " << humanNumber(p.time.gpuHours, Quantity::GpuHours) << " |\n";
+    o << "| cost | " << humanNumber(p.cost.usd, Quantity::Usd) << " |\n";
+    o << "| energy (GPUs at TDP) | " << humanNumber(p.cost.energyKwh, Quantity::EnergyKwh) << " |\n";
     o << "| MFU / HFU | " << formatNumber(p.time.mfu) << " / " << formatNumber(p.time.hfu) << " |\n";
     o << "\n## Roofline (one layer)\n\n| op | pass | FLOPs | bytes | intensity | bound | time (s) |\n|---|---|---:|---:|---:|---|---:|\n";
     for (const auto& op : p.ops)

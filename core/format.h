@@ -22,6 +22,12 @@ std::string formatBytes(double bytes); // decimal GB (10^9), as the seeds and ve
 std::string formatCount(double v);
 std::string formatGrouped(double v);
 
+// Numbers as people write them, with their unit, for every front end (text, Markdown, reports,
+// the app): "70.55 B parameters", "15 T tokens", "7.3e24 FLOPs" (an exponent only for FLOPs),
+// "$12.8 M", "5.14 M GPU-hours", "143.3 days", "19.3 MWh". CSV and JSON keep machine numbers.
+enum class Quantity { Parameters, Tokens, Flops, Usd, GpuHours, Seconds, Days, EnergyKwh };
+std::string humanNumber(double v, Quantity q);
+
 nlohmann::json planToJson(const Plan& plan);
 // time.breakdown of the predicted mode (docs/plan-schema.md §6.1); also each search result's breakdown.
 nlohmann::json stepTimeToJson(const StepTimeBreakdown& breakdown);

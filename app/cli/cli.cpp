@@ -395,9 +395,9 @@ int cmdCompare(const Options& o, std::ostream& out, std::ostream& err)
             auto pj = core::planToJson(p);
             pj["label"] = label(i);
             j["plans"].push_back(pj);
-            t += fmt::format("{:<30} {:>12} per GPU ({})  {:8.1f} days  {:10.4g} GPU-hours  ${:.4g}\n", o.positional[i],
-                             core::formatBytes(p.memory.total), p.memory.fits ? "fits" : "does not fit", p.time.days,
-                             p.time.gpuHours, p.cost.usd);
+            t += fmt::format("{:<30} {:>12} per GPU ({})  {:>12}  {:>18}  {}\n", o.positional[i], core::formatBytes(p.memory.total),
+                             p.memory.fits ? "fits" : "does not fit", core::humanNumber(p.time.days, core::Quantity::Days),
+                             core::humanNumber(p.time.gpuHours, core::Quantity::GpuHours), core::humanNumber(p.cost.usd, core::Quantity::Usd));
         }
         return writeOutput(o, o.format == "json" ? j.dump(1) + "\n" : t, out, err);
     }

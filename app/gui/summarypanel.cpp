@@ -114,14 +114,16 @@ void SummaryPanel::updateValues()
 {
     const auto& p = m_controller->plan();
     auto set = [this](const char* q, const QString& text) { m_values.value(QLatin1String(q))->setText(text); };
-    set("params.total", formatCount(p.params.total));
-    set("compute.flops_per_token", QString::number(p.compute.flopsPerToken, 'g', 4));
-    set("compute.training_flops", QString::number(p.compute.trainingFlops, 'g', 4));
-    set("compute.hardware_flops", QString::number(p.compute.hardwareFlops, 'g', 4));
-    set("time.days", QString::number(p.time.days, 'f', p.time.days < 10 ? 2 : 1));
-    set("time.gpu_hours", formatCount(std::round(p.time.gpuHours)));
-    set("cost.usd", QStringLiteral("$") + formatCount(std::round(p.cost.usd)));
-    set("cost.energy_kwh", p.cost.energyKwh > 0 ? formatCount(std::round(p.cost.energyKwh)) + tr(" kWh") : tr("n/a"));
+    // core::humanNumber: the numbers the text output and the reports print, as people write them.
+    auto human = [](double v, core::Quantity q) { return QString::fromStdString(core::humanNumber(v, q)); };
+    set("params.total", human(p.params.total, core::Quantity::Parameters));
+    set("compute.flops_per_token", human(p.compute.flopsPerToken, core::Quantity::Flops));
+    set("compute.training_flops", human(p.compute.trainingFlops, core::Quantity::Flops));
+    set("compute.hardware_flops", human(p.compute.hardwareFlops, core::Quantity::Flops));
+    set("time.days", p.time.days < 10 ? QString::number(p.time.days, 'f', 2) + tr(" days") : human(p.time.days, core::Quantity::Days));
+    set("time.gpu_hours", human(p.time.gpuHours, core::Quantity::GpuHours));
+    set("cost.usd", human(p.cost.usd, core::Quantity::Usd));
+    set("cost.energy_kwh", p.cost.energyKwh > 0 ? human(p.cost.energyKwh, core::Quantity::EnergyKwh) : tr("n/a"));
     // Predicted mode (core/steptime.h): MFU and step time come out of the model instead of going in.
     const QString predicted = p.time.mode == std::string_view("predicted") ? tr(" (predicted)") : QString();
     set("time.hfu", QStringLiteral("%1 / %2").arg(p.time.mfu, 0, 'f', 2).arg(p.time.hfu, 0, 'f', 2) + predicted);

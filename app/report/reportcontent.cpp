@@ -101,6 +101,9 @@ QList<QStringList> ledgerRows(const core::Plan& p, bool gib)
 
 QString esc(const QString& s) { return s.toHtmlEscaped(); }
 
+// core::humanNumber, the one formatter every front end uses for people.
+QString human(double v, core::Quantity q) { return QString::fromStdString(core::humanNumber(v, q)); }
+
 QString num(double v)
 {
     if (!std::isfinite(v))
@@ -140,13 +143,13 @@ std::vector<Section> reportSections(const app::PlanController& c, const Options&
     out.push_back({QStringLiteral("Memory per GPU"), verdict + table({QStringLiteral("Bucket"), QStringLiteral("Per GPU"), QStringLiteral("Share")}, ledgerRows(p, o.gib), {1, 2}),
                    QStringLiteral("ledger")});
     const QList<QStringList> compute{
-        {QStringLiteral("FLOPs per token (%1)").arg(QLatin1String(p.compute.convention)), num(p.compute.flopsPerToken)},
-        {QStringLiteral("Training FLOPs (model)"), num(p.compute.trainingFlops)},
-        {QStringLiteral("Hardware FLOPs (with recomputation)"), num(p.compute.hardwareFlops)},
-        {QStringLiteral("Time"), QStringLiteral("%1 days (%2 s)").arg(p.time.days >= 0.1 ? QString::number(p.time.days, 'f', 1) : num(p.time.days), num(p.time.seconds))},
-        {QStringLiteral("GPU-hours"), p.time.gpuHours >= 100 ? intText(p.time.gpuHours) : num(p.time.gpuHours)},
-        {QStringLiteral("Cost"), QStringLiteral("$") + (p.cost.usd >= 100 ? intText(p.cost.usd) : num(p.cost.usd))},
-        {QStringLiteral("Energy (GPUs at TDP)"), p.cost.energyKwh > 0 ? (p.cost.energyKwh >= 100 ? intText(p.cost.energyKwh) : num(p.cost.energyKwh)) + QStringLiteral(" kWh") : QStringLiteral("n/a")},
+        {QStringLiteral("FLOPs per token (%1)").arg(QLatin1String(p.compute.convention)), human(p.compute.flopsPerToken, core::Quantity::Flops)},
+        {QStringLiteral("Training FLOPs (model)"), human(p.compute.trainingFlops, core::Quantity::Flops)},
+        {QStringLiteral("Hardware FLOPs (with recomputation)"), human(p.compute.hardwareFlops, core::Quantity::Flops)},
+        {QStringLiteral("Time"), QStringLiteral("%1 (%2)").arg(human(p.time.days, core::Quantity::Days), human(p.time.seconds, core::Quantity::Seconds))},
+        {QStringLiteral("GPU-hours"), human(p.time.gpuHours, core::Quantity::GpuHours)},
+        {QStringLiteral("Cost"), human(p.cost.usd, core::Quantity::Usd)},
+        {QStringLiteral("Energy (GPUs at TDP)"), p.cost.energyKwh > 0 ? human(p.cost.energyKwh, core::Quantity::EnergyKwh) : QStringLiteral("n/a")},
         {QStringLiteral("MFU assumed / HFU"), QStringLiteral("%1 / %2").arg(p.time.mfu, 0, 'f', 2).arg(p.time.hfu, 0, 'f', 2)},
         {QStringLiteral("Step time, throughput"), QStringLiteral("%1 s, %2 tokens/s").arg(num(p.time.stepSeconds), num(p.time.tokensPerSecond))},
     };

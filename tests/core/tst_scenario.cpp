@@ -81,6 +81,19 @@ private slots:
         const std::string big = core::planToText(core::estimate(test::scenario({"model.preset=llama-2-70b", "cluster.gpus=1"})));
         QVERIFY(big.find("\nWarnings\n") != std::string::npos);
         QVERIFY(big.find("\nWarnings\n") < big.find("\nDerivations\n"));
+        // Numbers as people write them, one function for every front end.
+        using Q = core::Quantity;
+        QCOMPARE(core::humanNumber(12.84e6, Q::Usd), std::string("$12.8 M"));
+        QCOMPARE(core::humanNumber(68.5, Q::Usd), std::string("$68.50"));
+        QCOMPARE(core::humanNumber(5.14e6, Q::GpuHours), std::string("5.14 M GPU-hours"));
+        QCOMPARE(core::humanNumber(70.55e9, Q::Parameters), std::string("70.55 B parameters"));
+        QCOMPARE(core::humanNumber(15e12, Q::Tokens), std::string("15 T tokens"));
+        QCOMPARE(core::humanNumber(7.3e24, Q::Flops), std::string("7.3e24 FLOPs"));
+        QCOMPARE(core::humanNumber(432, Q::Flops), std::string("432 FLOPs"));
+        QCOMPARE(core::humanNumber(143.94, Q::Days), std::string("143.9 days"));
+        QCOMPARE(core::humanNumber(19254, Q::EnergyKwh), std::string("19.3 MWh"));
+        const std::string plain = core::planToText(core::estimate(test::scenario({})));
+        QVERIFY(plain.substr(0, plain.find("Derivations")).find("e+") == std::string::npos); // never 1.284e+07
         // Human counts.
         QCOMPARE(core::formatCount(70.55e9), std::string("70.55 B"));
         QCOMPARE(core::formatCount(2.5e12), std::string("2.5 T"));
