@@ -1,7 +1,7 @@
 #include "reconcile.h"
 
-#include "activations.h"
 #include "buckets.h"
+#include "estimate.h"
 
 #include <fmt/format.h>
 
@@ -68,36 +68,40 @@ Reconciliation reconcile(const Scenario& sc, const Plan& plan, const Measurement
         r.gapBytes = r.peakAllocated - r.predictedAllocated;
         r.gapFraction = r.gapBytes / r.predictedAllocated;
 
-        const double P = plan.params.total, N = double(std::max<std::int64_t>(1, sc.cluster.gpus));
-        const int zero = sc.parallel.zeroStage;
-        const double shardO = zero >= 1 ? N : 1, shardG = zero >= 2 ? N : 1;
+        // Every size below is this rank's, read from the plan's own ledger: its parameters after
+        // TP and PP, and each state's ZeRO/FSDP shard (one home for the sharding rules: the ledger).
+        const double Pr = m.paramsPerRank > 0 ? m.paramsPerRank : plan.params.total;
+        const double shardO = std::max(1.0, m.optimizerRate.shard), shardG = std::max(1.0, m.gradientsRate.shard);
         const double bg = bytesPerValue(sc.precision.gradients);
         std::vector<GapReason> reasons;
         if (r.gapBytes > 0) {
             if (!sc.precision.master)
-                reasons.push_back({"an fp32 master copy of the weights that the plan does not count", 4 * P / shardO});
+                reasons.push_back({"an fp32 master copy of the weights that the plan does not count", 4 * Pr / shardO});
             if (bg < 4)
-                reasons.push_back({"gradients kept or accumulated in fp32 (main grads)", (4 - bg) * P / shardG});
+                reasons.push_back({"gradients kept or accumulated in fp32 (main grads)", (4 - bg) * Pr / shardG});
             if (sc.cluster.gpus > 1)
-                reasons.push_back({"a second copy of the gradients in DDP's communication buckets", bg * P / shardG});
+                reasons.push_back({"a second copy of the gradients in DDP's communication buckets", bg * Pr / shardG});
             if (sc.model.kind != ModelKind::Mlp) {
-                const auto& s = sc.model.shape;
-                const double sl = double(sc.training.seqLen), b = double(sc.training.microBatch);
-                const double e = bytesPerValue(sc.precision.activations);
-                const auto eager = layerActivations(s, sl, b, e, Recompute::None, false);
-                const auto planned = layerActivations(s, sl, b, e, sc.training.recompute, sc.training.flashAttention);
-                if (eager.total > planned.total)
+                // What the ledger would hold without recomputation and FlashAttention: re-plan, so the
+                // per-stage layers, TP/SP/CP shards and in-flight micro-batches are the estimate's own.
+                Scenario eager = sc;
+                eager.training.recompute = Recompute::None;
+                eager.training.flashAttention = false;
+                const double eagerActivations = estimate(eager).memory.activations;
+                if (eagerActivations > m.activations)
                     reasons.push_back({"autograd's saved intermediates: attention scores or recomputation the run "
                                        "does not do (unfused attention, no checkpointing)",
-                                       double(s.layers) * (eager.total - planned.total)});
-                reasons.push_back({"temporaries: the fp32 logits gradient beside the loss buffers",
-                                   sl * b * double(s.vocab) * 4});
+                                       eagerActivations - m.activations});
+                const double tp = double(std::max(1, sc.parallel.tp));
+                reasons.push_back({"temporaries: the fp32 logits gradient beside the loss buffers (last pipeline stage)",
+                                   double(sc.training.seqLen) / std::max(1, sc.parallel.cp) * double(sc.training.microBatch) *
+                                       std::ceil(double(sc.model.shape.vocab) / tp) * 4});
             }
             reasons.push_back({"optimizer step temporaries (foreach Adam keeps one fp32 parameter-sized buffer)",
-                               4 * P / shardO});
+                               4 * Pr / shardO});
         } else if (r.gapBytes < 0) {
             if (sc.precision.master)
-                reasons.push_back({"the plan counts an fp32 master copy the run does not keep", 4 * P / shardO});
+                reasons.push_back({"the plan counts an fp32 master copy the run does not keep", m.masterWeights});
             if (!sc.training.flashAttention && sc.model.kind != ModelKind::Mlp)
                 reasons.push_back({"the run uses fused attention (FlashAttention / SDPA), which stores no scores",
                                    m.activations * 0.5});

@@ -71,6 +71,52 @@ private slots:
         QVERIFY(!r.warnings.empty()); // reserved above allocated
     }
 
+    void gapReasonsAreThisRanksSizes_data()
+    {
+        QTest::addColumn<QStringList>("sets");
+        QTest::addColumn<double>("gradShard"); // the gradients' ZeRO/FSDP shard the reasons must use
+        QTest::newRow("TP 8, PP 4") << QStringList{QStringLiteral("parallel.tp=8"), QStringLiteral("parallel.pp=4")} << 1.0;
+        QTest::newRow("ZeRO-3") << QStringList{QStringLiteral("parallel.zero=3")} << 64.0;
+        QTest::newRow("FSDP full") << QStringList{QStringLiteral("parallel.zero=0"), QStringLiteral("parallel.fsdp=\"full\"")} << 64.0;
+        QTest::newRow("TP 8 + ZeRO-1") << QStringList{QStringLiteral("parallel.tp=8"), QStringLiteral("parallel.zero=1")} << 1.0;
+    }
+    void gapReasonsAreThisRanksSizes()
+    {
+        // issue 13: reconcile re-derived sharding and explained gaps with whole-model sizes ("fp32 main
+        // grads 141 GB" on a GPU holding 4.5 GB). Each reason is now this rank's, from the ledger.
+        QFETCH(QStringList, sets);
+        QFETCH(double, gradShard);
+        nlohmann::json doc = core::defaultScenarioJson();
+        core::Errors errors;
+        for (const auto& s : {"model.preset=llama-2-70b", "cluster.gpus=64", "training.recompute=\"full\""})
+            core::applySet(doc, s, errors);
+        for (const auto& s : sets)
+            core::applySet(doc, s.toStdString(), errors);
+        const auto sc = core::parseScenario(doc, core::builtinCatalog(), errors);
+        QVERIFY2(errors.empty(), errors.empty() ? "" : core::describe(errors.front()).c_str());
+        const auto plan = core::estimate(sc);
+        core::Measurement m;
+        m.stepSeconds = 10.0;
+        m.peakAllocatedBytes = plan.memory.total + 30e9; // a large gap, so every positive reason is listed
+        const auto r = core::reconcile(sc, plan, m, errors);
+        QVERIFY(errors.empty());
+        const double Pr = plan.memory.paramsPerRank;
+        for (const auto& g : r.reasons) {
+            // Nothing a rank holds exceeds what the model has per rank in fp32, four times over.
+            QVERIFY2(g.bytes <= 16 * Pr + plan.memory.activations * 20 + 1e10, g.reason.c_str());
+            if (g.reason.find("main grads") != std::string::npos)
+                QCOMPARE(g.bytes, 2 * Pr / gradShard); // bf16 gradients held in fp32: 2 more bytes each
+        }
+        // The activations reason is a re-plan's own ledger: the no-recompute, unfused plan minus this one.
+        core::Scenario eager = sc;
+        eager.training.recompute = core::Recompute::None;
+        eager.training.flashAttention = false;
+        const auto saved = std::find_if(r.reasons.begin(), r.reasons.end(),
+                                        [](const core::GapReason& g) { return g.reason.find("saved intermediates") != std::string::npos; });
+        QVERIFY(saved != r.reasons.end());
+        QCOMPARE(saved->bytes, core::estimate(eager).memory.activations - plan.memory.activations);
+    }
+
     void badMeasurementsNameTheirFlag_data()
     {
         QTest::addColumn<double>("step");
