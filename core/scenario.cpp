@@ -218,6 +218,21 @@ void applySet(nlohmann::json& doc, std::string_view assignment, Errors& errors)
     (*node)[parts.back()] = value;
 }
 
+void resolveShardingChoice(nlohmann::json& doc, std::string_view changedPath)
+{
+    const auto pa = doc.find("parallel");
+    if (pa == doc.end() || !pa->is_object())
+        return;
+    const auto fsdp = pa->find("fsdp");
+    const bool sharded = fsdp != pa->end() && fsdp->is_string() && *fsdp != "none";
+    if (!sharded)
+        return;
+    if (changedPath == "parallel.fsdp")
+        (*pa)["zero"] = 0;
+    else if (changedPath == "parallel.zero")
+        (*pa)["fsdp"] = "none";
+}
+
 std::optional<std::string> readTextFile(const std::string& path, std::string& error)
 {
     std::ifstream in(path, std::ios::binary);

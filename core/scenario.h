@@ -153,6 +153,11 @@ const nlohmann::json& defaultScenarioJson();
 // base with user's keys laid over it; "model" is replaced whole, other sections key by key.
 nlohmann::json mergeScenario(const nlohmann::json& base, const nlohmann::json& user);
 
+// ZeRO stages and FSDP strategies are two names for one choice (a ZeRO stage other than 0 beside an
+// FSDP strategy is an error): after `changedPath` was set, the one set last decides (parallel.fsdp
+// set to a strategy zeroes parallel.zero; parallel.zero set beside a strategy turns FSDP off).
+void resolveShardingChoice(nlohmann::json& doc, std::string_view changedPath);
+
 // Applies PATH=VALUE. VALUE is parsed as JSON when valid, else taken as a string. Setting
 // model.preset, model.hf_config, model.params or model.kind replaces the model.
 void applySet(nlohmann::json& doc, std::string_view assignment, Errors& errors);

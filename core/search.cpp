@@ -32,6 +32,25 @@ void applyLayout(Scenario& sc, const Layout& l)
     resolveFramework(sc); // framework = auto follows the ZeRO stage, as when the layout is loaded
 }
 
+void applyLayout(nlohmann::json& doc, const Layout& l)
+{
+    auto& pa = doc["parallel"];
+    const bool ppChanged = !pa.contains("pp") || !pa["pp"].is_number_integer() || pa["pp"].get<int>() != l.pp;
+    pa["tp"] = l.tp;
+    pa["pp"] = l.pp;
+    pa["virtual_stages"] = l.virtualStages;
+    pa["cp"] = l.cp;
+    if (pa.contains("dp") && !(pa["dp"].is_string() || pa["dp"].is_null())) // "auto" stays: tp · pp · cp · dp = GPUs already
+        pa["dp"] = l.dp;
+    if (ppChanged) // uneven stages were stated for another pipeline depth
+        for (const char* k : {"first_stage_layers", "last_stage_layers", "pipeline_layout"})
+            pa.erase(k);
+    pa["zero"] = l.zero;
+    pa["fsdp"] = "none";
+    doc["training"]["micro_batch"] = l.microBatch;
+    doc["training"]["recompute"] = toString(l.recompute);
+}
+
 Layout layoutOf(const Scenario& sc)
 {
     Layout l;

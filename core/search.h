@@ -52,6 +52,11 @@ struct SearchResult {
 
 // Applies a layout to a scenario (parallel section, micro-batch, recompute); FSDP is cleared.
 void applyLayout(Scenario& scenario, const Layout& layout);
+// The same change on a scenario document, for front ends (one undo step in the app): the layout's
+// keys, FSDP off (the layout's ZeRO stage decides), uneven-stage keys dropped when the pipeline
+// depth changes, and dp kept "auto" when it was. Parsing the result equals applyLayout on the
+// parsed scenario (tst_steptime).
+void applyLayout(nlohmann::json& document, const Layout& layout);
 Layout layoutOf(const Scenario& scenario);
 
 // Fewest GPUs (a multiple of the scenario's tp · pp · cp) whose plan fits and finishes the scenario's

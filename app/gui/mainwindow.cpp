@@ -16,6 +16,7 @@
 #include "lecturepanel.h"
 #include "reconciledialog.h"
 #include "plancontroller.h"
+#include "presets.h"
 #include "rooflinepanel.h"
 #include "stagemodel.h"
 #include "steptimepanel.h"
@@ -295,13 +296,11 @@ void MainWindow::buildMenus()
     edit->addAction(redo);
 
     auto* presets = menuBar()->addMenu(tr("&Presets"));
-    const QStringList seeds{tr("70B on 15T tokens, 1,024 H100s at MFU 0.5 (about 144 days)"),
-                            tr("Largest model whose states fit 8 × 80 GB (40B at 16 B/param)"),
-                            tr("The 7B ledger: 14 GB of weights, 84 GB of states"),
-                            tr("The toy model: 496 bytes"),
-                            tr("GEMM intensity at M = 1, 128, 1024 (roofline overlay)")};
-    for (int i = 0; i < seeds.size(); ++i)
-        presets->addAction(seeds[i], this, [this, i] { applySeedPreset(i); });
+    // The lecture's worked examples, from resources/presets.json (core::builtinPresets).
+    const auto& seeds = core::builtinPresets();
+    for (int i = 0; i < int(seeds.size()); ++i)
+        presets->addAction(QString::fromStdString(seeds[std::size_t(i)].title), this, [this, i] { applySeedPreset(i); })
+            ->setToolTip(QString::fromStdString(seeds[std::size_t(i)].source));
 
     auto* view = menuBar()->addMenu(tr("&View"));
     auto* units = new QActionGroup(this);
@@ -427,46 +426,17 @@ void MainWindow::addChartMenu(QCustomPlot* plot, const QString& title)
 
 void MainWindow::applySeedPreset(int index)
 {
-    nlohmann::json doc = core::defaultScenarioJson();
-    switch (index) {
-    case 0: // CS336: 6 · 70e9 · 15e12 = 6.3e24 FLOPs on 1,024 H100s at MFU 0.5
-        doc["model"] = {{"params", 70e9}};
-        doc["training"]["tokens"] = 15e12;
-        doc["cluster"]["gpus"] = 1024;
-        doc["cluster"]["mfu"] = 0.5;
-        doc["flops"]["convention"] = "6PT";
-        break;
-    case 1: // 8 × 80 GB / 16 B per parameter = 40e9, states only, ideally sharded (ZeRO-3)
-        doc["model"] = {{"params", 40e9}};
-        doc["precision"]["plan"] = "fp32";
-        doc["cluster"]["gpus"] = 8;
-        doc["parallel"]["zero"] = 3;
-        doc["flops"]["convention"] = "6PT";
-        break;
-    case 2: // 7e9 × (2 + 2 + 4 + 4) = 84 GB
-        doc["model"] = {{"params", 7e9}};
-        doc["precision"]["plan"] = "bf16-mixed";
-        doc["cluster"]["gpus"] = 1;
-        doc["flops"]["convention"] = "6PT";
-        break;
-    case 3: // D = 4, L = 2, head, B = 2, fp32, AdaGrad: 4 · (36 + 16 + 36 + 36) = 496 bytes
-        doc["model"] = {{"kind", "mlp"}, {"width", 4}, {"layers", 2}, {"head", true}};
-        doc["training"]["micro_batch"] = 2;
-        doc["training"]["global_batch"] = 2;
-        doc["precision"]["plan"] = "fp32";
-        doc["optimizer"]["name"] = "adagrad";
-        doc["cluster"]["gpus"] = 1;
-        break;
-    case 4:
+    const auto& presets = core::builtinPresets();
+    if (index < 0 || index >= int(presets.size()))
+        return;
+    const auto& p = presets[std::size_t(index)];
+    if (p.rooflineSeedOps) {
         m_roofline->setShowSeedOps(true);
-        break;
-    default:
         return;
     }
-    m_controller->setDocument(doc, tr("Preset"));
-    m_controller->showDerivation(index == 0   ? QStringLiteral("time.days")
-                                 : index == 3 ? QStringLiteral("memory.per_gpu.total")
-                                              : QStringLiteral("memory.per_gpu.optimizer_states"));
+    m_controller->setDocument(core::presetDocument(p), tr("Preset"));
+    if (!p.derivation.empty())
+        m_controller->showDerivation(QString::fromStdString(p.derivation));
 }
 
 void MainWindow::setProjectorMode(bool on)

@@ -101,16 +101,8 @@ void PlanController::set(const QString& path, const nlohmann::json& value)
         emit errorsChanged(m_errors);
         return;
     }
-    // ZeRO stages and FSDP strategies are two names for one choice (core: a ZeRO stage other than 0
-    // beside an FSDP strategy is an error). The control touched last decides, in the same undo step.
-    if (const auto pa = next.find("parallel"); pa != next.end() && pa->is_object()) {
-        const auto fsdp = pa->find("fsdp");
-        const bool sharded = fsdp != pa->end() && fsdp->is_string() && *fsdp != "none";
-        if (path == QLatin1String("parallel.fsdp") && sharded)
-            (*pa)["zero"] = 0;
-        else if (path == QLatin1String("parallel.zero") && sharded)
-            (*pa)["fsdp"] = "none";
-    }
+    // ZeRO stage or FSDP strategy: the control touched last decides, in the same undo step (core's rule).
+    core::resolveShardingChoice(next, path.toStdString());
     if (next == m_document)
         return;
     m_undo->push(new DocumentCommand(this, m_document, next, tr("Change %1").arg(path), mergeIdFor(path)));
@@ -126,17 +118,7 @@ void PlanController::setDocument(const nlohmann::json& doc, const QString& undoT
 void PlanController::applyLayout(const core::Layout& l)
 {
     nlohmann::json doc = m_document;
-    auto& pa = doc["parallel"];
-    pa["tp"] = l.tp;
-    pa["pp"] = l.pp;
-    pa["virtual_stages"] = l.virtualStages;
-    pa["cp"] = l.cp;
-    if (pa.contains("dp") && pa["dp"].is_number()) // "auto" stays: tp · pp · cp · dp = GPUs already
-        pa["dp"] = l.dp;
-    pa["zero"] = l.zero;
-    pa["fsdp"] = "none";
-    doc["training"]["micro_batch"] = l.microBatch;
-    doc["training"]["recompute"] = core::toString(l.recompute);
+    core::applyLayout(doc, l); // core's rule: the same change the search's own plans were made with
     setDocument(doc, tr("Apply layout TP %1 × PP %2 × CP %3 × DP %4").arg(l.tp).arg(l.pp).arg(l.cp).arg(l.dp));
 }
 

@@ -2,6 +2,7 @@
 #include "testsupport.h"
 
 #include "format.h"
+#include "presets.h"
 #include "sensitivity.h"
 #include "suggest.h"
 #include "jsonreader.h"
@@ -170,6 +171,31 @@ private slots:
         QCOMPARE(amb.allowed, std::string("a100-sxm4-40gb, a100-sxm4-80gb, a100-pcie-80gb"));
         const auto m = core::estimate(test::scenario({"model.preset=llama-3.1-8b"}));
         QCOMPARE(m.params.total, 8030261248.0); // Llama 3 8B's exact count
+    }
+
+    void presetsAreTheLecturesExamples()
+    {
+        // The Presets menu is data (resources/presets.json): each parses, and gives the seed's number.
+        const auto& presets = core::builtinPresets();
+        QCOMPARE(presets.size(), std::size_t(5));
+        for (const auto& p : presets) {
+            QVERIFY2(!p.title.empty() && !p.source.empty(), p.id.c_str());
+            if (p.rooflineSeedOps)
+                continue;
+            core::Errors errors;
+            const auto sc = core::parseScenario(core::presetDocument(p), core::builtinCatalog(), errors);
+            QVERIFY2(errors.empty(), p.id.c_str());
+            const auto plan = core::estimate(sc);
+            const auto& m = plan.memory;
+            if (p.id == "seeds-70b-15t-1024-h100")
+                QVERIFY(std::fabs(plan.time.days - 143.9) < 0.05); // CS-2
+            if (p.id == "seeds-7b-ledger")
+                QCOMPARE(m.weights + m.gradients + m.optimizerStates, 84e9); // CS-5
+            if (p.id == "seeds-toy-model")
+                QCOMPARE(m.weights + m.gradients + m.optimizerStates + m.activations, 496.0); // CS-6
+            if (p.id == "seeds-40b-on-8x80gb")
+                QCOMPARE(m.weights + m.gradients + m.masterWeights + m.optimizerStates, 80e9); // CS-3: 16 B x 40e9 / 8
+        }
     }
 
     void fileHoldsOnlyWhatDiffers()

@@ -400,6 +400,45 @@ private slots:
         QVERIFY(QString::fromStdString(result.best.front().why).startsWith(QStringLiteral("fastest")));
     }
 
+    void applyLayoutOnTheDocumentEqualsTheScenario()
+    {
+        // One rule for both: the app applies a search result to its document with core::applyLayout,
+        // and parsing that document gives what the search planned (uneven stages dropped, FSDP off).
+        nlohmann::json doc = core::defaultScenarioJson();
+        core::Errors errors;
+        for (const char* s : {"model.preset=llama-3.1-405b", "cluster.gpus=16384", "parallel.tp=8", "parallel.pp=16",
+                              "parallel.first_stage_layers=7", "parallel.last_stage_layers=7", "parallel.zero=0",
+                              "parallel.fsdp=\"hybrid\""})
+            core::applySet(doc, s, errors);
+        QVERIFY(errors.empty());
+        const auto before = core::parseScenario(doc, core::builtinCatalog(), errors);
+        QVERIFY(errors.empty());
+        const core::Layout l{4, 2, 7, 1, 2048, 1, core::Recompute::Full, 1};
+        core::Scenario planned = before;
+        core::applyLayout(planned, l);
+        core::applyLayout(doc, l);
+        const auto parsed = core::parseScenario(doc, core::builtinCatalog(), errors);
+        QVERIFY2(errors.empty(), errors.empty() ? "" : core::describe(errors.front()).c_str());
+        QCOMPARE(parsed.parallel.tp, planned.parallel.tp);
+        QCOMPARE(parsed.parallel.pp, planned.parallel.pp);
+        QCOMPARE(parsed.parallel.virtualStages, planned.parallel.virtualStages);
+        QCOMPARE(parsed.parallel.dp, planned.parallel.dp);
+        QCOMPARE(parsed.parallel.zeroStage, planned.parallel.zeroStage);
+        QCOMPARE(int(parsed.parallel.fsdp), int(planned.parallel.fsdp));
+        QCOMPARE(parsed.parallel.firstStageLayers, 0);
+        QCOMPARE(int(parsed.training.recompute), int(planned.training.recompute));
+        QCOMPARE(int(parsed.stepTime.framework), int(planned.stepTime.framework));
+        QCOMPARE(core::estimate(parsed).memory.total, core::estimate(planned).memory.total);
+        // ZeRO and FSDP: the one set last decides.
+        nlohmann::json d = core::defaultScenarioJson();
+        core::applySet(d, "parallel.fsdp=\"full\"", errors);
+        core::resolveShardingChoice(d, "parallel.fsdp");
+        QCOMPARE(d["parallel"]["zero"].get<int>(), 0);
+        core::applySet(d, "parallel.zero=2", errors);
+        core::resolveShardingChoice(d, "parallel.zero");
+        QCOMPARE(d["parallel"]["fsdp"].get<std::string>(), std::string("none"));
+    }
+
     void fewestGpusForADeadline()
     {
         // The seeds' 70B on 15T tokens at MFU 0.5: 1,024 H100s take about 144 days. Time is inverse
