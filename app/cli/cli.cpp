@@ -250,9 +250,9 @@ int cmdFit(const Options& o, std::ostream& out, std::ostream& err)
         return checked(o, writeOutput(o, core::fitToJson(r, *sc).dump(1) + "\n", out, err), r.maxMicroBatch < 1);
     std::string t = "Fit on " + std::to_string(sc->cluster.gpus) + " x " + sc->gpu->name + " (" +
                     core::formatBytes(sc->gpu->memoryBytes) + " each)\n";
-    t += "  model states only, ideal sharding: " + core::formatNumber(r.statesOnlyMaxParams) + " parameters (" +
+    t += "  model states only, ideal sharding: " + core::humanNumber(r.statesOnlyMaxParams, core::Quantity::Parameters) + " (" +
          core::formatNumber(r.statesBytesPerParam) + " bytes/param)\n";
-    t += "  with activations and overhead:     " + core::formatNumber(r.withActivationsMaxParams) + " parameters (ZeRO " +
+    t += "  with activations and overhead:     " + core::humanNumber(r.withActivationsMaxParams, core::Quantity::Parameters) + " (ZeRO " +
          std::to_string(sc->parallel.zeroStage) + ", seq " + std::to_string(sc->training.seqLen) + ", micro-batch " +
          std::to_string(sc->training.microBatch) + ")\n";
     if (r.maxMicroBatch >= 1)
