@@ -4,6 +4,7 @@
 #include "scenario_sections.h"
 
 #include "calibration.h"
+#include "format.h"
 #include "framework.h"
 #include "jsonreader.h"
 #include "suggest.h"
@@ -48,7 +49,9 @@ void readModel(const nlohmann::json& node, const Catalog& catalog, Scenario& sc,
             m.kind = ModelKind::ParamsOnly;
             m.id = "params";
             m.givenParams = std::round(*p);
-            m.name = fmt::format("{:.4g}-parameter model", m.givenParams);
+            std::string count = formatCount(m.givenParams); // "70 B" -> "70B-parameter model"
+            count.erase(std::remove(count.begin(), count.end(), ' '), count.end());
+            m.name = count + "-parameter model";
             m.shape = deriveShape(m.givenParams, &m.shapeNote);
             m.source = "parameter count as given; shape derived";
         }

@@ -109,7 +109,16 @@ QString num(double v)
     if (!std::isfinite(v))
         return QStringLiteral("n/a");
     const double a = std::fabs(v);
-    if (a >= 1e6 || (a > 0 && a < 1e-3))
+    if (a >= 1e6 && a < 1e15) // counts as people write them: "15 T", "1.206 M" (core::formatCount)
+        return QString::fromStdString(core::formatCount(v));
+    if (a >= 1e15) { // an exponent without printf's '+': "6.3e24"
+        QString t = QString::number(v, 'g', 4);
+        t.replace(QStringLiteral("e+"), QStringLiteral("e"));
+        return t;
+    }
+    if (a >= 1e4) // never 5.263e+04 for hours or money: 52,634
+        return QLocale(QLocale::English).toString(qlonglong(std::llround(v)));
+    if (a > 0 && a < 1e-3)
         return QString::number(v, 'g', 4);
     if (v == std::floor(v))
         return QLocale(QLocale::English).toString(qlonglong(v));
