@@ -263,24 +263,23 @@ void ObjectReader::error(std::string_view key, std::string value, std::string wh
     m_errors.push_back({fieldPath(key), std::move(value), std::move(why), std::move(allowed)});
 }
 
-std::optional<double> ObjectReader::number(std::string_view key, double min, double max, bool required,
-                                           bool minExclusive)
+std::optional<double> ObjectReader::scalar(std::string_view key, double min, double max, bool required, bool minExclusive,
+                                           std::optional<double> (*parse)(std::string_view), const char* what,
+                                           const std::string& allowed)
 {
     const auto* v = find(key);
-    const std::string allowed = (minExclusive ? "greater than " + formatRange(min) + " up to "
-                                              : formatRange(min) + " to ") + formatRange(max);
     if (!v || v->is_null()) {
         if (required)
-            error(key, "", "missing required number", allowed);
+            error(key, "", std::string("missing required ") + what, allowed);
         return std::nullopt;
     }
     std::optional<double> d;
     if (v->is_number())
         d = v->get<double>();
     else if (v->is_string())
-        d = parseQuantity(v->get<std::string>());
+        d = parse(v->get<std::string>());
     if (!d || !std::isfinite(*d)) {
-        error(key, shortDump(*v), "must be a number", allowed);
+        error(key, shortDump(*v), std::string("must be a ") + what, allowed);
         return std::nullopt;
     }
     if (*d < min || *d > max || (minExclusive && *d <= min)) {
@@ -290,29 +289,18 @@ std::optional<double> ObjectReader::number(std::string_view key, double min, dou
     return d;
 }
 
+std::optional<double> ObjectReader::number(std::string_view key, double min, double max, bool required,
+                                           bool minExclusive)
+{
+    const std::string allowed = (minExclusive ? "greater than " + formatRange(min) + " up to "
+                                              : formatRange(min) + " to ") + formatRange(max);
+    return scalar(key, min, max, required, minExclusive, parseQuantity, "number", allowed);
+}
+
 std::optional<double> ObjectReader::bytes(std::string_view key, double min, double max, bool required)
 {
-    const auto* v = find(key);
     const std::string allowed = formatRange(min) + " to " + formatRange(max) + " " + kByteSuffixes;
-    if (!v || v->is_null()) {
-        if (required)
-            error(key, "", "missing required size", allowed);
-        return std::nullopt;
-    }
-    std::optional<double> d;
-    if (v->is_number())
-        d = v->get<double>();
-    else if (v->is_string())
-        d = parseBytes(v->get<std::string>());
-    if (!d || !std::isfinite(*d)) {
-        error(key, shortDump(*v), "must be a size in bytes", allowed);
-        return std::nullopt;
-    }
-    if (*d < min || *d > max) {
-        error(key, shortDump(*v), "out of range", allowed);
-        return std::nullopt;
-    }
-    return d;
+    return scalar(key, min, max, required, false, parseBytes, "size in bytes", allowed);
 }
 
 std::optional<std::int64_t> ObjectReader::integer(std::string_view key, std::int64_t min, std::int64_t max,

@@ -95,6 +95,14 @@ public:
 
     void error(std::string_view key, std::string value, std::string why, std::string allowed = {});
 
+private:
+    // A JSON number, or a string read with `parse`, checked against [min, max].
+    std::optional<double> scalar(std::string_view key, double min, double max, bool required, bool minExclusive,
+                                 std::optional<double> (*parse)(std::string_view), const char* what,
+                                 const std::string& allowed);
+
+public:
+
     // Reports every key that was not read. Call once after all reads.
     void finish();
 
