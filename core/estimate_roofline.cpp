@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 
-#include <cstdio>
 #include <string_view>
 
 namespace napkin::core::detail {
@@ -50,13 +49,7 @@ void estimateRoofline(const Scenario& sc, Plan& p)
         for (auto& op : p.ops) {
             const std::string_view name = op.name;
             if (name.rfind("norm_", 0) == 0 || name.rfind("residual_", 0) == 0)
-            {
-                const double kernels = op.kernels;
-                const char* impl = op.implementation;
-                op = makeOp(op.name, op.pass, op.unit, {op.flops / double(tp), op.bytes / double(tp)}, hw, op.count);
-                op.kernels = kernels;
-                op.implementation = impl;
-            }
+                splitOp(op, double(tp), hw);
         }
     }
     // Roofline bound on MFU: model FLOPs of one micro-batch over the ideal time of its ops.

@@ -41,38 +41,31 @@ std::string formatBytes(double bytes)
     return fmt::format("{:.0f} B", bytes);
 }
 
-std::string formatCount(double v)
-{
-    if (!std::isfinite(v))
-        return "n/a";
-    static constexpr std::pair<double, const char*> kUnits[] = {{1e15, "P"}, {1e12, "T"}, {1e9, "B"}, {1e6, "M"}, {1e3, "K"}};
-    for (const auto& [scale, unit] : kUnits) {
-        if (std::fabs(v) >= scale) {
-            std::string digits = fmt::format("{:.4g}", v / scale);
-            if (digits.find('e') != std::string::npos) // 10^18 and beyond: the exponent is clearer
-                return fmt::format("{:.4g}", v);
-            return digits + " " + unit;
-        }
-    }
-    return fmt::format("{:.4g}", v);
-}
-
 namespace {
 
-// 3 significant digits with K, M, B, T: "12.8 M"; below 1000 as is ("512", "68.5").
-std::string count3(double v)
+// `digits` significant digits with K, M, B, T (and P), "12.8 M"; below 1000 as is ("512", "68.5");
+// past the largest unit the exponent is clearer.
+std::string scaled(double v, int digits, bool peta)
 {
-    static constexpr std::pair<double, const char*> kUnits[] = {{1e12, "T"}, {1e9, "B"}, {1e6, "M"}, {1e3, "K"}};
-    for (const auto& [scale, unit] : kUnits)
-        if (std::fabs(v) >= scale && std::fabs(v) < 1e3 * 1e12)
-            return fmt::format("{:.3g} {}", v / scale, unit);
-    return fmt::format("{:.3g}", v);
+    static constexpr std::pair<double, const char*> kUnits[] = {{1e15, "P"}, {1e12, "T"}, {1e9, "B"}, {1e6, "M"}, {1e3, "K"}};
+    const double a = std::fabs(v);
+    for (const auto& [scale, unit] : kUnits) {
+        if ((scale == 1e15 && !peta) || a < scale)
+            continue;
+        if (a >= scale * 1e3) // beyond this unit's range (10^18, or 10^15 without P)
+            return formatScientific(v, digits);
+        return fmt::format("{:.{}g} {}", v / scale, digits, unit);
+    }
+    return fmt::format("{:.{}g}", v, digits);
 }
 
-// "6.11e22": printf's exponent without its '+' and leading zeros.
-std::string exponent(double v)
+} // namespace
+
+std::string formatCount(double v) { return std::isfinite(v) ? scaled(v, 4, true) : "n/a"; }
+
+std::string formatScientific(double v, int digits)
 {
-    std::string t = fmt::format("{:.3g}", v);
+    std::string t = fmt::format("{:.{}g}", v, digits);
     const auto e = t.find('e');
     if (e == std::string::npos)
         return t;
@@ -85,8 +78,6 @@ std::string exponent(double v)
     return mant + "e" + (neg ? "-" : "") + exp;
 }
 
-} // namespace
-
 std::string humanNumber(double v, Quantity q)
 {
     if (!std::isfinite(v))
@@ -94,10 +85,10 @@ std::string humanNumber(double v, Quantity q)
     switch (q) {
     case Quantity::Parameters: return formatCount(v) + " parameters";
     case Quantity::Tokens: return formatCount(v) + " tokens";
-    case Quantity::Flops: return (std::fabs(v) < 1e6 ? formatNumber(v) : exponent(v)) + " FLOPs";
-    case Quantity::Usd: return std::fabs(v) < 1e3 ? fmt::format("${:.2f}", v) : "$" + count3(v);
-    case Quantity::GpuHours: return count3(v) + " GPU-hours";
-    case Quantity::Seconds: return count3(v) + " s";
+    case Quantity::Flops: return (std::fabs(v) < 1e6 ? formatNumber(v) : formatScientific(v, 3)) + " FLOPs";
+    case Quantity::Usd: return std::fabs(v) < 1e3 ? fmt::format("${:.2f}", v) : "$" + scaled(v, 3, false);
+    case Quantity::GpuHours: return scaled(v, 3, false) + " GPU-hours";
+    case Quantity::Seconds: return scaled(v, 3, false) + " s";
     case Quantity::Days: return (std::fabs(v) >= 0.1 ? fmt::format("{:.1f}", v) : fmt::format("{:.3g}", v)) + " days";
     case Quantity::EnergyKwh:
         if (std::fabs(v) >= 1e6)
@@ -419,8 +410,7 @@ std::string planToText(const Plan& p)
       << "\n\n";
     o << "Compute and time (" << p.compute.convention << ")\n";
     o << "  FLOPs per token    " << humanNumber(p.compute.flopsPerToken, Quantity::Flops) << "\n";
-    o << "  training FLOPs     " << humanNumber(p.compute.trainingFlops, Quantity::Flops) << " on "
-      << humanNumber(p.compute.trainingFlops > 0 ? p.compute.trainingFlops / p.compute.flopsPerToken : 0, Quantity::Tokens) << "\n";
+    o << "  training FLOPs     " << humanNumber(p.compute.trainingFlops, Quantity::Flops) << "\n";
     if (p.compute.batchScaled)
         o << "  batch              SCALED: global batch " << formatGrouped(double(p.compute.requestedGlobalBatch))
           << " requested, " << formatGrouped(double(p.compute.effectiveGlobalBatch)) << " trained ("

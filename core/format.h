@@ -21,6 +21,8 @@ std::string formatBytes(double bytes); // decimal GB (10^9), as the seeds and ve
 // K, M, B, T, P = 10^3 ... 10^15). formatGrouped: "1,024", "16,384".
 std::string formatCount(double v);
 std::string formatGrouped(double v);
+// "6.3e24": an exponent without printf's '+' and leading zeros, `digits` significant digits.
+std::string formatScientific(double v, int digits = 3);
 
 // Numbers as people write them, with their unit, for every front end (text, Markdown, reports,
 // the app): "70.55 B parameters", "15 T tokens", "7.3e24 FLOPs" (an exponent only for FLOPs),

@@ -73,10 +73,6 @@ std::optional<double> parseQuantity(std::string_view text)
         text.remove_prefix(1);
     while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
         text.remove_suffix(1);
-    auto stripped = stripGroupSeparators(text);
-    if (!stripped || stripped->empty())
-        return std::nullopt;
-    std::string& s = *stripped;
     struct Suffix {
         std::string_view text;
         double factor;
@@ -84,14 +80,22 @@ std::optional<double> parseQuantity(std::string_view text)
     static constexpr Suffix suffixes[] = {{"Ki", 1024.0}, {"Mi", 1048576.0}, {"Gi", 1073741824.0},
                                           {"Ti", 1099511627776.0}, {"k", 1e3}, {"K", 1e3}, {"M", 1e6},
                                           {"B", 1e9}, {"G", 1e9}, {"T", 1e12}, {"P", 1e15}};
+    // The suffix first, with one space before it allowed ("15 T", as core::formatCount writes it);
+    // then the number with its group separators.
     double factor = 1.0;
     for (const auto& suf : suffixes) {
-        if (s.size() > suf.text.size() && std::string_view(s).substr(s.size() - suf.text.size()) == suf.text) {
+        if (text.size() > suf.text.size() && text.substr(text.size() - suf.text.size()) == suf.text) {
             factor = suf.factor;
-            s.resize(s.size() - suf.text.size());
+            text.remove_suffix(suf.text.size());
+            if (text.size() > 1 && text.back() == ' ')
+                text.remove_suffix(1);
             break;
         }
     }
+    auto stripped = stripGroupSeparators(text);
+    if (!stripped || stripped->empty())
+        return std::nullopt;
+    const std::string& s = *stripped;
     // Plain decimals only: digits, one '.', an exponent; no "inf", "nan" or hex. std::from_chars
     // ignores the C locale, so "2.5T" means 2.5e12 under any LC_NUMERIC.
     if (std::any_of(s.begin(), s.end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)) && c != 'e' && c != 'E'; }))

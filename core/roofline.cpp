@@ -14,6 +14,22 @@ OpCost geluCost(double n, double e) { return {20 * n, 2 * e * n}; }
 OpCost dotCost(double n, double e) { return {2 * n - 1, e * (2 * n + 1)}; }
 OpCost matvecCost(double n, double e) { return {n * (2 * n - 1), e * (n * n + 2 * n)}; }
 
+namespace {
+
+// Intensity, ceiling, attainable rate, time and bound of an op from its FLOPs and bytes.
+void placeOnRoofline(RooflineOp& op, const HardwareSummary& hw)
+{
+    op.intensity = op.bytes > 0 ? op.flops / op.bytes : 0;
+    op.ceiling = op.unit == OpUnit::Tensor ? hw.peakFlops : hw.vectorFlops;
+    if (op.ceiling <= 0)
+        op.ceiling = hw.peakFlops;
+    op.attainable = std::min(op.ceiling, hw.bandwidth * op.intensity);
+    op.timeSeconds = std::max(op.flops / op.ceiling, hw.bandwidth > 0 ? op.bytes / hw.bandwidth : 0.0);
+    op.bound = op.intensity * hw.bandwidth >= op.ceiling ? Bound::Compute : Bound::Memory;
+}
+
+} // namespace
+
 RooflineOp makeOp(const char* name, Pass pass, OpUnit unit, OpCost cost, const HardwareSummary& hw, double count)
 {
     RooflineOp op;
@@ -23,14 +39,15 @@ RooflineOp makeOp(const char* name, Pass pass, OpUnit unit, OpCost cost, const H
     op.flops = cost.flops;
     op.bytes = cost.bytes;
     op.count = count;
-    op.intensity = cost.bytes > 0 ? cost.flops / cost.bytes : 0;
-    op.ceiling = unit == OpUnit::Tensor ? hw.peakFlops : hw.vectorFlops;
-    if (op.ceiling <= 0)
-        op.ceiling = hw.peakFlops;
-    op.attainable = std::min(op.ceiling, hw.bandwidth * op.intensity);
-    op.timeSeconds = std::max(cost.flops / op.ceiling, hw.bandwidth > 0 ? cost.bytes / hw.bandwidth : 0.0);
-    op.bound = op.intensity * hw.bandwidth >= op.ceiling ? Bound::Compute : Bound::Memory;
+    placeOnRoofline(op, hw);
     return op;
+}
+
+void splitOp(RooflineOp& op, double ways, const HardwareSummary& hw)
+{
+    op.flops /= ways;
+    op.bytes /= ways;
+    placeOnRoofline(op, hw);
 }
 
 TransformerShape tensorParallelShard(const TransformerShape& m, int t)

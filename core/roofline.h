@@ -20,6 +20,9 @@ OpCost dotCost(double n, double e);    // 2n - 1 FLOPs; e(2n + 1) bytes
 OpCost matvecCost(double n, double e); // n(2n - 1) FLOPs; e(n² + 2n) bytes
 
 RooflineOp makeOp(const char* name, Pass pass, OpUnit unit, OpCost cost, const HardwareSummary& hw, double count = 1);
+// The same op with its FLOPs and bytes divided by `ways` (sequence parallelism splits the norms and
+// residuals over the TP ranks): the roofline fields are recomputed, everything else is kept.
+void splitOp(RooflineOp& op, double ways, const HardwareSummary& hw);
 
 // How a layer's ops run: FlashAttention or unfused attention, the framework's elementwise kernels
 // (core/kernels.h) and its loss.

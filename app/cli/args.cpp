@@ -47,6 +47,19 @@ void reportOptions(CLI::App* c, Options& o)
     c->add_flag("--gib", o.gib, "sizes in GiB (2^30 bytes) instead of GB in reports");
 }
 
+// A command that plans a scenario: [SCENARIO.json], --set, --format, -o.
+CLI::App* scenarioCommand(CLI::App& app, const char* name, const std::string& description, Options& o,
+                          const std::string& formats)
+{
+    auto* c = app.add_subcommand(name, description);
+    c->add_option("scenario", o.positional, "a napkin.scenario/1 file (only what differs from the defaults)")
+        ->expected(0, 1)
+        ->type_name("SCENARIO.json");
+    scenarioOptions(c, o);
+    outputOptions(c, o, formats);
+    return c;
+}
+
 void checkOption(CLI::App* c, Options& o, const char* what)
 {
     c->add_flag("--check", o.check, std::string("exit 3 when ") + what + " (scripts and CI); without it the exit status stays 0");
@@ -61,13 +74,10 @@ void build(Commands& cmds, Options& o)
     app.require_subcommand(0, 1);
     app.fallthrough(false);
 
-    auto* plan = app.add_subcommand("plan", "the three budgets of a training plan (default: the built-in scenario); "
-                                            "--format pdf|html|md|csv|json -o OUT writes a budget report");
-    plan->add_option("scenario", o.positional, "a napkin.scenario/1 file (only what differs from the defaults)")
-        ->expected(0, 1)
-        ->type_name("SCENARIO.json");
-    scenarioOptions(plan, o);
-    outputOptions(plan, o, "text, json, md, csv, pdf, html");
+    auto* plan = scenarioCommand(app, "plan",
+                                 "the three budgets of a training plan (default: the built-in scenario); "
+                                 "--format pdf|html|md|csv|json -o OUT writes a budget report",
+                                 o, "text, json, md, csv, pdf, html");
     reportOptions(plan, o);
     checkOption(plan, o, "the plan does not fit in memory");
 
@@ -86,26 +96,20 @@ void build(Commands& cmds, Options& o)
     chart->add_option("--size", o.size, "chart size in pixels (default 900x260 ledger, 900x600 roofline)")->type_name("WxH");
     chart->add_flag("--gib", o.gib, "sizes in GiB (2^30 bytes) instead of GB");
 
-    auto* fit = app.add_subcommand("fit", "largest model and micro-batch that fit the cluster");
-    fit->add_option("scenario", o.positional)->expected(0, 1)->type_name("SCENARIO.json");
-    scenarioOptions(fit, o);
-    outputOptions(fit, o, "text, json");
+    auto* fit = scenarioCommand(app, "fit", "largest model and micro-batch that fit the cluster", o, "text, json");
     checkOption(fit, o, "the scenario's model does not fit at micro-batch 1");
 
-    auto* search = app.add_subcommand("search", "fastest parallel layouts (TP, PP, virtual stages, CP, DP, micro-batch, "
-                                                "recompute, ZeRO) that fit, by predicted step time");
-    search->add_option("scenario", o.positional)->expected(0, 1)->type_name("SCENARIO.json");
-    scenarioOptions(search, o);
-    outputOptions(search, o, "text, json");
+    auto* search = scenarioCommand(app, "search",
+                                   "fastest parallel layouts (TP, PP, virtual stages, CP, DP, micro-batch, recompute, ZeRO) "
+                                   "that fit, by predicted step time",
+                                   o, "text, json");
     search->add_option("--top", o.top, "how many layouts to list (1 to 1000, default 10)")->type_name("N");
     search->add_flag("--keep-recompute", o.keepRecompute, "only the scenario's training.recompute");
     search->add_flag("--keep-zero", o.keepZero, "only the scenario's parallel.zero");
     checkOption(search, o, "no layout fits");
 
-    auto* gpusFor = app.add_subcommand("gpus-for", "fewest GPUs that fit and train the scenario's tokens within D days");
-    gpusFor->add_option("scenario", o.positional)->expected(0, 1)->type_name("SCENARIO.json");
-    scenarioOptions(gpusFor, o);
-    outputOptions(gpusFor, o, "text, json");
+    auto* gpusFor = scenarioCommand(app, "gpus-for", "fewest GPUs that fit and train the scenario's tokens within D days", o,
+                                    "text, json");
     gpusFor->add_option("--deadline-days", o.deadlineDays, "the deadline, 0.001 to 100000 days")->type_name("D")->required();
     gpusFor->add_option("--batch", o.batch,
                         "fixed (default): keep training.global_batch, so data parallelism stops at global_batch / micro_batch "
@@ -136,11 +140,10 @@ void build(Commands& cmds, Options& o)
     dtype->add_option("value", o.positional)->expected(1)->type_name("VALUE")->required();
     outputOptions(dtype, o, "text, json");
 
-    auto* reconcile = app.add_subcommand("reconcile", "measured MFU/HFU and the predicted ledger beside a real run's peak memory");
-    reconcile->add_option("scenario", o.positional)->expected(0, 1)->type_name("SCENARIO.json");
-    scenarioOptions(reconcile, o);
-    outputOptions(reconcile, o, "text, json");
-    reconcile->add_option("--step-time", o.stepTime, "measured seconds per optimizer step")->type_name("S")->required();
+    auto* reconcile = scenarioCommand(app, "reconcile", "measured MFU/HFU and the predicted ledger beside a real run's peak memory",
+                                      o, "text, json");
+    // One of --step-time and --tokens-per-second is needed: core::reconcile says so, naming both.
+    reconcile->add_option("--step-time", o.stepTime, "measured seconds per optimizer step")->type_name("S");
     reconcile->add_option("--tokens-per-second", o.tokensPerSecond, "measured throughput (instead of the step's tokens)")->type_name("N");
     reconcile->add_option("--peak-allocated", o.peakAllocated, "torch.cuda.max_memory_allocated")->type_name("BYTES");
     reconcile->add_option("--peak-reserved", o.peakReserved, "torch.cuda.max_memory_reserved")->type_name("BYTES");

@@ -12,7 +12,6 @@
 
 #include <fmt/format.h>
 
-#include <cstdio>
 #include <ostream>
 
 namespace napkin::cli::detail {
@@ -160,8 +159,8 @@ int cmdReconcile(const Options& o, std::ostream& out, std::ostream& err)
         return writeOutput(o, core::reconciliationToJson(r, plan).dump(1) + "\n", out, err);
     std::string t = "Measured against the plan for " + plan.modelName + " on " + std::to_string(sc->cluster.gpus) +
                     " x " + plan.hardware.name() + "\n";
-    t += fmt::format("  throughput   {:.4g} tokens/s (step {:.4g} s)\n  MFU          {:.3f} (assumed {:.2f})\n  HFU          {:.3f}\n",
-                     r.tokensPerSecond, r.stepSeconds, r.mfu, plan.time.mfu, r.hfu);
+    t += fmt::format("  throughput   {} tokens/s (step {:.4g} s)\n  MFU          {:.3f} (assumed {:.2f})\n  HFU          {:.3f}\n",
+                     core::formatCount(r.tokensPerSecond), r.stepSeconds, r.mfu, plan.time.mfu, r.hfu);
     if (r.hasMemory) {
         t += fmt::format("  memory       predicted {} allocated, measured {}: gap {} ({:+.1f}%)\n",
                          core::formatBytes(r.predictedAllocated), core::formatBytes(r.peakAllocated),

@@ -11,7 +11,6 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <cstdio>
 #include <ostream>
 
 namespace napkin::cli::detail {

@@ -120,7 +120,7 @@ void SummaryPanel::updateValues()
     set("compute.flops_per_token", human(p.compute.flopsPerToken, core::Quantity::Flops));
     set("compute.training_flops", human(p.compute.trainingFlops, core::Quantity::Flops));
     set("compute.hardware_flops", human(p.compute.hardwareFlops, core::Quantity::Flops));
-    set("time.days", p.time.days < 10 ? QString::number(p.time.days, 'f', 2) + tr(" days") : human(p.time.days, core::Quantity::Days));
+    set("time.days", human(p.time.days, core::Quantity::Days));
     set("time.gpu_hours", human(p.time.gpuHours, core::Quantity::GpuHours));
     set("cost.usd", human(p.cost.usd, core::Quantity::Usd));
     set("cost.energy_kwh", p.cost.energyKwh > 0 ? human(p.cost.energyKwh, core::Quantity::EnergyKwh) : tr("n/a"));

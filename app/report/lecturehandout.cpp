@@ -11,7 +11,6 @@
 #include "rooflinepanel.h"
 
 #include <QBuffer>
-#include <QLocale>
 #include <QPageLayout>
 #include <QPainter>
 #include <QPdfWriter>
@@ -32,7 +31,7 @@ bool isBytesQuantity(const std::string& q)
            q == "checkpoint.min_bytes" || (q.size() > 6 && q.compare(q.size() - 6, 6, ".bytes") == 0);
 }
 
-QString grouped(double v) { return QLocale(QLocale::English).toString(qlonglong(std::llround(v))); }
+QString grouped(double v) { return QString::fromStdString(core::formatGrouped(std::round(v))); }
 
 } // namespace
 

@@ -6,7 +6,6 @@
 #include "sensitivity.h"
 
 #include <QDateTime>
-#include <QLocale>
 
 #include <cmath>
 #include <functional>
@@ -18,7 +17,7 @@ namespace {
 QString qs(const std::string& s) { return QString::fromStdString(s); }
 QString dt(core::DType t) { return QString::fromLatin1(core::info(t).id.data(), qsizetype(core::info(t).id.size())); }
 
-QString intText(double v) { return QLocale(QLocale::English).toString(qlonglong(std::llround(v))); }
+QString intText(double v) { return QString::fromStdString(core::formatGrouped(std::round(v))); }
 
 QString table(const QStringList& header, const QList<QStringList>& rows, const QList<int>& rightAligned = {})
 {
@@ -110,18 +109,15 @@ QString num(double v)
         return QStringLiteral("n/a");
     const double a = std::fabs(v);
     if (a >= 1e6 && a < 1e15) // counts as people write them: "15 T", "1.206 M" (core::formatCount)
-        return QString::fromStdString(core::formatCount(v));
-    if (a >= 1e15) { // an exponent without printf's '+': "6.3e24"
-        QString t = QString::number(v, 'g', 4);
-        t.replace(QStringLiteral("e+"), QStringLiteral("e"));
-        return t;
-    }
+        return qs(core::formatCount(v));
+    if (a >= 1e15) // "6.3e24"
+        return qs(core::formatScientific(v, 4));
     if (a >= 1e4) // never 5.263e+04 for hours or money: 52,634
-        return QLocale(QLocale::English).toString(qlonglong(std::llround(v)));
+        return qs(core::formatGrouped(std::round(v)));
     if (a > 0 && a < 1e-3)
         return QString::number(v, 'g', 4);
     if (v == std::floor(v))
-        return QLocale(QLocale::English).toString(qlonglong(v));
+        return qs(core::formatGrouped(v));
     return QString::number(v, 'g', 4);
 }
 

@@ -63,6 +63,24 @@ private slots:
         QCOMPARE(json(r).value(QStringLiteral("flops")).toDouble(), 2.0 * 5 * 4096 * 4096);
     }
 
+    void reconcileTakesEitherMeasurement()
+    {
+        // --step-time or --tokens-per-second: either is enough, neither is an error naming both.
+        QCOMPARE(runCli({QStringLiteral("reconcile"), QStringLiteral("--tokens-per-second"), QStringLiteral("1M")}).exitCode, 0);
+        QCOMPARE(runCli({QStringLiteral("reconcile"), QStringLiteral("--step-time=4.2")}).exitCode, 0);
+        const CliResult none = runCli({QStringLiteral("reconcile")});
+        QCOMPARE(none.exitCode, 2);
+        QVERIFY2(none.err.contains("--step-time") && none.err.contains("--tokens-per-second"), none.err.constData());
+        const CliResult size = runCli({QStringLiteral("reconcile"), QStringLiteral("--step-time"), QStringLiteral("4"),
+                                       QStringLiteral("--peak-allocated"), QStringLiteral("74G")});
+        QCOMPARE(size.exitCode, 2); // a size needs a byte unit: 74G is not one
+        QVERIFY2(size.err.contains("--peak-allocated") && size.err.contains("GiB"), size.err.constData());
+        const CliResult batch = runCli({QStringLiteral("gpus-for"), QStringLiteral("--deadline-days"), QStringLiteral("10"),
+                                        QStringLiteral("--batch"), QStringLiteral("grow")});
+        QCOMPARE(batch.exitCode, 2);
+        QVERIFY2(batch.err.contains("--batch") && batch.err.contains("fixed, scale"), batch.err.constData());
+    }
+
     void checkExitsThreeWhenItDoesNotFit()
     {
         // Without --check the status stays 0, so existing scripts keep working.

@@ -100,13 +100,20 @@ private slots:
         m.peakAllocatedBytes = plan.memory.total + 30e9; // a large gap, so every positive reason is listed
         const auto r = core::reconcile(sc, plan, m, errors);
         QVERIFY(errors.empty());
+        // The rank's parameters: a 70B model split 8 × 4 ways holds about 1/32 of it, whole otherwise.
         const double Pr = plan.memory.paramsPerRank;
-        for (const auto& g : r.reasons) {
-            // Nothing a rank holds exceeds what the model has per rank in fp32, four times over.
-            QVERIFY2(g.bytes <= 16 * Pr + plan.memory.activations * 20 + 1e10, g.reason.c_str());
-            if (g.reason.find("main grads") != std::string::npos)
-                QCOMPARE(g.bytes, 2 * Pr / gradShard); // bf16 gradients held in fp32: 2 more bytes each
-        }
+        const bool split = sets.contains(QStringLiteral("parallel.pp=4"));
+        QVERIFY(split ? Pr < plan.params.total / 28 : Pr == plan.params.total || Pr < plan.params.total / 7);
+        bool sawMainGrads = false;
+        for (const auto& g : r.reasons)
+            if (g.reason.find("main grads") != std::string::npos) {
+                // bf16 gradients held in fp32 add 2 bytes to each 2-byte gradient: as much again as
+                // the ledger's own gradient bucket, and the gradients' shard as stated per row.
+                QCOMPARE(g.bytes, plan.memory.gradients);
+                QCOMPARE(g.bytes, 2 * Pr / gradShard);
+                sawMainGrads = true;
+            }
+        QVERIFY(sawMainGrads);
         // The activations reason is a re-plan's own ledger: the no-recompute, unfused plan minus this one.
         core::Scenario eager = sc;
         eager.training.recompute = core::Recompute::None;

@@ -29,6 +29,7 @@ private slots:
         QTest::newRow("2 048") << QStringLiteral("2 048") << 2048.0;
         QTest::newRow("1,234,567.5") << QStringLiteral("1,234,567.5") << 1234567.5;
         QTest::newRow("+8Ki") << QStringLiteral("+8Ki") << 8192.0;
+        QTest::newRow("15 T (as formatCount writes it)") << QStringLiteral("15 T") << 15e12;
     }
     void quantities()
     {
@@ -59,7 +60,7 @@ private slots:
     {
         // Group separators only between groups of three digits of the integer part, one kind at a time.
         for (const char* s : {"", "abc", "7X", "nan", "inf", "0x10", "1e999", "B", "1,5T", "1,0245", ",024", "1,024,",
-                              "1,02", "1_024,000", "1.5,0", "1e1,000", "7 B", "12345,678", "1,,024"})
+                              "1,02", "1_024,000", "1.5,0", "1e1,000", "7  B", "12345,678", "1,,024"})
             QVERIFY2(!core::parseQuantity(s), s);
     }
 
