@@ -140,6 +140,7 @@ void LedgerChartPanel::updateGraphs()
     }
 
     const double capacity = usable(m.capacity) ? m.capacity : 0.0;
+    m_capacityBytes = capacity;
     const auto& hw = m_controller->plan().hardware;
     const QString gpuName = hw.gpu ? QString::fromStdString(hw.name()) : tr("GPU");
     m_fits = capacity > 0 && total <= capacity;
@@ -243,8 +244,9 @@ void LedgerChartPanel::showToolTip(QMouseEvent* event)
 
 void LedgerChartPanel::placeCapacityLabel()
 {
-    // The capacity label sits beside the line, level with the bar. Where it would run into the bar (a
-    // bar past the line, or one ending close to it, as in a short plot), it moves into the axis title.
+    // The capacity and headroom labels sit beside the line, level with the bar's top and bottom. Where
+    // one would run into the bar (a bar past the line, or ending close to it, as in a narrow or short
+    // plot), it moves into the axis title; a title too wide for the plot drops the GPU's name.
     const bool gib = m_controller->units() == PlanController::Units::GiB;
     const QString axis = gib ? tr("Memory per GPU (GiB)") : tr("Memory per GPU (GB)");
     if (!m_capacityLine->visible()) {
@@ -257,11 +259,29 @@ void LedgerChartPanel::placeCapacityLabel()
     const double unit = unitBytes();
     const double linePx = m_plot->xAxis->coordToPixel(m_capacityLine->point1->coords().x());
     const double barEndPx = m_plot->xAxis->coordToPixel(total / unit);
-    const QString text = m_capacityLabel->text();
-    const double labelPx = QFontMetricsF(m_capacityLabel->font()).horizontalAdvance(text) + 10;
-    const bool room = m_capacityBesideLine && m_fits && linePx - labelPx > barEndPx;
-    m_capacityLabel->setVisible(room);
-    m_plot->xAxis->setLabel(room ? axis : axis + QStringLiteral(" · ") + text);
+    auto clear = [&](QCPItemText* label) {
+        const double w = QFontMetricsF(label->font()).horizontalAdvance(label->text()) + 10;
+        return m_capacityBesideLine && m_fits && linePx - w > barEndPx; // right-aligned, left of the line
+    };
+    const bool capacityRoom = clear(m_capacityLabel), headroomRoom = clear(m_headroomLabel);
+    m_capacityLabel->setVisible(capacityRoom);
+    m_headroomLabel->setVisible(headroomRoom);
+    // The longest title that fits the plot: the GPU's name goes first, then the long axis name.
+    const QString unitName = gib ? QStringLiteral("GiB") : QStringLiteral("GB");
+    const QString capacityFull = capacityRoom ? QString() : QStringLiteral(" · ") + m_capacityLabel->text();
+    const QString capacityBrief =
+        capacityRoom ? QString() : QStringLiteral(" · ") + tr("capacity %1").arg(m_controller->formatBytes(m_capacityBytes));
+    const QString headroom = headroomRoom ? QString() : QStringLiteral(" · ") + m_headroomLabel->text();
+    const QStringList candidates{axis + capacityFull + headroom, axis + capacityBrief + headroom, unitName + capacityBrief + headroom};
+    const double width = m_plot->axisRect()->width();
+    const QFontMetricsF fm(m_plot->xAxis->labelFont());
+    QString title = candidates.back();
+    for (const QString& c : candidates)
+        if (fm.horizontalAdvance(c) <= width) {
+            title = c;
+            break;
+        }
+    m_plot->xAxis->setLabel(title);
 }
 
 void LedgerChartPanel::resizeEvent(QResizeEvent* event)

@@ -55,6 +55,7 @@ private:
     QVector<double> m_values; // bytes
     bool m_fits = true;
     bool m_capacityBesideLine = true; // the line is right of the middle: its label goes left of it
+    double m_capacityBytes = 0; // the GPU's capacity the line marks
 };
 
 } // namespace napkin::app

@@ -80,10 +80,11 @@ void SummaryPanel::fixValueSizes()
 {
     for (auto* value : std::as_const(m_values)) {
         const QFontMetrics fm(value->font());
-        // The widest values the panel shows: MFU / HFU in the predicted mode, a cost in dollars.
+        // The widest values the panel shows (core::humanNumber's forms): MFU / HFU and the step in the
+        // predicted mode, a parameter count, FLOPs.
         int text = 0;
-        for (const QString& sample : {tr("0.00 / 0.00 (predicted)"), tr("9.99e+99 s (predicted)"), QStringLiteral("$999,999,999,999"),
-                                      tr("999,999,999,999 kWh")})
+        for (const QString& sample : {tr("0.00 / 0.00 (predicted)"), tr("999 s (predicted)"), QStringLiteral("999.9 B parameters"),
+                                      QStringLiteral("9.99e99 FLOPs"), QStringLiteral("999 K GPU-hours")})
             text = std::max(text, fm.horizontalAdvance(sample));
         const QSize hint = value->sizeHint();
         value->parentWidget()->setFixedSize(text + 12, std::max(hint.height(), fm.height() + 4));
@@ -127,7 +128,7 @@ void SummaryPanel::updateValues()
     // Predicted mode (core/steptime.h): MFU and step time come out of the model instead of going in.
     const QString predicted = p.time.mode == std::string_view("predicted") ? tr(" (predicted)") : QString();
     set("time.hfu", QStringLiteral("%1 / %2").arg(p.time.mfu, 0, 'f', 2).arg(p.time.hfu, 0, 'f', 2) + predicted);
-    set("time.step_seconds", QString::number(p.time.stepSeconds, 'g', 3) + tr(" s") + predicted);
+    set("time.step_seconds", human(p.time.stepSeconds, core::Quantity::Seconds) + predicted);
     set("hardware.ridge", QString::number(p.hardware.ridge, 'f', 1) + tr(" FLOP/B"));
     double maxMfu = 0;
     for (const auto& d : p.derivations)
