@@ -155,15 +155,6 @@ void appendClosingWarnings(const Scenario& sc, Plan& p)
 
 } // namespace detail
 
-std::string derivedPlanName(const Scenario& sc)
-{
-    std::string name = sc.model.name.empty() ? std::string("a model") : sc.model.name;
-    if (sc.training.tokens > 0)
-        name += ", " + formatCount(sc.training.tokens) + " tokens";
-    name += ", " + formatGrouped(double(sc.cluster.gpus)) + " × " + (sc.gpu ? sc.gpu->name : sc.cluster.gpuId);
-    return name;
-}
-
 // The stages in plan order: each appends its derivations and warnings after the previous one's.
 Plan estimate(const Scenario& sc)
 {
@@ -171,8 +162,9 @@ Plan estimate(const Scenario& sc)
     p.derivations.reserve(32);
     p.ops.reserve(40);
     p.scenarioName = sc.name;
-    p.derivedName = derivedPlanName(sc);
     p.modelName = sc.model.name;
+    p.nameTokens = sc.training.tokens;
+    p.nameGpus = sc.cluster.gpus;
     detail::estimateHardware(sc, p);
     detail::estimateParams(sc, p);
     detail::estimateBatch(sc, p);

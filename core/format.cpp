@@ -114,6 +114,17 @@ std::string formatGrouped(double v)
     return (v < 0 ? "-" : "") + out;
 }
 
+// "Llama 3 70B, 15 T tokens, 1,024 × NVIDIA H100 SXM5 80GB": for titles when the scenario has no name
+// of its own. Made from the plan's inputs every time, so it never goes stale.
+std::string Plan::derivedName() const
+{
+    std::string name = modelName.empty() ? std::string("a model") : modelName;
+    if (nameTokens > 0)
+        name += ", " + formatCount(nameTokens) + " tokens";
+    name += ", " + formatGrouped(double(nameGpus)) + " × " + (hardware.gpu ? hardware.name() : std::string("GPU"));
+    return name;
+}
+
 namespace {
 
 std::string render(const Derivation& d, bool values)
@@ -244,7 +255,7 @@ nlohmann::json planToJson(const Plan& p)
     j["schema"] = "napkin.plan/1";
     j["scenario"] = p.title();
     j["scenario_name_given"] = !p.scenarioName.empty();
-    j["derived_name"] = p.derivedName;
+    j["derived_name"] = p.derivedName();
     j["model"] = p.modelName;
     j["params"] = {{"total", p.params.total},
                    {"embedding", p.params.embedding},
@@ -393,8 +404,8 @@ std::string planToText(const Plan& p)
     std::ostringstream o;
     const auto& m = p.memory;
     o << "Napkin plan: " << p.title() << "\n";
-    if (!p.scenarioName.empty() && p.scenarioName != p.derivedName) // the user's name may be stale: say what it is
-        o << "  plan         " << p.derivedName << "\n";
+    if (const std::string derived = p.derivedName(); !p.scenarioName.empty() && p.scenarioName != derived)
+        o << "  plan         " << derived << "\n"; // the user's name may be stale: say what it is
     o << "  model        " << p.modelName << ", " << humanNumber(p.params.total, Quantity::Parameters) << "\n";
     o << "  hardware     " << p.hardware.name() << ": " << formatNumber(p.hardware.peakFlops / 1e12) << " TFLOP/s dense "
       << p.hardware.computeDtype << ", " << formatNumber(p.hardware.bandwidth / 1e12) << " TB/s, ridge "
@@ -445,8 +456,8 @@ std::string planToMarkdown(const Plan& p)
     std::ostringstream o;
     const auto& m = p.memory;
     o << "# Napkin plan: " << p.title() << "\n\n";
-    if (!p.scenarioName.empty() && p.scenarioName != p.derivedName)
-        o << "Plan: " << p.derivedName << "\n\n";
+    if (const std::string derived = p.derivedName(); !p.scenarioName.empty() && p.scenarioName != derived)
+        o << "Plan: " << derived << "\n\n";
     o << "Model: " << p.modelName << ", " << formatNumber(p.params.total) << " parameters. Hardware: " << p.hardware.name()
       << " (" << formatNumber(p.hardware.peakFlops / 1e12) << " TFLOP/s dense " << p.hardware.computeDtype << ", "
       << formatNumber(p.hardware.bandwidth / 1e12) << " TB/s).\n\n";

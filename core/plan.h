@@ -212,10 +212,16 @@ struct Warning {
 
 struct Plan {
     std::string scenarioName; // the scenario's own name: "" when the user wrote none
-    std::string derivedName;  // what the plan is: model, tokens, GPUs (core::derivedPlanName)
     std::string modelName;
+    // What derivedName() names: training.tokens (0: none given) and cluster.gpus; the GPU is
+    // hardware.name(). Stored as numbers and formatted on demand: estimate() runs on every slider
+    // step, the name is needed only when a plan is shown.
+    double nameTokens = 0;
+    std::int64_t nameGpus = 0;
+    // What the plan is: "model, tokens, GPUs" (core/format.cpp).
+    std::string derivedName() const;
     // The name to show: the user's, else the derived one (never the default document's).
-    const std::string& title() const { return scenarioName.empty() ? derivedName : scenarioName; }
+    std::string title() const { return scenarioName.empty() ? derivedName() : scenarioName; }
     ParamCounts params;
     MemoryLedger memory;
     ComputeBudget compute;

@@ -245,7 +245,7 @@ void MainWindow::buildMenus()
         page->addItem(tr("A4"));
         page->addItem(tr("Letter"));
         auto* title = new QLineEdit(QString::fromStdString(m_controller->scenario().name));
-        title->setPlaceholderText(QString::fromStdString(m_controller->plan().derivedName));
+        title->setPlaceholderText(QString::fromStdString(m_controller->plan().derivedName()));
         form->addRow(tr("Format"), format);
         form->addRow(tr("Page size (PDF)"), page);
         form->addRow(tr("Title"), title);

@@ -137,7 +137,7 @@ std::vector<Section> reportSections(const app::PlanController& c, const Options&
     // The user's title or scenario name, else what the plan is; a user name that no longer says what
     // the plan is (edited GPUs, tokens or model) is shown with the derived description under it.
     const QString title = o.title.isEmpty() ? qs(p.title()) : o.title;
-    const QString derived = title != qs(p.derivedName) ? QStringLiteral("<p class=\"derived\">Plan: %1</p>").arg(esc(qs(p.derivedName))) : QString();
+    const QString derived = title != qs(p.derivedName()) ? QStringLiteral("<p class=\"derived\">Plan: %1</p>").arg(esc(qs(p.derivedName()))) : QString();
     out.push_back({QString(), QStringLiteral("<h1>%1</h1>%2<p>Napkin %3 · %4 · a training budget: memory per GPU, compute and time, data movement.</p>")
                                   .arg(esc(title), derived, esc(o.napkinVersion), QDate::currentDate().toString(Qt::ISODate)),
                    {}});

@@ -72,7 +72,7 @@ private slots:
         QCOMPARE(p.scenarioName, std::string());
         QCOMPARE(p.title(), std::string("Llama 3 70B, 15 T tokens, 1,024 × NVIDIA H100 SXM5 80GB"));
         QVERIFY(core::planToText(p).rfind("Napkin plan: Llama 3 70B, 15 T tokens, 1,024 × NVIDIA H100 SXM5 80GB\n", 0) == 0);
-        QCOMPARE(core::planToJson(p)["scenario"].get<std::string>(), p.derivedName);
+        QCOMPARE(core::planToJson(p)["scenario"].get<std::string>(), p.derivedName());
         QCOMPARE(core::planToJson(p)["scenario_name_given"].get<bool>(), false);
         // A name the user wrote is kept; when it no longer says what the plan is, the text says both.
         const auto named = core::estimate(test::scenario({"name=\"Our 70B run\"", "model.preset=llama-3-70b", "cluster.gpus=512"}));
