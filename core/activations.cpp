@@ -1,5 +1,7 @@
 #include "activations.h"
 
+#include "saved_tensors.h"
+
 #include <cmath>
 
 namespace napkin::core {
@@ -7,32 +9,22 @@ namespace napkin::core {
 LayerActivationTerms layerActivations(const TransformerShape& m, double s, double b, double e, Recompute recompute,
                                       bool flash, double t, bool sequenceParallel)
 {
+    // The sum of the fused list's kept tensors (core/saved_tensors.h), split as Korthikanti writes it.
+    TensorContext c;
+    c.s = s;
+    c.b = b;
+    c.e = e;
+    c.t = t;
+    c.sequenceParallel = sequenceParallel;
+    c.flash = flash;
+    c.policy = recompute;
+    c.modules = recompute == Recompute::Selective ? kModuleCoreAttn : 0;
+    const LayerTensors lt = layerSavedTensors(m, c);
     LayerActivationTerms r;
-    const double h = double(m.dModel), a = double(m.heads);
-    const double qd = double(m.heads) * double(m.headDim), kvd = double(m.kvHeads) * double(m.headDim);
-    const double f = double(m.ffn);
-    const double mask = m.dropout ? 1.0 : 0.0;
-    if (recompute == Recompute::Full) {
-        // Only the layer input is kept: 2sbh at 16 bits (Korthikanti §5, Table 2 last row).
-        r.perTokenBytes = e * h / (sequenceParallel ? t : 1.0);
-        r.total = s * b * r.perTokenBytes;
-        return r;
-    }
-    // Not split by tensor parallelism (unless sequence parallel): the two norm inputs (2·e·h), the
-    // QKV and MLP inputs (2·e·h) and the two dropout masks after attention and MLP (2·h bytes).
-    // Korthikanti: 4sbh + 4sbh + 2sbh = 10sbh at e = 2.
-    const double replicated = 4 * e * h + 2 * mask * h;
-    // Split by t: Q, K, V and the output-projection input (4·e·h for MHA), the MLP's saved inputs
-    // (GELU: its input and fc2's input, 2·e·ffn = 16sbh at ffn = 4h; SwiGLU: gate, up, down inputs).
-    const double mlp = (m.ffnKind == FfnKind::Swiglu ? 3.0 : 2.0) * e * f;
-    const double split = e * (2 * qd + 2 * kvd) + mlp;
-    r.perTokenBytes = (sequenceParallel ? replicated / t : replicated) + split / t;
-    // Attention scores: softmax output (e) + dropout mask (1) + dropout output (e) per element:
-    // 5as²b at e = 2. FlashAttention and selective recompute do not keep them.
-    const bool keepScores = !flash && recompute == Recompute::None;
-    r.perScoreBytes = keepScores ? (e + mask * (1 + e)) / t : 0.0;
-    r.flashStatsBytes = flash ? 4.0 * a * s * b / t : 0.0; // fp32 log-sum-exp per row (Dao 2023)
-    r.total = s * b * r.perTokenBytes + r.perScoreBytes * a * s * s * b + r.flashStatsBytes;
+    r.perTokenBytes = lt.keptPerToken;
+    r.perScoreBytes = lt.keptPerScore;
+    r.flashStatsBytes = lt.keptStats;
+    r.total = lt.kept;
     return r;
 }
 

@@ -56,8 +56,9 @@ inline constexpr std::array<MemoryBucket, 7> kMemoryBuckets{{
      "{L_stage} · {in_flight} · ({s} · {b} · ({per_token} + {per_score} · {a} · {s}) + {stats}) + {outside}",
      Residence::Gpu, &MemoryLedger::activations, &StageMemory::activations, nullptr},
     {Bucket::Temporaries, "temporaries", "memory.per_gpu.temporaries", "temporaries", "Temporaries", "Temporaries",
-     "temporaries", "the logits and the fp32 cross-entropy path on the last pipeline stage",
-     "{s} · {b} · {V} · ({bytes} + 4) / {tp}", Residence::Gpu, &MemoryLedger::temporaries,
+     "temporaries", "the logits and the fp32 loss path on the last pipeline stage, and the parameters ZeRO-3 / FSDP "
+     "holds all-gathered",
+     "{s} · {b} · {V} · {bytes_per_logit} / {tp} + {gathered}", Residence::Gpu, &MemoryLedger::temporaries,
      &StageMemory::temporaries, nullptr},
     {Bucket::Overhead, "overhead", "memory.per_gpu.overhead", "overhead", "Runtime overhead", "Overhead", "overhead",
      "the CUDA context, library workspaces, NCCL buffers and the caching allocator's reserve",

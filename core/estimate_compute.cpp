@@ -119,15 +119,21 @@ double estimateFlops(const Scenario& sc, Plan& p)
     derive(p, "compute.flops_per_step", "{flops_per_token} · {tokens_per_step}", c.flopsPerStep, "FLOP", kSrcCs336,
            {{"flops_per_token", c.flopsPerToken}, {"tokens_per_step", c.tokensPerStep}});
     double recomputePerToken = 0;
+    const double L = double(shape.layers), h = double(shape.dModel), f = double(shape.ffn);
+    const double qd = double(shape.heads) * double(shape.headDim), kvd = double(shape.kvHeads) * double(shape.headDim);
     if (tr.recompute == Recompute::Full)
         recomputePerToken = forwardRecompute;
-    else if (tr.recompute == Recompute::Selective && !isMlp && frameworkRules(sc.stepTime.framework).selectiveIsOpLevel)
-        // torchtitan's op-level selective checkpointing re-runs every second forward matmul: half of
-        // the 2 · N forward matmul FLOPs per token, attention saved (core/framework.h).
-        recomputePerToken = p.params.layers; // 0.5 · 2 · the layers' matrices (the output layer is outside the blocks)
-    else if (tr.recompute == Recompute::Selective && !isMlp)
-        // Selective recompute re-runs QK^T and PV: 4 L H Q T per token (Korthikanti §5).
-        recomputePerToken = 4 * double(shape.layers) * double(shape.heads) * double(shape.headDim) * s;
+    else if (tr.recompute == Recompute::Op && !isMlp)
+        // torchtitan's op-level policy re-runs the even matmuls of each block (wk, wo, and w3 or GELU's
+        // w2; core/saved_tensors.h): 2 · L · h · (kv_dim + q_dim + ffn) per token; SDPA is saved.
+        recomputePerToken = 2 * L * h * (kvd + qd + f);
+    else if (!isMlp && (tr.recompute == Recompute::Selective || tr.recompute == Recompute::Modules)) {
+        const bool core = tr.recompute == Recompute::Selective || (tr.recomputeModules & kModuleCoreAttn);
+        if (core) // QK^T and PV again: 4 L H Q T per token (Korthikanti §5)
+            recomputePerToken += 4 * L * double(shape.heads) * double(shape.headDim) * s;
+        if (tr.recompute == Recompute::Modules && (tr.recomputeModules & kModuleMlp)) // the MLP's matmuls forward
+            recomputePerToken += 2 * L * h * f * (shape.ffnKind == FfnKind::Swiglu ? 3 : 2);
+    }
     c.hardwareFlops = (c.flopsPerToken + recomputePerToken) * tr.tokens;
     derive(p, "compute.hardware_flops", "({flops_per_token} + {recompute_per_token}) · {T}", c.hardwareFlops, "FLOP",
            "Korthikanti et al. 2022: hardware FLOPs add the recomputed forward work",

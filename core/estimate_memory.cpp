@@ -3,6 +3,7 @@
 
 #include "activations.h"
 #include "buckets.h"
+#include "kernels.h"
 #include "estimate.h"
 #include "estimate_stages.h"
 
@@ -44,7 +45,54 @@ struct LedgerInputs {
     double L = 0, stageLayers = 0;               // layers, and layers per pipeline stage (even split)
     std::vector<double> layersOf;                // layers of each stage (uneven: parallel.*_stage_layers)
     double inflightFirst = 0;                    // micro-batches in flight on the first stage
+    LayerTensors layer;                          // one layer's saved tensors (the same on every stage)
+    double lossBytesPerLogit = 0;                // the loss path's bytes per logit at its peak
+    const char* lossSource = "";
+    bool eager = false;                          // the eager tensor list (step_time.kernel_fusion)
+    double gatheredLayers = 0;                   // ZeRO-3: bytes of the layers held unsharded
+    double gatheredRoot = 0;                     // torchtitan: the root module's parameters, unsharded
+    bool weightsAreMaster = false;
 };
+
+// The loss path at its peak, per logit (a vocabulary-parallel rank's share). Megatron's
+// vocab-parallel cross-entropy: the logits (e) and one fp32 copy that it turns into the softmax in
+// place and keeps for the backward (Korthikanti et al. 2022 §4.3: 4sbv). PyTorch F.cross_entropy on
+// logits.float() (torchtitan train.py at 9dec370, which deletes the logits before the backward):
+// the forward holds the logits, their fp32 copy and log_softmax's fp32 output (e + 8); the backward
+// holds that output, nll_loss's dense fp32 gradient and log_softmax's fp32 input gradient (12).
+void setLossPath(const Scenario& sc, LedgerInputs& in)
+{
+    if (lossKernelFor(sc.stepTime.framework) == LossKernel::PyTorchCrossEntropy) {
+        in.lossBytesPerLogit = std::max(in.e + 8, 12.0);
+        in.lossSource = "PyTorch F.cross_entropy on logits.float() (torchtitan train.py): forward logits + fp32 copy + "
+                        "log_softmax output (e + 8); backward log_softmax output + nll_loss's dense fp32 gradient + "
+                        "log_softmax's fp32 input gradient (12); the larger, vocabulary-parallel over TP; last stage only";
+    } else {
+        in.lossBytesPerLogit = in.e + 4;
+        in.lossSource = "logits s·b·V in the activation dtype + fp32 softmax/cross-entropy (Korthikanti et al. 2022 §4.3), "
+                        "vocabulary-parallel over TP; on the last pipeline stage only";
+    }
+}
+
+// ZeRO-3 and FSDP full shard all-gather each layer's parameters before its forward and backward and
+// prefetch the next one: two layers unsharded in the weight dtype (PyTorch FSDP2's default prefetch
+// of one module; DeepSpeed's stage-3 prefetch bucket). torchtitan leaves the root module (embedding,
+// final norm, output layer) unsharded from the forward to the end of the backward
+// (parallelize_llama.py: reshard_after_forward=not pp_enabled for the root). FSDP2 with a
+// param_dtype keeps the sharded parameter in fp32: that shard is the master copy, and the weight
+// dtype exists only unsharded.
+void setGathered(const Scenario& sc, const Plan& p, LedgerInputs& in)
+{
+    if (in.shardW <= 1 || in.isMlp)
+        return;
+    const auto& pc = p.params;
+    const double perLayer = in.L > 0 ? in.layersAll / in.L : 0;
+    in.gatheredLayers = std::min(2.0, in.L) * perLayer / double(in.tp) * in.bw;
+    const bool torchtitan = sc.stepTime.framework == Framework::Torchtitan;
+    if (torchtitan && in.pp == 1)
+        in.gatheredRoot = (pc.embedding + pc.positional + pc.head + pc.finalNorm) / double(in.tp) * in.bw;
+    in.weightsAreMaster = torchtitan && sc.parallel.fsdp != Fsdp::None && in.bm > 0;
+}
 
 LedgerInputs ledgerInputs(const Scenario& sc, const Plan& p)
 {
@@ -91,6 +139,23 @@ LedgerInputs ledgerInputs(const Scenario& sc, const Plan& p)
     const std::int64_t vStages = lay.virtualStages;
     in.inflightFirst = double(std::min<std::int64_t>(in.pp, in.accumulationSteps)) *
                        (vStages > 1 ? 1.0 + double(in.pp - 1) / double(in.pp * vStages) : 1.0);
+    in.eager = sc.stepTime.kernelFusion == KernelFusion::Eager;
+    if (!in.isMlp) {
+        TensorContext tc;
+        tc.s = in.s / double(in.cp);
+        tc.b = in.b;
+        tc.e = in.e;
+        tc.eName = info(pr.activations).id.data(); // a string literal in the dtype table
+        tc.t = double(in.tp);
+        tc.sequenceParallel = sc.parallel.sequenceParallel;
+        tc.flash = tr.flashAttention;
+        tc.eager = in.eager;
+        tc.policy = tr.recompute;
+        tc.modules = tr.recomputeModules;
+        in.layer = layerSavedTensors(sc.model.shape, tc);
+    }
+    setLossPath(sc, in);
+    setGathered(sc, p, in);
     return in;
 }
 
@@ -114,6 +179,7 @@ struct StageTensors {
     double bestK = 0;
     LayerActivationTerms terms;
     double outside = 0, boundary = 0, work = 0;
+    double saved = 0, working = 0, loss = 0; // held at the loss / brought back at the backward's start
     double layers = 0; // transformer layers on this stage
 };
 
@@ -158,28 +224,43 @@ StageTensors buildStage(const Scenario& sc, const LedgerInputs& in, std::int64_t
     const double h = double(shape.dModel), V = double(shape.vocab), sr = in.s / double(in.cp);
     const bool sp = sc.parallel.sequenceParallel;
     // Outside the layers: embedding dropout mask (sbh) on the first stage, final norm input and
-    // output-layer input (2 · e · sbh) on the last (Korthikanti §4.3); split by SP and CP.
-    st.outside = sr * b * h * ((first && shape.dropout ? 1.0 : 0.0) + (last ? 2 * e : 0.0)) / (sp ? double(tp) : 1.0);
+    // output-layer input (2 · e · sbh) on the last (Korthikanti §4.3); eager RMSNorm keeps its fp32
+    // input and normalised tensor as well (4 + e + e per value, + the fp32 rsqrt). Split by SP and CP.
+    const double finalNorm = in.eager && shape.norm == NormKind::RmsNorm ? 4 + 2 * e + 4 / h : 2 * e;
+    st.outside = sr * b * h * ((first && shape.dropout ? 1.0 : 0.0) + (last ? finalNorm : 0.0)) / (sp ? double(tp) : 1.0);
+    const LayerTensors& lt = in.layer;
+    st.perLayer = lt.kept;
     if (tr.recompute == Recompute::Full) {
         st.k = tr.checkpointEvery > 0 ? tr.checkpointEvery : std::max<std::int64_t>(1, std::llround(std::sqrt(L)));
         const std::int64_t k = std::min<std::int64_t>(st.k, std::max<std::int64_t>(1, std::llround(stageLayers)));
-        const auto kept = layerActivations(shape, sr, b, e, Recompute::Full, tr.flashAttention, double(tp), sp);
-        const auto work = layerActivations(shape, sr, b, e, Recompute::None, tr.flashAttention, double(tp), sp);
-        st.boundary = kept.total;
-        st.work = work.total;
-        st.perLayer = kept.total;
+        st.boundary = lt.kept;
+        st.work = lt.autograd;
         // Chain model (Chen et al. 2016; CS336 lecture 2): L/k saved boundaries per micro-batch in
         // flight + one segment of k layers re-materialised during its backward: O(L/k + k).
-        mem.activations = std::ceil(stageLayers / double(k)) * kept.total * inflight + double(k) * work.total + st.outside;
-        st.bestK = std::clamp(std::sqrt(stageLayers * kept.total / work.total), 1.0, std::max(1.0, stageLayers));
+        st.saved = std::ceil(stageLayers / double(k)) * lt.kept * inflight + st.outside;
+        st.working = double(k) * lt.autograd;
+        st.bestK = std::clamp(std::sqrt(stageLayers * lt.kept / lt.autograd), 1.0, std::max(1.0, stageLayers));
     } else {
-        st.terms = layerActivations(shape, sr, b, e, tr.recompute, tr.flashAttention, double(tp), sp);
-        st.perLayer = st.terms.total;
-        mem.activations = stageLayers * st.terms.total * inflight + st.outside;
+        st.saved = stageLayers * lt.kept * inflight + st.outside;
+        st.working = lt.rematerialised; // one layer's recomputed tensors during its backward
     }
-    // Logits on the last stage, vocabulary-parallel over TP (Megatron's parallel cross-entropy):
-    // s·b·V in the activation dtype + the fp32 cross-entropy path (Korthikanti §4.3: 4sbv).
-    mem.temporaries = last ? sr * b * V * (e + 4) / double(tp) : 0.0;
+    // Logits on the last stage, vocabulary-parallel over TP (Megatron's parallel cross-entropy).
+    st.loss = last ? sr * b * V * in.lossBytesPerLogit / double(tp) : 0.0;
+    // The peak: at the loss, or at the start of the backward with the first recomputed region back;
+    // the logits and the loss path are freed before the layers' backward begins.
+    if (st.working > st.loss) {
+        mem.peakPhase = "backward_start";
+        mem.activations = st.saved + st.working;
+        mem.temporaries = 0;
+    } else {
+        mem.peakPhase = st.loss > 0 ? "loss" : "forward_end";
+        mem.activations = st.saved;
+        mem.temporaries = st.loss;
+    }
+    // What ZeRO-3 / FSDP holds all-gathered is transient too: the working copy, not the model state.
+    mem.temporaries += (first || last ? in.gatheredRoot : 0.0) + in.gatheredLayers;
+    if (in.weightsAreMaster)
+        mem.weights = 0;
     return st;
 }
 
@@ -204,6 +285,15 @@ StageTensors chooseStage(const Scenario& sc, const LedgerInputs& in, MemoryLedge
         }
     }
     m.paramsPerRank = chosen.memory.params;
+    m.peakPhase = chosen.memory.peakPhase;
+    m.layerTensors = in.layer;
+    m.recompute = sc.training.recompute;
+    m.recomputeModules = sc.training.recomputeModules;
+    m.rematerialised = chosen.working;
+    m.gatheredWeights = in.gatheredLayers + in.gatheredRoot; // the root only without pipeline stages
+    if (in.isMlp)
+        m.gatheredWeights = 0;
+    m.weightsAreMaster = in.weightsAreMaster;
     for (const auto& bucket : kMemoryBuckets)
         if (bucket.stageBytes)
             m.*bucket.ledgerBytes = chosen.memory.*bucket.stageBytes;
@@ -222,8 +312,14 @@ void deriveModelStates(const Scenario& sc, const LedgerInputs& in, const StageTe
                {{"P", P}, {"stage_share", chosen.memory.params * tp / P}, {"tp", tp}});
     const double Pr = chosen.memory.params;
     const auto& weights = memoryBucket(Bucket::Weights);
-    derive(p, weights.quantity, weights.formula, m.weights, "bytes", kSrcZero,
-           {{"P", Pr}, {"bytes", in.bw}, {"scales", in.scales}, {"shard", in.shardW}});
+    if (m.weightsAreMaster)
+        derive(p, weights.quantity, "{zero}", m.weights, "bytes",
+               "PyTorch FSDP2 MixedPrecisionPolicy(param_dtype): the sharded fp32 parameter is the master copy "
+               "(master_weights); the weight dtype exists only all-gathered, layer by layer (memory.per_gpu.temporaries)",
+               {{"zero", 0}});
+    else
+        derive(p, weights.quantity, weights.formula, m.weights, "bytes", kSrcZero,
+               {{"P", Pr}, {"bytes", in.bw}, {"scales", in.scales}, {"shard", in.shardW}});
     const auto& gradients = memoryBucket(Bucket::Gradients);
     derive(p, gradients.quantity, gradients.formula, m.gradients, "bytes", kSrcZero,
            {{"P", Pr}, {"bytes", in.bg}, {"shard", in.shardG}});
@@ -270,33 +366,56 @@ void deriveActivations(const Scenario& sc, const LedgerInputs& in, const StageTe
     }
     const TransformerShape& shape = sc.model.shape;
     const double V = double(shape.vocab), sr = in.s / double(in.cp), stageLayers = chosen.layers;
+    const LayerTensors& lt = in.layer;
+    const bool atBackward = std::string_view(m.peakPhase) == "backward_start";
+    derive(p, "memory.activations_per_layer", "{s} · {b} · ({per_token} + {per_score} · {a} · {s}) + {stats}", lt.kept,
+           "bytes",
+           in.eager ? "the kept tensors of memory.activation_tensors: eager PyTorch, what each ATen op's backward saves "
+                      "(tools/autograd/derivatives.yaml; torchtitan's Llama block at 9dec370)"
+                    : "the kept tensors of memory.activation_tensors: Korthikanti et al. 2022 §4.1 Table 2, generalised "
+                      "to GQA, SwiGLU, QK-norm and models without dropout",
+           {{"s", sr}, {"b", b}, {"per_token", lt.keptPerToken}, {"per_score", lt.keptPerScore},
+            {"a", double(shape.heads)}, {"stats", lt.keptStats}});
     if (tr.recompute == Recompute::Full) {
         derive(p, activations.quantity,
-               "ceil({L_stage} / {k}) · {boundary} · {in_flight} + {k} · {layer} + {outside}", m.activations, "bytes",
-               "CS336 lecture 2 / Chen et al. 2016: checkpoint every k layers, O(L/k + k); boundary = 2sbh "
-               "(Korthikanti Table 2, full recompute)",
+               atBackward ? "ceil({L_stage} / {k}) · {boundary} · {in_flight} + {k} · {layer} + {outside}"
+                          : "ceil({L_stage} / {k}) · {boundary} · {in_flight} + {outside}",
+               m.activations, "bytes",
+               "CS336 lecture 2 / Chen et al. 2016: checkpoint every k layers, O(L/k + k); boundary = the layer input "
+               "(Korthikanti Table 2, full recompute); the k recomputed layers are back at backward_start",
                {{"L_stage", stageLayers}, {"k", double(chosen.k)}, {"boundary", chosen.boundary},
-                {"in_flight", inflightChosen}, {"layer", chosen.work}, {"outside", chosen.outside}});
+                {"in_flight", inflightChosen}, {"layer", atBackward ? chosen.work : 0.0}, {"outside", chosen.outside}});
         m.checkpointBestK = chosen.bestK;
         derive(p, "memory.checkpoint_best_k", "sqrt({L} · {boundary} / {layer})", chosen.bestK, "layers",
                "minimum of ceil(L/k) · boundary + k · layer (Chen et al. 2016 chain model)",
                {{"L", stageLayers}, {"boundary", chosen.boundary}, {"layer", chosen.work}});
+    } else if (atBackward) {
+        derive(p, activations.quantity, "{L_stage} · {in_flight} · {per_layer} + {outside} + {recomputed}", m.activations,
+               "bytes",
+               "the kept tensors of every layer and micro-batch in flight, plus one layer's tensors the policy dropped, "
+               "recomputed for its backward (the peak is at backward_start)",
+               {{"L_stage", stageLayers}, {"in_flight", inflightChosen}, {"per_layer", lt.kept},
+                {"outside", chosen.outside}, {"recomputed", chosen.working}});
     } else {
-        derive(p, activations.quantity, activations.formula, m.activations, "bytes", kSrcKorthikanti,
-               {{"L_stage", stageLayers}, {"in_flight", inflightChosen}, {"s", sr}, {"b", b},
-                {"per_token", chosen.terms.perTokenBytes}, {"per_score", chosen.terms.perScoreBytes},
-                {"a", double(shape.heads)}, {"stats", chosen.terms.flashStatsBytes}, {"outside", chosen.outside}});
+        derive(p, activations.quantity, "{L_stage} · {in_flight} · {per_layer} + {outside}", m.activations, "bytes",
+               kSrcKorthikanti,
+               {{"L_stage", stageLayers}, {"in_flight", inflightChosen}, {"per_layer", lt.kept}, {"outside", chosen.outside}});
     }
     if (m.mostLoadedStage != in.pp - 1)
-        derive(p, temporaries.quantity, "{zero}", 0, "bytes",
+        derive(p, temporaries.quantity, "{gathered}", m.temporaries, "bytes",
                "the logits live on the last pipeline stage; the ledger describes a more loaded stage "
-               "(memory.most_loaded_stage)",
-               {{"zero", 0}});
+               "(memory.most_loaded_stage); gathered: the parameters ZeRO-3 / FSDP holds all-gathered",
+               {{"gathered", m.gatheredWeights}});
+    else if (atBackward)
+        derive(p, temporaries.quantity, "{gathered}", m.temporaries, "bytes",
+               "the logits and the loss path are freed before the layers' backward: the peak is at backward_start, "
+               "where the recomputed layer outweighs them (memory.peak_phase); gathered: the parameters ZeRO-3 / FSDP "
+               "holds all-gathered (two layers, torchtitan's root module)",
+               {{"gathered", m.gatheredWeights}});
     else
-        derive(p, temporaries.quantity, temporaries.formula, m.temporaries, "bytes",
-               "logits s·b·V in the activation dtype + fp32 softmax/cross-entropy (Korthikanti et al. 2022 §4.3), "
-               "vocabulary-parallel over TP; on the last pipeline stage only",
-               {{"s", sr}, {"b", b}, {"V", V}, {"bytes", e}, {"tp", double(in.tp)}});
+        derive(p, temporaries.quantity, "{s} · {b} · {V} · {bytes_per_logit} / {tp} + {gathered}", m.temporaries, "bytes",
+               in.lossSource, {{"s", sr}, {"b", b}, {"V", V}, {"bytes_per_logit", in.lossBytesPerLogit},
+                               {"tp", double(in.tp)}, {"gathered", m.gatheredWeights}});
 }
 
 // memory.per_gpu.total's formula, "{weights} + {gradients} + ... + {overhead}", from the bucket table.
@@ -344,6 +463,30 @@ void deriveOverheadAndTotal(const Scenario& sc, Plan& p)
                                                   gb(m.capacity) + ": short by " + gb(-m.headroom)});
 }
 
+// Recompute that buys (almost) no memory but costs compute, and a torchtitan "selective" that is not
+// torchtitan's.
+void warnRecompute(const Scenario& sc, const LedgerInputs& in, Plan& p)
+{
+    const auto& tr = sc.training;
+    if (in.isMlp || tr.recompute == Recompute::None)
+        return;
+    const LayerTensors& lt = in.layer;
+    const double saved = lt.autograd - lt.kept;
+    if (saved < 0.01 * lt.autograd) {
+        const std::string what = tr.recompute == Recompute::Modules ? "\"modules\" (" + recomputeModuleNames(tr.recomputeModules) + ")"
+                                                                    : "\"" + std::string(toString(tr.recompute)) + "\"";
+        p.warnings.push_back({"recompute_saves_nothing",
+                              "training.recompute " + what + " keeps " + gb(lt.kept) + " of " + gb(lt.autograd) +
+                                  " per layer (saves " + gb(std::max(0.0, saved)) + ")" +
+                                  (tr.flashAttention ? ": FlashAttention already keeps no attention scores" : "") +
+                                  ", but recomputes its forward; \"none\" is as small and faster, \"full\" or \"op\" save memory"});
+    }
+    if (tr.recompute == Recompute::Selective && sc.stepTime.framework == Framework::Torchtitan)
+        p.warnings.push_back({"selective_is_attention_core",
+                              "training.recompute \"selective\" is Korthikanti's attention-core recompute; torchtitan's "
+                              "selective activation checkpointing (selective_ac_option 'op', its default) is training.recompute \"op\""});
+}
+
 } // namespace
 
 // The most loaded rank is reported: with pipeline parallelism the first stage holds the embedding and
@@ -356,6 +499,7 @@ void estimateMemory(const Scenario& sc, Plan& p)
     deriveModelStates(sc, in, chosen, p);
     deriveActivations(sc, in, chosen, p);
     deriveOverheadAndTotal(sc, p);
+    warnRecompute(sc, in, p);
 }
 
 } // namespace napkin::core::detail

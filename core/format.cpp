@@ -165,11 +165,27 @@ nlohmann::json perStageJson(const MemoryLedger& m)
     for (std::size_t i = 0; i < m.perStage.size(); ++i) {
         const auto& st = m.perStage[i];
         nlohmann::json stage = {
-            {"stage", i}, {"params", st.params}, {"tensors", st.tensors}, {"in_flight_micro_batches", st.inFlight}};
+            {"stage", i}, {"params", st.params}, {"tensors", st.tensors}, {"in_flight_micro_batches", st.inFlight},
+            {"peak_phase", st.peakPhase}};
         for (const auto& b : kMemoryBuckets)
             if (b.stageBytes)
                 stage[b.id] = bucketBytes(b, st);
         a.push_back(std::move(stage));
+    }
+    return a;
+}
+
+// memory.activation_tensors: one layer's saved tensors on the reported rank (core/saved_tensors.h).
+nlohmann::json activationTensorsJson(const LayerTensors& lt)
+{
+    auto a = nlohmann::json::array();
+    for (int i = 0; i < lt.count; ++i) {
+        const auto& t = lt.tensors[std::size_t(i)];
+        auto shape = nlohmann::json::array();
+        for (int d = 0; d < t.dims; ++d)
+            shape.push_back(t.shape[std::size_t(d)]);
+        a.push_back({{"name", t.name}, {"op", t.op}, {"shape", std::move(shape)}, {"dtype", t.dtype}, {"bytes", t.bytes},
+                     {"kept", t.kept}, {"dropped_by", droppedByNames(t.droppedBy)}});
     }
     return a;
 }
@@ -277,6 +293,13 @@ nlohmann::json planToJson(const Plan& p)
                      {"comm_buffers", m.overheadComm},
                      {"allocator_reserve", m.overheadAllocator}}},
                    {"activations_per_layer", m.activationsPerLayer},
+                   {"peak_phase", m.peakPhase},
+                   {"recompute",
+                    {{"policy", toString(m.recompute)},
+                     {"modules", recomputeModuleList(m.recomputeModules)},
+                     {"rematerialised", m.rematerialised}}},
+                   {"activation_tensors", activationTensorsJson(m.layerTensors)},
+                   {"gathered_weights", m.gatheredWeights},
                    {"checkpoint_every", m.checkpointEvery},
                    {"checkpoint_best_k", m.checkpointBestK},
                    {"states_bytes_per_param", m.statesBytesPerParam},

@@ -25,7 +25,6 @@ FrameworkRules frameworkRules(Framework f)
         r.overlapTp = false;
         r.regatherForRecompute = false;
         r.reduceScatterEveryMicroBatch = true;
-        r.selectiveIsOpLevel = true;
         r.hopperAttention = AttentionKernel::Flash2;
         r.fusion = KernelFusion::Eager; // training.compile defaults to false (train_configs/*.toml)
         r.source = "Liang et al. 2024 (TorchTitan, arXiv 2410.06511) §2: FSDP2 all-gathers per forward and "

@@ -40,11 +40,6 @@ struct FrameworkRules {
     bool overlapTp = false;
     bool regatherForRecompute = false;        // ZeRO-3 / FSDP gathers again for a recomputed forward
     bool reduceScatterEveryMicroBatch = false; // sharded gradients reduced per micro-batch (ZeRO-3, FSDP)
-    // What "selective" recomputation recomputes. false: the attention core (Korthikanti et al.
-    // 2022 §5, Megatron's --recompute-granularity selective). true: torchtitan's op-level policy,
-    // which saves the outputs of every matmul but every second one and of attention, and recomputes
-    // the rest: half the forward GEMMs and every elementwise op.
-    bool selectiveIsOpLevel = false;
     AttentionKernel hopperAttention = AttentionKernel::Flash2;
     KernelFusion fusion = KernelFusion::Fused; // how the framework runs elementwise ops by default
     const char* source = "";

@@ -3,6 +3,7 @@
 
 #include "catalog.h"
 #include "model.h"
+#include "saved_tensors.h"
 
 #include <array>
 #include <cstdint>
@@ -37,6 +38,7 @@ struct StageMemory {
     double weights = 0, gradients = 0, master = 0, optimizer = 0, activations = 0, temporaries = 0;
     double tensors = 0;   // sum of the above (before runtime overhead)
     double inFlight = 0;  // micro-batches whose activations the stage holds at its peak
+    const char* peakPhase = "forward_end"; // where the stage's peak falls (MemoryLedger::peakPhase)
 };
 
 // How one model-state bucket is stored per parameter on the reported rank: values per parameter
@@ -62,6 +64,19 @@ struct MemoryLedger {
     bool fits = false;
     // Detail
     double activationsPerLayer = 0; // stored per layer at the current micro-batch (Korthikanti row)
+    // The layer's saved tensors one by one (core/saved_tensors.h), the policy they are kept under,
+    // and what the policy's recompute brings back during one layer's backward.
+    LayerTensors layerTensors;
+    Recompute recompute = Recompute::None;
+    std::uint8_t recomputeModules = 0;
+    double rematerialised = 0;
+    // Where in the step the reported peak falls: "forward_end" (every micro-batch in flight has run
+    // its forward), "loss" (the logits and the fp32 loss path on the last stage), "backward_start"
+    // (the first recomputed region back, the logits freed). The buckets hold what they hold then.
+    const char* peakPhase = "forward_end";
+    // ZeRO-3 / FSDP full shard: parameters held unsharded at the peak (inside weights).
+    double gatheredWeights = 0;
+    bool weightsAreMaster = false; // FSDP2 mixed precision: the sharded parameter is the master copy
     std::int64_t checkpointEvery = 0; // layers per checkpointed segment (full recompute)
     double checkpointBestK = 0;       // continuous optimum sqrt(L · boundary / layer), full recompute only
     double overheadContext = 0, overheadWorkspace = 0, overheadComm = 0, overheadAllocator = 0;

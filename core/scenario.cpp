@@ -20,6 +20,8 @@ const char* toString(Recompute r)
     case Recompute::None: return "none";
     case Recompute::Selective: return "selective";
     case Recompute::Full: return "full";
+    case Recompute::Modules: return "modules";
+    case Recompute::Op: return "op";
     }
     return "";
 }
@@ -173,6 +175,11 @@ nlohmann::json mergeScenario(const nlohmann::json& base, const nlohmann::json& u
         else
             out[key] = value;
     }
+    // A layer that names parallel.fsdp without parallel.zero means "FSDP decides the sharding": the
+    // base's ZeRO stage (the defaults' 1) yields instead of conflicting with it.
+    if (const auto pa = user.find("parallel"); pa != user.end() && pa->is_object() && pa->contains("fsdp") &&
+                                               !pa->contains("zero") && out["parallel"].is_object())
+        out["parallel"]["zero"] = 0;
     return out;
 }
 
@@ -220,6 +227,14 @@ void applySet(nlohmann::json& doc, std::string_view assignment, Errors& errors)
 
 void resolveShardingChoice(nlohmann::json& doc, std::string_view changedPath)
 {
+    // training.checkpoint_every applies to full recompute only: leaving full resets it to "auto".
+    if (changedPath == "training.recompute") {
+        if (const auto tr = doc.find("training"); tr != doc.end() && tr->is_object()) {
+            const auto rc = tr->find("recompute");
+            if (rc != tr->end() && *rc != "full" && tr->contains("checkpoint_every"))
+                (*tr)["checkpoint_every"] = "auto";
+        }
+    }
     const auto pa = doc.find("parallel");
     if (pa == doc.end() || !pa->is_object())
         return;

@@ -4,6 +4,7 @@
 #include "catalog.h"
 #include "errors.h"
 #include "model.h"
+#include "saved_tensors.h"
 
 #include <nlohmann/json.hpp>
 
@@ -17,7 +18,6 @@
 
 namespace napkin::core {
 
-enum class Recompute { None, Selective, Full };
 enum class OptimizerKind { Sgd, Momentum, AdaGrad, RmsProp, Adam, AdamW, Lion, Adafactor, Muon };
 enum class FlopsConvention { Auto, SixPT, Palm, Megatron };
 // PyTorch FSDP sharding strategies (Zhao et al. 2023, PyTorch FSDP): FULL_SHARD is ZeRO-3,
@@ -38,6 +38,7 @@ struct TrainingConfig {
     std::int64_t microBatch = 0;
     std::int64_t globalBatch = 0;
     Recompute recompute = Recompute::None;
+    std::uint8_t recomputeModules = 0; // training.recompute_modules bits (core/saved_tensors.h)
     std::int64_t checkpointEvery = 0; // 0: auto (round(sqrt(L)))
     bool flashAttention = true;
 };
@@ -137,7 +138,6 @@ std::int64_t shardGroupSize(const Scenario& scenario, std::int64_t dataParallel)
 // type; 256 MiB covers the usual 32 channels x 2 protocols (NCCL environment variable docs).
 constexpr double kDefaultCommBufferBytes = 268435456.0;
 
-const char* toString(Recompute r);
 const char* toString(OptimizerKind o);
 const char* toString(FlopsConvention f);
 const char* toString(Fsdp f);
@@ -156,6 +156,7 @@ nlohmann::json mergeScenario(const nlohmann::json& base, const nlohmann::json& u
 // ZeRO stages and FSDP strategies are two names for one choice (a ZeRO stage other than 0 beside an
 // FSDP strategy is an error): after `changedPath` was set, the one set last decides (parallel.fsdp
 // set to a strategy zeroes parallel.zero; parallel.zero set beside a strategy turns FSDP off).
+// Likewise training.recompute set to anything but "full" resets training.checkpoint_every to "auto".
 void resolveShardingChoice(nlohmann::json& doc, std::string_view changedPath);
 
 // Applies PATH=VALUE. VALUE is parsed as JSON when valid, else taken as a string. Setting

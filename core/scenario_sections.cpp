@@ -7,6 +7,7 @@
 #include "format.h"
 #include "framework.h"
 #include "jsonreader.h"
+#include "saved_tensors.h"
 #include "suggest.h"
 
 #include <fmt/format.h>
@@ -138,6 +139,38 @@ void readModel(const nlohmann::json& node, const Catalog& catalog, Scenario& sc,
         validateShape(m.shape, "model", errors);
 }
 
+// training.recompute_modules: Megatron-Core's module names, with recompute "modules" only.
+void readRecomputeModules(ObjectReader& r, TrainingConfig& t, Errors& errors)
+{
+    const char* allowed = "an array of core_attn, mlp, layernorm";
+    const auto* list = r.child("recompute_modules");
+    if (!list || list->is_null()) {
+        if (t.recompute == Recompute::Modules)
+            errors.push_back({"training.recompute_modules", "(missing)", "is needed with training.recompute \"modules\"", allowed});
+        return;
+    }
+    if (t.recompute != Recompute::Modules) {
+        errors.push_back({"training.recompute_modules", shortDump(*list),
+                          "applies to training.recompute \"modules\" only", "remove it, or set training.recompute to \"modules\""});
+        return;
+    }
+    if (!list->is_array() || list->empty()) {
+        errors.push_back({"training.recompute_modules", shortDump(*list), "must be a non-empty array", allowed});
+        return;
+    }
+    for (const auto& item : *list) {
+        const std::string name = item.is_string() ? item.get<std::string>() : shortDump(item);
+        const std::uint8_t bit = item.is_string() ? recomputeModuleBit(name) : 0;
+        if (bit)
+            t.recomputeModules |= bit;
+        else if (item.is_string() && isMoeRecomputeModule(name))
+            errors.push_back({"training.recompute_modules", name, "recomputes a mixture-of-experts module, and "
+                              "mixture-of-experts models are not supported yet", allowed});
+        else
+            errors.push_back({"training.recompute_modules", name, "unknown recompute module", allowed});
+    }
+}
+
 void readTraining(const nlohmann::json& node, Scenario& sc, Errors& errors)
 {
     ObjectReader r(node, "training", errors);
@@ -147,12 +180,19 @@ void readTraining(const nlohmann::json& node, Scenario& sc, Errors& errors)
     t.microBatch = r.integer("micro_batch", 1, kMaxBatch, true).value_or(0);
     t.globalBatch = r.integer("global_batch", 1, kMaxBatch, true).value_or(0);
     t.recompute = r.choice<Recompute>("recompute", {{"none", Recompute::None}, {"selective", Recompute::Selective},
-                                                    {"full", Recompute::Full}}, true)
+                                                    {"full", Recompute::Full}, {"modules", Recompute::Modules},
+                                                    {"op", Recompute::Op}}, true)
                       .value_or(Recompute::None);
     if (const auto* k = r.child("checkpoint_every"); k && !(k->is_string() && k->get<std::string>() == "auto") &&
                                                      !k->is_null()) {
         t.checkpointEvery = r.integer("checkpoint_every", 1, 100000).value_or(0);
+        if (t.checkpointEvery > 0 && t.recompute != Recompute::Full)
+            errors.push_back({"training.checkpoint_every", std::to_string(t.checkpointEvery),
+                              std::string("applies to training.recompute \"full\" only (recompute is \"") +
+                                  toString(t.recompute) + "\")",
+                              "\"auto\", or set training.recompute to \"full\""});
     }
+    readRecomputeModules(r, t, errors);
     t.flashAttention = r.boolean("flash_attention", true).value_or(true);
     r.finish();
     if (t.microBatch > 0 && t.globalBatch > 0 && t.globalBatch < t.microBatch)

@@ -34,7 +34,38 @@ bool isAttentionCore(std::string_view name)
 }
 
 // One micro-batch's work on one rank, per layer (forward, backward) and for the head.
+// Forward work of one group of ops: time, kernel launches, executed FLOPs.
+struct Work {
+    double t = 0, kernels = 0, exec = 0;
+    void add(double time, double k, double x) { t += time, kernels += k, exec += x; }
+};
+
+// The share of a forward GEMM op that torchtitan's op-level policy recomputes: the even mms of the
+// block in forward order (wq, wk, wv, wo, w1, w3, w2; core/saved_tensors.h): wk of the fused QKV
+// projection, wo, and w3 of the gate/up pair (SwiGLU) or w2 (GELU).
+double opPolicyRecomputedShare(std::string_view name, const TransformerShape& m)
+{
+    const double qd = double(m.heads) * double(m.headDim), kvd = double(m.kvHeads) * double(m.headDim);
+    const bool swiglu = m.ffnKind == FfnKind::Swiglu;
+    if (name == "qkv_proj")
+        return kvd / (qd + 2 * kvd);
+    if (name == "out_proj")
+        return 1;
+    if (name == "mlp_gate_up")
+        return 0.5;
+    if (name == "mlp_down")
+        return swiglu ? 0 : 1;
+    return 0; // mlp_up (GELU's w1) is kept
+}
+
+bool isMlpOp(std::string_view name)
+{
+    return name.rfind("mlp_", 0) == 0 || name.rfind("silu_mul", 0) == 0 || name.rfind("gelu", 0) == 0;
+}
+bool isNormOp(std::string_view name) { return name.rfind("norm_", 0) == 0; }
+
 struct StageWork {
+    Work opGemm, mlp, norm; // forward: op-policy GEMM share, the MLP module, the layer norms
     double layerFwd = 0, layerBwd = 0, attnFwd = 0, attnBwd = 0, gemmFwd = 0, gemmBwd = 0, head = 0;
     double kernelsFwd = 0, kernelsBwd = 0, kernelsHead = 0;
     double execFwd = 0, execBwd = 0, execAttnFwd = 0, execGemmFwd = 0, execHead = 0;
@@ -42,7 +73,7 @@ struct StageWork {
     double fusedAttnFwd = 0; // forward time of fused attention kernels (OpKind::Attention)
 };
 
-StageWork sumOps(const Plan& p, bool isMlp, bool atPeak)
+StageWork sumOps(const Plan& p, const TransformerShape& shape, bool isMlp, bool atPeak)
 {
     StageWork w;
     for (const auto& op : p.ops) {
@@ -60,6 +91,16 @@ StageWork sumOps(const Plan& p, bool isMlp, bool atPeak)
         (fwd ? w.layerFwd : w.layerBwd) += t * layers;
         (fwd ? w.kernelsFwd : w.kernelsBwd) += op.kernels * layers;
         (fwd ? w.execFwd : w.execBwd) += exec * layers;
+        if (fwd && !isMlp) {
+            if (op.kind == OpKind::Gemm) {
+                const double share = opPolicyRecomputedShare(name, shape);
+                w.opGemm.add(share * t, share * op.kernels, share * exec);
+            }
+            if (isMlpOp(name))
+                w.mlp.add(t, op.kernels, exec);
+            if (isNormOp(name))
+                w.norm.add(t, op.kernels, exec);
+        }
         if (op.kind == OpKind::Gemm) {
             (fwd ? w.gemmFwd : w.gemmBwd) += t * layers;
             if (fwd) {
@@ -173,24 +214,27 @@ StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p, bool atPeak
     r.framework = toString(sc.stepTime.framework);
 
     // ---- Compute of one micro-batch on the slowest stage (the last: it also runs the logits).
-    StageWork w = sumOps(p, isMlp, atPeak);
+    StageWork w = sumOps(p, sc.model.shape, isMlp, atPeak);
     double recomputeFwd = 0, recomputeKernels = 0, recomputeExec = 0;
+    const auto addRecompute = [&](double t, double k, double x) { recomputeFwd += t, recomputeKernels += k, recomputeExec += x; };
+    const bool attnCore = tr.recompute == Recompute::Selective ||
+                          (tr.recompute == Recompute::Modules && (tr.recomputeModules & kModuleCoreAttn));
     if (tr.recompute == Recompute::Full) {
-        recomputeFwd = w.layerFwd; // the whole forward again (Chen et al. 2016)
-        recomputeKernels = w.kernelsFwd;
-        recomputeExec = w.execFwd;
-    } else if (tr.recompute == Recompute::Selective && frameworkRules(sc.stepTime.framework).selectiveIsOpLevel) {
-        // torchtitan's op-level policy: every second forward matmul and every op that is neither a
-        // matmul nor attention again (attention and the other matmuls are saved). Unfused attention's
-        // scores GEMMs count as matmuls here.
+        addRecompute(w.layerFwd, w.kernelsFwd, w.execFwd); // the whole forward again (Chen et al. 2016)
+    } else if (tr.recompute == Recompute::Op && !isMlp) {
+        // torchtitan's op-level policy: the even forward matmuls and every op that is neither a
+        // matmul nor SDPA again (SDPA's outputs and the odd matmuls are saved). Unfused attention's
+        // bmm/softmax ops are not on its save list: recomputed with the elementwise ones.
         const double elementwise = std::max(0.0, w.layerFwd - w.gemmFwd - w.fusedAttnFwd);
-        recomputeFwd = 0.5 * w.gemmFwd + elementwise;
-        recomputeKernels = 0.5 * w.kernelsGemmFwd + std::max(0.0, w.kernelsFwd - w.kernelsGemmFwd - w.kernelsAttnFwd);
-        recomputeExec = 0.5 * w.execGemmFwd;
-    } else if (tr.recompute == Recompute::Selective) {
-        recomputeFwd = w.attnFwd; // QK^T, softmax, PV again (Korthikanti et al. 2022 §5)
-        recomputeKernels = isMlp ? 0 : w.kernelsAttnFwd;
-        recomputeExec = w.execAttnFwd;
+        addRecompute(w.opGemm.t + elementwise, w.opGemm.kernels + std::max(0.0, w.kernelsFwd - w.kernelsGemmFwd - w.kernelsAttnFwd),
+                     w.opGemm.exec);
+    } else {
+        if (attnCore) // QK^T, softmax, PV again (Korthikanti et al. 2022 §5)
+            addRecompute(w.attnFwd, isMlp ? 0 : w.kernelsAttnFwd, w.execAttnFwd);
+        if (tr.recompute == Recompute::Modules && (tr.recomputeModules & kModuleMlp) && !isMlp)
+            addRecompute(w.mlp.t, w.mlp.kernels, w.mlp.exec); // the MLP's GEMMs and activation again
+        if (tr.recompute == Recompute::Modules && (tr.recomputeModules & kModuleLayernorm) && !isMlp)
+            addRecompute(w.norm.t, w.norm.kernels, w.norm.exec); // the two norms again
     }
     // Executed FLOPs: tp·cp·dp rank positions, each running every layer of m micro-batches.
     r.executedFlops = G / pp * m * (L * (w.execFwd + w.execBwd + recomputeExec) / (isMlp ? L : 1.0) + w.execHead);

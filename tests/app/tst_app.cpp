@@ -340,7 +340,7 @@ private slots:
         QFile f(file);
         QVERIFY(f.open(QIODevice::WriteOnly));
         f.write(R"({"training": {"tokens": "15T", "seq_len": "8Ki", "global_batch": "2k", "micro_batch": "2",
-                    "checkpoint_every": "4"},
+                    "recompute": "full", "checkpoint_every": "4"},
                     "cluster": {"gpus": "1,024", "mfu": "0.45", "price_per_gpu_hour": "2.25"},
                     "parallel": {"tp": "8", "pp": "2"},
                     "step_time": {"inter_node_bandwidth": "25G"}})");

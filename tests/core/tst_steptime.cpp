@@ -320,14 +320,15 @@ private slots:
     void fsdpStrategies()
     {
         // FULL_SHARD = ZeRO-3, SHARD_GRAD_OP = ZeRO-2 (Zhao et al. 2023); HYBRID_SHARD shards over the
-        // 8 data-parallel ranks of a node.
-        const auto z3 = core::estimate(build({"parallel.zero=3"}));
-        const auto full = core::estimate(build({"parallel.zero=0", "parallel.fsdp=full"}));
+        // 8 data-parallel ranks of a node. One framework for all (auto would pick torchtitan for FSDP,
+        // whose FSDP2 keeps no sharded bf16 copy and runs eager kernels).
+        const auto z3 = core::estimate(build({"step_time.framework=deepspeed", "parallel.zero=3"}));
+        const auto full = core::estimate(build({"step_time.framework=deepspeed", "parallel.zero=0", "parallel.fsdp=full"}));
         QCOMPARE(full.memory.total, z3.memory.total);
-        const auto z2 = core::estimate(build({"parallel.zero=2"}));
-        const auto gradOp = core::estimate(build({"parallel.zero=0", "parallel.fsdp=grad_op"}));
+        const auto z2 = core::estimate(build({"step_time.framework=deepspeed", "parallel.zero=2"}));
+        const auto gradOp = core::estimate(build({"step_time.framework=deepspeed", "parallel.zero=0", "parallel.fsdp=grad_op"}));
         QCOMPARE(gradOp.memory.total, z2.memory.total);
-        const auto hybrid = core::estimate(build({"parallel.zero=0", "parallel.fsdp=hybrid"}));
+        const auto hybrid = core::estimate(build({"step_time.framework=deepspeed", "parallel.zero=0", "parallel.fsdp=hybrid"}));
         const double P = hybrid.params.total;
         QVERIFY(std::fabs(hybrid.memory.weights / (P * 2 / 8) - 1) < 1e-9);
         QVERIFY(std::fabs(hybrid.memory.optimizerStates / (P * 8 / 8) - 1) < 1e-9);

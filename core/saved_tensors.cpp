@@ -1,0 +1,282 @@
+#include "saved_tensors.h"
+
+#include <algorithm>
+
+namespace napkin::core {
+
+namespace {
+
+// Policies that drop everything but the layer input, and those that drop a tensor only a
+// checkpoint policy keeps.
+constexpr std::uint16_t kFullOp = kDropFull | kDropOp;
+constexpr std::uint16_t kCheckpointOnly = kDropNone | kDropSelective | kDropCoreAttn | kDropMlp | kDropLayernorm;
+constexpr std::uint16_t kCore = kDropSelective | kDropCoreAttn;
+
+struct ListBuilder {
+    const TensorContext& c;
+    LayerTensors& out;
+
+    // A [s, b, width] tensor of `bytesPer` bytes per value.
+    void token(const char* name, const char* op, double width, double bytesPer, const char* dtype, std::uint16_t drop,
+               bool stats = false)
+    {
+        if (out.count >= int(out.tensors.size()) || width <= 0)
+            return;
+        SavedTensor& t = out.tensors[std::size_t(out.count++)];
+        t.name = name;
+        t.op = op;
+        t.shape = {c.s, c.b, width, 0};
+        t.dims = 3;
+        t.dtype = dtype;
+        t.bytes = c.s * c.b * width * bytesPer;
+        t.stats = stats;
+        t.droppedBy = drop;
+    }
+    // A [b, heads, s, s] attention-score tensor.
+    void scores(const char* name, const char* op, double heads, double bytesPer, const char* dtype, std::uint16_t drop)
+    {
+        if (out.count >= int(out.tensors.size()))
+            return;
+        SavedTensor& t = out.tensors[std::size_t(out.count++)];
+        t.name = name;
+        t.op = op;
+        t.shape = {c.b, heads, c.s, c.s};
+        t.dims = 4;
+        t.dtype = dtype;
+        t.bytes = c.b * heads * c.s * c.s * bytesPer;
+        t.scores = true;
+        t.droppedBy = drop;
+    }
+};
+
+struct Widths {
+    double rep = 0;  // h, or h / t with sequence parallelism (norms, residual, masks)
+    double row = 1;  // one value per token (1 / t of the tokens with sequence parallelism)
+    double h = 0;    // h on every rank (a row-parallel matmul's output before its reduction)
+    double q = 0, kv = 0, f = 0, heads = 0; // per tensor-parallel rank
+    bool swiglu = false, rope = false, dropout = false, repeat = false, layerNorm = false;
+};
+
+// Megatron-Core + Transformer Engine (Korthikanti et al. 2022 Table 2's tensors). The op policy's
+// bits follow torchtitan's mm order (wq, wk, wv, wo, w1, w3, w2: the odd ones kept).
+void fusedList(ListBuilder& x, const Widths& w, const TransformerShape& m)
+{
+    const double e = x.c.e;
+    const char* E = x.c.eName;
+    x.token("input_norm.input", "input_layernorm (the layer input)", w.rep, e, E, 0);
+    x.token("input_norm.output", "qkv_proj (its input)", w.rep, e, E, kFullOp | kDropLayernorm);
+    if (m.qkNorm) {
+        x.token("q_norm.input", "q_layernorm", w.q, e, E, kFullOp);
+        x.token("k_norm.input", "k_layernorm", w.kv, e, E, kFullOp);
+    }
+    // Without RoPE the attention's q is wq's output, which the op policy keeps.
+    x.token("attention.q", "core_attention (QK^T)", w.q, e, E, w.rope ? kFullOp : std::uint16_t(kDropFull));
+    if (w.rope)
+        x.token("wq.output", "kept by the op policy (mm 1)", w.q, e, E, kCheckpointOnly | kDropFull);
+    x.token("attention.k", "core_attention (QK^T)", w.kv, e, E, kFullOp);
+    x.token("attention.v", "core_attention (attention over values)", w.kv, e, E, kDropFull);
+    if (x.c.flash) {
+        x.token("attention.logsumexp", "flash attention backward", w.heads, 4, "fp32", kDropFull | kCore, true);
+    } else {
+        x.scores("attention.softmax", "attention over values", w.heads, e, E, kFullOp | kCore);
+        if (w.dropout) {
+            x.scores("attention.dropout_mask", "attention dropout", w.heads, 1, "bool", kFullOp | kCore);
+            x.scores("attention.dropout_output", "attention over values", w.heads, e, E, kFullOp | kCore);
+        }
+    }
+    // Flash's output is kept by the op policy; the unfused path's is a bmm's, which it drops.
+    x.token("attention.output", "out_proj (its input)", w.q, e, E, x.c.flash ? std::uint16_t(kDropFull) : kFullOp);
+    if (w.dropout)
+        x.token("attention.dropout_mask", "bias-dropout-add", w.rep, 1, "bool", kFullOp);
+    x.token("mlp_norm.input", "pre_mlp_layernorm", w.rep, e, E, kFullOp);
+    x.token("mlp_norm.output", "mlp_fc1 (its input)", w.rep, e, E, kFullOp | kDropLayernorm | kDropMlp);
+    if (w.swiglu) {
+        x.token("mlp.gate", "swiglu (silu of the gate)", w.f, e, E, kDropFull | kDropMlp);
+        x.token("mlp.up", "swiglu (the product)", w.f, e, E, kFullOp | kDropMlp);
+    } else {
+        x.token("mlp.fc1_output", "gelu (its input)", w.f, e, E, kDropFull | kDropMlp);
+    }
+    x.token("mlp.activation_output", "mlp_fc2 (its input)", w.f, e, E, kFullOp | kDropMlp);
+    if (w.swiglu)
+        x.token("w2.output", "kept by the op policy (mm 7)", w.h, e, E, kCheckpointOnly | kDropFull);
+    if (w.dropout)
+        x.token("mlp.dropout_mask", "bias-dropout-add", w.rep, 1, "bool", kFullOp);
+}
+
+// Eager PyTorch, torchtitan's Llama block (models/llama/model.py, models/norms.py at 9dec370).
+void eagerNorm(ListBuilder& x, const Widths& w, const char* fp32Name, const char* rstdName, const char* normedName,
+               const char* outName, const char* outOp, std::uint16_t outDrop)
+{
+    const double e = x.c.e;
+    const char* E = x.c.eName;
+    if (w.layerNorm) { // native_layer_norm saves its input, mean and rstd
+        x.token(fp32Name, "layer_norm (its input)", w.rep, e, E, kFullOp);
+        x.token(rstdName, "layer_norm (mean, rstd)", 2 * w.row, 4, "fp32", kFullOp);
+    } else {
+        x.token(fp32Name, "pow, mul (x.float())", w.rep, 4, "fp32", kFullOp);
+        x.token(rstdName, "mul (rsqrt of the mean square)", w.row, 4, "fp32", kFullOp);
+        x.token(normedName, "mul by weight (normalised, type_as(x))", w.rep, e, E, kFullOp);
+    }
+    x.token(outName, outOp, w.rep, e, E, outDrop);
+}
+
+void eagerList(ListBuilder& x, const Widths& w, const TransformerShape& m)
+{
+    const double e = x.c.e;
+    const char* E = x.c.eName;
+    x.token("layer.input", "checkpoint input (block boundary)", w.rep, e, E, kCheckpointOnly);
+    eagerNorm(x, w, "attention_norm.fp32_input", "attention_norm.rstd", "attention_norm.normalized",
+              "attention_norm.output", "wq, wk, wv (their input)", kFullOp | kDropLayernorm);
+    x.token("wq.output", "kept by the op policy (mm 1)", w.q, e, E, kCheckpointOnly | kDropFull);
+    // wv's output is SDPA's v when no head repeats it; else only the op policy keeps it (mm 3).
+    x.token("wv.output", w.repeat ? "kept by the op policy (mm 3)" : "sdpa (values)", w.kv, e, E,
+            w.repeat ? std::uint16_t(kCheckpointOnly | kDropFull) : std::uint16_t(kDropFull));
+    if (m.qkNorm) {
+        x.token("q_norm.fp32_input", "q_norm (x.float())", w.q, 4, "fp32", kFullOp);
+        x.token("k_norm.fp32_input", "k_norm (x.float())", w.kv, 4, "fp32", kFullOp);
+    }
+    if (w.rope) {
+        x.token("rope.q_fp32", "complex multiply (xq.float())", w.q, 4, "fp32", kFullOp);
+        x.token("rope.k_fp32", "complex multiply (xk.float())", w.kv, 4, "fp32", kFullOp);
+    }
+    x.token("sdpa.q", "sdpa (queries)", w.q, e, E, kFullOp);
+    x.token("sdpa.k", w.repeat ? "sdpa (repeat_kv copy of the keys)" : "sdpa (keys)", w.repeat ? w.q : w.kv, e, E, kFullOp);
+    if (w.repeat)
+        x.token("sdpa.v", "sdpa (repeat_kv copy of the values)", w.q, e, E, kFullOp);
+    if (x.c.flash) {
+        x.token("sdpa.logsumexp", "flash attention backward", w.heads, 4, "fp32", kDropFull | kCore, true);
+        x.token("sdpa.output", "sdpa backward, wo (its input)", w.q, e, E, kDropFull);
+    } else { // the math path: bmm, softmax, (dropout,) bmm
+        x.scores("attention.softmax", "bmm (attention over values)", w.heads, e, E, kFullOp | kCore);
+        if (w.dropout) {
+            x.scores("attention.dropout_mask", "dropout", w.heads, 1, "bool", kFullOp | kCore);
+            x.scores("attention.dropout_output", "bmm (attention over values)", w.heads, e, E, kFullOp | kCore);
+        }
+        x.token("attention.output", "wo (its input)", w.q, e, E, kFullOp);
+    }
+    if (w.dropout)
+        x.token("attention.dropout_mask", "dropout", w.rep, 1, "bool", kFullOp);
+    eagerNorm(x, w, "ffn_norm.fp32_input", "ffn_norm.rstd", "ffn_norm.normalized", "ffn_norm.output",
+              w.swiglu ? "w1, w3 (their input)" : "w1 (its input)", kFullOp | kDropLayernorm | kDropMlp);
+    if (w.swiglu) {
+        x.token("w1.output", "silu (its input)", w.f, e, E, kDropFull | kDropMlp);
+        x.token("silu.output", "mul", w.f, e, E, kFullOp | kDropMlp);
+        x.token("w3.output", "mul", w.f, e, E, kFullOp | kDropMlp);
+        x.token("mul.output", "w2 (its input)", w.f, e, E, kFullOp | kDropMlp);
+        x.token("w2.output", "kept by the op policy (mm 7)", w.h, e, E, kCheckpointOnly | kDropFull);
+    } else {
+        x.token("w1.output", "gelu (its input)", w.f, e, E, kDropFull | kDropMlp);
+        x.token("gelu.output", "w2 (its input)", w.f, e, E, kFullOp | kDropMlp);
+    }
+    if (w.dropout)
+        x.token("mlp.dropout_mask", "dropout", w.rep, 1, "bool", kFullOp);
+}
+
+} // namespace
+
+bool droppedUnder(std::uint16_t d, Recompute policy, std::uint8_t modules)
+{
+    switch (policy) {
+    case Recompute::None: return (d & kDropNone) != 0;
+    case Recompute::Selective: return (d & kDropSelective) != 0;
+    case Recompute::Full: return (d & kDropFull) != 0;
+    case Recompute::Op: return (d & kDropOp) != 0;
+    case Recompute::Modules:
+        // A checkpoint-only tensor stays dropped: recomputing a module does not save a new tensor.
+        return (d & kDropNone) != 0 || ((modules & kModuleCoreAttn) && (d & kDropCoreAttn)) ||
+               ((modules & kModuleMlp) && (d & kDropMlp)) || ((modules & kModuleLayernorm) && (d & kDropLayernorm));
+    }
+    return false;
+}
+
+LayerTensors layerSavedTensors(const TransformerShape& m, const TensorContext& c)
+{
+    LayerTensors out;
+    const double t = c.t > 0 ? c.t : 1.0;
+    Widths w;
+    w.h = double(m.dModel);
+    w.rep = c.sequenceParallel ? w.h / t : w.h;
+    w.row = c.sequenceParallel ? 1 / t : 1;
+    w.q = double(m.heads) * double(m.headDim) / t;
+    w.kv = double(m.kvHeads) * double(m.headDim) / t;
+    w.f = double(m.ffn) / t;
+    w.heads = double(m.heads) / t;
+    w.swiglu = m.ffnKind == FfnKind::Swiglu;
+    w.rope = m.positions == PositionKind::Rotary;
+    w.dropout = m.dropout;
+    w.repeat = m.kvHeads < m.heads;
+    w.layerNorm = m.norm == NormKind::LayerNorm;
+    ListBuilder x{c, out};
+    if (c.eager)
+        eagerList(x, w, m);
+    else
+        fusedList(x, w, m);
+    const double tokens = c.s * c.b;
+    for (int i = 0; i < out.count; ++i) {
+        SavedTensor& st = out.tensors[std::size_t(i)];
+        st.kept = !droppedUnder(st.droppedBy, c.policy, c.modules);
+        const bool byAutograd = (st.droppedBy & kDropNone) == 0;
+        if (byAutograd)
+            out.autograd += st.bytes;
+        if (byAutograd && !st.kept)
+            out.rematerialised += st.bytes;
+        if (!st.kept)
+            continue;
+        out.kept += st.bytes;
+        if (st.scores)
+            out.keptPerScore += st.bytes / (c.b * w.heads * t * c.s * c.s); // per element of all a heads' scores
+        else if (st.stats)
+            out.keptStats += st.bytes;
+        else if (tokens > 0)
+            out.keptPerToken += st.bytes / tokens;
+    }
+    return out;
+}
+
+std::vector<std::string> droppedByNames(std::uint16_t d)
+{
+    static constexpr std::pair<std::uint16_t, const char*> kNames[] = {
+        {kDropNone, "none"}, {kDropSelective, "selective"}, {kDropFull, "full"}, {kDropOp, "op"},
+        {kDropCoreAttn, "modules:core_attn"}, {kDropMlp, "modules:mlp"}, {kDropLayernorm, "modules:layernorm"}};
+    std::vector<std::string> out;
+    for (const auto& [bit, name] : kNames)
+        if (d & bit)
+            out.emplace_back(name);
+    return out;
+}
+
+std::uint8_t recomputeModuleBit(const std::string& name)
+{
+    if (name == "core_attn")
+        return kModuleCoreAttn;
+    if (name == "mlp")
+        return kModuleMlp;
+    if (name == "layernorm")
+        return kModuleLayernorm;
+    return 0;
+}
+
+bool isMoeRecomputeModule(const std::string& name)
+{
+    return name == "moe_act" || name == "moe" || name == "mla_up_proj" || name == "shared_experts";
+}
+
+std::vector<std::string> recomputeModuleList(std::uint8_t modules)
+{
+    std::vector<std::string> out;
+    for (const auto& [bit, name] : {std::pair{kModuleCoreAttn, "core_attn"}, std::pair{kModuleMlp, "mlp"},
+                                    std::pair{kModuleLayernorm, "layernorm"}})
+        if (modules & bit)
+            out.emplace_back(name);
+    return out;
+}
+
+std::string recomputeModuleNames(std::uint8_t modules)
+{
+    std::string out;
+    for (const auto& name : recomputeModuleList(modules))
+        out += (out.empty() ? "" : ", ") + name;
+    return out;
+}
+
+} // namespace napkin::core
