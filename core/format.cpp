@@ -422,6 +422,61 @@ static std::string measuredText(const Plan& p)
     return out + "\n"; // cal.warnings are among the plan's warnings
 }
 
+namespace {
+
+const char* phaseText(std::string_view phase)
+{
+    return phase == "loss" ? "at the loss (logits and the fp32 loss path held)"
+         : phase == "backward_start" ? "at the start of the backward (the first recomputed layers back, the logits freed)"
+                                     : "at the end of the forward of the micro-batches in flight";
+}
+
+std::string shapeText(const SavedTensor& t)
+{
+    std::string s = "[";
+    for (int d = 0; d < t.dims; ++d)
+        s += (d ? " × " : "") + formatNumber(t.shape[std::size_t(d)]);
+    return s + "]";
+}
+
+// One layer's saved tensors: the kept ones line by line, the dropped ones named in one line.
+void tensorsText(std::ostream& o, const MemoryLedger& m, bool markdown)
+{
+    const auto& lt = m.layerTensors;
+    if (lt.count == 0)
+        return;
+    std::string policy = toString(m.recompute);
+    if (m.recompute == Recompute::Modules)
+        policy += " (" + recomputeModuleNames(m.recomputeModules) + ")";
+    o << (markdown ? "## Activations per layer\n\n" : "Activations per layer (memory.activation_tensors)\n")
+      << (markdown ? "" : "  ") << "recompute \"" << policy << "\": " << formatBytes(lt.kept) << " kept of "
+      << formatBytes(lt.autograd) << " autograd would keep; the peak falls " << phaseText(m.peakPhase) << "\n";
+    if (markdown)
+        o << "\n| kept tensor | shape | dtype | bytes | saved for |\n|---|---|---|---:|---|\n";
+    std::string dropped;
+    int droppedCount = 0;
+    for (int i = 0; i < lt.count; ++i) {
+        const auto& t = lt.tensors[std::size_t(i)];
+        if (!t.kept) {
+            if ((t.droppedBy & kDropNone) == 0) {
+                dropped += (dropped.empty() ? "" : ", ") + std::string(t.name);
+                ++droppedCount;
+            }
+            continue;
+        }
+        if (markdown)
+            o << "| " << t.name << " | " << shapeText(t) << " | " << t.dtype << " | " << formatBytes(t.bytes) << " | " << t.op << " |\n";
+        else
+            o << fmt::format("  kept     {:<28} {:<22} {:<5} {:>10}  {}\n", t.name, shapeText(t), t.dtype, formatBytes(t.bytes), t.op);
+    }
+    if (droppedCount > 0)
+        o << (markdown ? "\nRecomputed for the backward" : "  recomputed") << " (" << droppedCount << " tensors, "
+          << formatBytes(m.rematerialised) << " back at once): " << dropped << (markdown ? ".\n" : "\n");
+    o << "\n";
+}
+
+} // namespace
+
 std::string planToText(const Plan& p)
 {
     std::ostringstream o;
@@ -442,6 +497,7 @@ std::string planToText(const Plan& p)
     o << "  total              " << formatBytes(m.total) << " of " << formatBytes(m.capacity) << ": "
       << (m.fits ? "fits, headroom " + formatBytes(m.headroom) : "DOES NOT FIT, short by " + formatBytes(-m.headroom))
       << "\n\n";
+    tensorsText(o, m, false);
     o << "Compute and time (" << p.compute.convention << ")\n";
     o << "  FLOPs per token    " << humanNumber(p.compute.flopsPerToken, Quantity::Flops) << "\n";
     o << "  training FLOPs     " << humanNumber(p.compute.trainingFlops, Quantity::Flops) << "\n";
@@ -491,7 +547,9 @@ std::string planToMarkdown(const Plan& p)
     row("**total**", m.total);
     row("capacity", m.capacity);
     o << "\n" << (m.fits ? "Fits, headroom " + formatBytes(m.headroom) : "**Does not fit**: short by " + formatBytes(-m.headroom))
-      << ".\n\n## Compute and time\n\n| quantity | value |\n|---|---:|\n";
+      << ".\n\n";
+    tensorsText(o, m, true);
+    o << "## Compute and time\n\n| quantity | value |\n|---|---:|\n";
     o << "| FLOPs per token (" << p.compute.convention << ") | " << humanNumber(p.compute.flopsPerToken, Quantity::Flops) << " |\n";
     o << "| training FLOPs | " << humanNumber(p.compute.trainingFlops, Quantity::Flops) << " |\n";
     o << "| time | " << humanNumber(p.time.days, Quantity::Days) << " |\n";

@@ -233,6 +233,12 @@ void resolveShardingChoice(nlohmann::json& doc, std::string_view changedPath)
             const auto rc = tr->find("recompute");
             if (rc != tr->end() && *rc != "full" && tr->contains("checkpoint_every"))
                 (*tr)["checkpoint_every"] = "auto";
+            // "modules" needs a module list: start from the attention core (= "selective"); the list
+            // goes when the policy changes again.
+            if (rc != tr->end() && *rc == "modules" && !tr->contains("recompute_modules"))
+                (*tr)["recompute_modules"] = nlohmann::json::array({"core_attn"});
+            else if (rc != tr->end() && *rc != "modules")
+                tr->erase("recompute_modules");
         }
     }
     const auto pa = doc.find("parallel");

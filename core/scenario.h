@@ -156,7 +156,8 @@ nlohmann::json mergeScenario(const nlohmann::json& base, const nlohmann::json& u
 // ZeRO stages and FSDP strategies are two names for one choice (a ZeRO stage other than 0 beside an
 // FSDP strategy is an error): after `changedPath` was set, the one set last decides (parallel.fsdp
 // set to a strategy zeroes parallel.zero; parallel.zero set beside a strategy turns FSDP off).
-// Likewise training.recompute set to anything but "full" resets training.checkpoint_every to "auto".
+// Likewise training.recompute set to anything but "full" resets training.checkpoint_every to "auto";
+// set to "modules" it starts training.recompute_modules at ["core_attn"], set to another drops it.
 void resolveShardingChoice(nlohmann::json& doc, std::string_view changedPath);
 
 // Applies PATH=VALUE. VALUE is parsed as JSON when valid, else taken as a string. Setting

@@ -168,9 +168,11 @@ ControlsPanel::ControlsPanel(PlanController* controller, QWidget* parent)
     m_accumulation->setAutoFillBackground(true);
     training->layout()->addWidget(m_accumulation);
     addCombo(training, QStringLiteral("training.recompute"), tr("Activation recomputation"),
-             {QStringLiteral("none"), QStringLiteral("selective"), QStringLiteral("full")},
-             {tr("None"), tr("Selective (attention core)"), tr("Full (checkpoint every k layers)")},
-             tr("Trade FLOPs for activation memory (Korthikanti et al. 2022)"));
+             {QStringLiteral("none"), QStringLiteral("selective"), QStringLiteral("full"), QStringLiteral("modules"),
+              QStringLiteral("op")},
+             {tr("None"), tr("Selective (attention core)"), tr("Full (checkpoint every k layers)"),
+              tr("Modules (training.recompute_modules)"), tr("Op-level (torchtitan: every other matmul kept)")},
+             tr("Trade FLOPs for activation memory (Korthikanti et al. 2022; Megatron-Core modules; torchtitan's op policy)"));
     auto* ck = new QWidget;
     auto* ckForm = new QFormLayout(ck);
     ckForm->setContentsMargins(0, 0, 0, 0);
