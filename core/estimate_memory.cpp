@@ -45,7 +45,7 @@ struct LedgerInputs {
     double L = 0, stageLayers = 0;               // layers, and layers per pipeline stage (even split)
     std::vector<double> layersOf;                // layers of each stage (uneven: parallel.*_stage_layers)
     double inflightFirst = 0;                    // micro-batches in flight on the first stage
-    LayerTensors layer;                          // one layer's saved tensors (the same on every stage)
+    const LayerTensors* layer = nullptr;         // one layer's saved tensors (the same on every stage): in the plan
     double lossBytesPerLogit = 0;                // the loss path's bytes per logit at its peak
     const char* lossSource = "";
     bool eager = false;                          // the eager tensor list (step_time.kernel_fusion)
@@ -94,7 +94,7 @@ void setGathered(const Scenario& sc, const Plan& p, LedgerInputs& in)
     in.weightsAreMaster = torchtitan && sc.parallel.fsdp != Fsdp::None && in.bm > 0;
 }
 
-LedgerInputs ledgerInputs(const Scenario& sc, const Plan& p)
+LedgerInputs ledgerInputs(const Scenario& sc, Plan& p)
 {
     LedgerInputs in;
     const auto& tr = sc.training;
@@ -152,8 +152,9 @@ LedgerInputs ledgerInputs(const Scenario& sc, const Plan& p)
         tc.eager = in.eager;
         tc.policy = tr.recompute;
         tc.modules = tr.recomputeModules;
-        in.layer = layerSavedTensors(sc.model.shape, tc);
+        layerSavedTensors(sc.model.shape, tc, p.memory.layerTensors);
     }
+    in.layer = &p.memory.layerTensors;
     setLossPath(sc, in);
     setGathered(sc, p, in);
     return in;
@@ -228,7 +229,7 @@ StageTensors buildStage(const Scenario& sc, const LedgerInputs& in, std::int64_t
     // input and normalised tensor as well (4 + e + e per value, + the fp32 rsqrt). Split by SP and CP.
     const double finalNorm = in.eager && shape.norm == NormKind::RmsNorm ? 4 + 2 * e + 4 / h : 2 * e;
     st.outside = sr * b * h * ((first && shape.dropout ? 1.0 : 0.0) + (last ? finalNorm : 0.0)) / (sp ? double(tp) : 1.0);
-    const LayerTensors& lt = in.layer;
+    const LayerTensors& lt = *in.layer;
     st.perLayer = lt.kept;
     if (tr.recompute == Recompute::Full) {
         st.k = tr.checkpointEvery > 0 ? tr.checkpointEvery : std::max<std::int64_t>(1, std::llround(std::sqrt(L)));
@@ -286,7 +287,6 @@ StageTensors chooseStage(const Scenario& sc, const LedgerInputs& in, MemoryLedge
     }
     m.paramsPerRank = chosen.memory.params;
     m.peakPhase = chosen.memory.peakPhase;
-    m.layerTensors = in.layer;
     m.recompute = sc.training.recompute;
     m.recomputeModules = sc.training.recomputeModules;
     m.rematerialised = chosen.working;
@@ -366,7 +366,7 @@ void deriveActivations(const Scenario& sc, const LedgerInputs& in, const StageTe
     }
     const TransformerShape& shape = sc.model.shape;
     const double V = double(shape.vocab), sr = in.s / double(in.cp), stageLayers = chosen.layers;
-    const LayerTensors& lt = in.layer;
+    const LayerTensors& lt = *in.layer;
     const bool atBackward = std::string_view(m.peakPhase) == "backward_start";
     derive(p, "memory.activations_per_layer", "{s} · {b} · ({per_token} + {per_score} · {a} · {s}) + {stats}", lt.kept,
            "bytes",
@@ -470,7 +470,7 @@ void warnRecompute(const Scenario& sc, const LedgerInputs& in, Plan& p)
     const auto& tr = sc.training;
     if (in.isMlp || tr.recompute == Recompute::None)
         return;
-    const LayerTensors& lt = in.layer;
+    const LayerTensors& lt = *in.layer;
     const double saved = lt.autograd - lt.kept;
     if (saved < 0.01 * lt.autograd) {
         const std::string what = tr.recompute == Recompute::Modules ? "\"modules\" (" + recomputeModuleNames(tr.recomputeModules) + ")"

@@ -29,8 +29,10 @@ struct ListBuilder {
         t.dims = 3;
         t.dtype = dtype;
         t.bytes = c.s * c.b * width * bytesPer;
+        t.scores = false;
         t.stats = stats;
         t.droppedBy = drop;
+        t.kept = false;
     }
     // A [b, heads, s, s] attention-score tensor.
     void scores(const char* name, const char* op, double heads, double bytesPer, const char* dtype, std::uint16_t drop)
@@ -45,7 +47,9 @@ struct ListBuilder {
         t.dtype = dtype;
         t.bytes = c.b * heads * c.s * c.s * bytesPer;
         t.scores = true;
+        t.stats = false;
         t.droppedBy = drop;
+        t.kept = false;
     }
 };
 
@@ -192,6 +196,14 @@ bool droppedUnder(std::uint16_t d, Recompute policy, std::uint8_t modules)
 LayerTensors layerSavedTensors(const TransformerShape& m, const TensorContext& c)
 {
     LayerTensors out;
+    layerSavedTensors(m, c, out);
+    return out;
+}
+
+void layerSavedTensors(const TransformerShape& m, const TensorContext& c, LayerTensors& out)
+{
+    out.count = 0;
+    out.kept = out.autograd = out.rematerialised = out.keptPerToken = out.keptPerScore = out.keptStats = 0;
     const double t = c.t > 0 ? c.t : 1.0;
     Widths w;
     w.h = double(m.dModel);
@@ -230,7 +242,6 @@ LayerTensors layerSavedTensors(const TransformerShape& m, const TensorContext& c
         else if (tokens > 0)
             out.keptPerToken += st.bytes / tokens;
     }
-    return out;
 }
 
 std::vector<std::string> droppedByNames(std::uint16_t d)

@@ -86,6 +86,8 @@ struct LayerTensors {
 };
 
 LayerTensors layerSavedTensors(const TransformerShape& m, const TensorContext& c);
+// The same, written into `out` (estimate() fills the plan's list in place: no copy of the array).
+void layerSavedTensors(const TransformerShape& m, const TensorContext& c, LayerTensors& out);
 
 // Whether a tensor with these drop bits is dropped under the policy (modules: any listed module).
 bool droppedUnder(std::uint16_t droppedBy, Recompute policy, std::uint8_t modules);

@@ -73,8 +73,10 @@ struct StageWork {
     double fusedAttnFwd = 0; // forward time of fused attention kernels (OpKind::Attention)
 };
 
-StageWork sumOps(const Plan& p, const TransformerShape& shape, bool isMlp, bool atPeak)
+StageWork sumOps(const Plan& p, const TrainingConfig& tr, const TransformerShape& shape, bool isMlp, bool atPeak)
 {
+    // Per-op groups only for the policies that recompute part of a layer (string tests per op).
+    const bool byOp = !isMlp && (tr.recompute == Recompute::Op || tr.recompute == Recompute::Modules);
     StageWork w;
     for (const auto& op : p.ops) {
         const double t = atPeak ? op.timeSeconds : op.achievableSeconds;
@@ -91,7 +93,7 @@ StageWork sumOps(const Plan& p, const TransformerShape& shape, bool isMlp, bool 
         (fwd ? w.layerFwd : w.layerBwd) += t * layers;
         (fwd ? w.kernelsFwd : w.kernelsBwd) += op.kernels * layers;
         (fwd ? w.execFwd : w.execBwd) += exec * layers;
-        if (fwd && !isMlp) {
+        if (fwd && byOp) {
             if (op.kind == OpKind::Gemm) {
                 const double share = opPolicyRecomputedShare(name, shape);
                 w.opGemm.add(share * t, share * op.kernels, share * exec);
@@ -214,7 +216,7 @@ StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p, bool atPeak
     r.framework = toString(sc.stepTime.framework);
 
     // ---- Compute of one micro-batch on the slowest stage (the last: it also runs the logits).
-    StageWork w = sumOps(p, sc.model.shape, isMlp, atPeak);
+    StageWork w = sumOps(p, tr, sc.model.shape, isMlp, atPeak);
     double recomputeFwd = 0, recomputeKernels = 0, recomputeExec = 0;
     const auto addRecompute = [&](double t, double k, double x) { recomputeFwd += t, recomputeKernels += k, recomputeExec += x; };
     const bool attnCore = tr.recompute == Recompute::Selective ||

@@ -51,6 +51,8 @@ void LedgerModel::setPlan(const core::Plan& p, const core::Scenario& sc)
         const QString dtypeText = dtype ? dt(*dtype) : rate ? tr("none") : QStringLiteral("—");
         const QString formula = rate ? (dtype ? perParam(*rate) : QStringLiteral("0")) : bucketFormula(b.bucket, mlp, m);
         m_rows.push_back({tr(b.title), dtypeText, formula, core::bucketBytes(b, m), QString::fromLatin1(b.quantity)});
+        if (b.bucket == core::Bucket::Activations)
+            m_rows.back().tensors = tensorsTip(m);
     }
     m_rows.push_back({tr("Total"), QString(), num(m.statesBytesPerParam) + tr(" B/param states"), m.total,
                       QStringLiteral("memory.per_gpu.total"), true});
@@ -67,13 +69,45 @@ void LedgerModel::setPlan(const core::Plan& p, const core::Scenario& sc)
     }
 }
 
+// The Activations row's tooltip: one layer's saved tensors (memory.activation_tensors), kept ones with
+// shape and size, and the ones the recompute policy brings back for the backward.
+QString LedgerModel::tensorsTip(const core::MemoryLedger& m) const
+{
+    const auto& lt = m.layerTensors;
+    if (lt.count == 0)
+        return {};
+    QString kept, dropped;
+    for (int i = 0; i < lt.count; ++i) {
+        const auto& t = lt.tensors[std::size_t(i)];
+        QString shape;
+        for (int d = 0; d < t.dims; ++d)
+            shape += (d ? QStringLiteral(" × ") : QString()) + num(t.shape[std::size_t(d)]);
+        if (t.kept)
+            kept += QStringLiteral("<tr><td>%1</td><td>[%2]</td><td>%3</td><td align=\"right\">%4</td></tr>")
+                        .arg(QString::fromLatin1(t.name), shape, QString::fromLatin1(t.dtype), m_controller->formatBytes(t.bytes));
+        else if ((t.droppedBy & core::kDropNone) == 0)
+            dropped += (dropped.isEmpty() ? QString() : QStringLiteral(", ")) + QString::fromLatin1(t.name);
+    }
+    return tr("<b>Saved per layer (recompute %1)</b><table>%2</table>%3<br>Click to see how activations are derived")
+        .arg(QString::fromLatin1(core::toString(m.recompute)), kept,
+             dropped.isEmpty() ? QString() : tr("Recomputed for the backward: %1").arg(dropped));
+}
+
 // The formula column of the buckets that are not stored per parameter.
 QString LedgerModel::bucketFormula(core::Bucket bucket, bool mlp, const core::MemoryLedger& m) const
 {
     switch (bucket) {
     case core::Bucket::Activations:
-        return mlp ? tr("B·D·L") : tr("Korthikanti, %1 per layer").arg(m_controller->formatBytes(m.activationsPerLayer));
-    case core::Bucket::Temporaries: return mlp ? QStringLiteral("—") : tr("s·b·V·(e + 4)");
+        if (mlp)
+            return tr("B·D·L");
+        {
+            int kept = 0;
+            for (int i = 0; i < m.layerTensors.count; ++i)
+                kept += m.layerTensors.tensors[std::size_t(i)].kept ? 1 : 0;
+            return tr("%1 saved tensors, %2 per layer").arg(kept).arg(m_controller->formatBytes(m.activationsPerLayer));
+        }
+    case core::Bucket::Temporaries:
+        return mlp ? QStringLiteral("—") : m.gatheredWeights > 0 ? tr("logits + loss path + gathered layers") : tr("logits + loss path");
     case core::Bucket::Overhead: return tr("context + workspace + comm + reserve");
     default: return QString();
     }
@@ -104,6 +138,8 @@ QVariant LedgerModel::data(const QModelIndex& index, int role) const
         }
         break;
     case Qt::ToolTipRole:
+        if (!r.tensors.isEmpty())
+            return r.tensors;
         return tr("Click to see how %1 is derived").arg(r.name.toLower());
     case BytesRole:
         return r.bytes;

@@ -35,7 +35,9 @@ private:
         double bytes = 0;
         QString quantity; // plan JSON path for the derivation
         bool total = false;
+        QString tensors; // the Activations row's saved tensors (tooltip)
     };
+    QString tensorsTip(const core::MemoryLedger& m) const;
     QString bucketFormula(core::Bucket bucket, bool mlp, const core::MemoryLedger& m) const;
 
     PlanController* m_controller;
