@@ -163,9 +163,11 @@ LedgerInputs ledgerInputs(const Scenario& sc, Plan& p)
 // How each model state is stored per parameter on the reported rank.
 void setStateRates(const LedgerInputs& in, MemoryLedger& m, bool keepsMaster)
 {
-    m.statesBytesPerParam = in.bw + in.bg + in.bm + in.statesPerParam * in.bo;
+    // FSDP2's sharded parameter is the master copy: no stored weight-dtype copy (in.weightsAreMaster).
+    const double weightCopies = in.weightsAreMaster ? 0 : 1;
+    m.statesBytesPerParam = weightCopies * in.bw + in.bg + in.bm + in.statesPerParam * in.bo;
     auto rate = [](double values, double bytes, double shard) { return StateRate{values, bytes, shard, values * bytes / shard}; };
-    m.weightsRate = rate(1, in.bw, in.shardW);
+    m.weightsRate = rate(weightCopies, in.bw, in.shardW);
     m.gradientsRate = rate(1, in.bg, in.shardG);
     m.masterRate = rate(keepsMaster ? 1 : 0, in.bm, in.shardO);
     m.optimizerRate = rate(in.statesPerParam, in.bo, in.shardO);

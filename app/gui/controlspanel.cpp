@@ -283,6 +283,7 @@ ControlsPanel::ControlsPanel(PlanController* controller, QWidget* parent)
 
     connect(controller, &PlanController::documentChanged, this, &ControlsPanel::syncFromDocument);
     connect(controller, &PlanController::planChanged, this, &ControlsPanel::updateDerivedLabels);
+    connect(controller, &PlanController::planChanged, this, &ControlsPanel::syncPlanPrecision);
     syncFromDocument();
     updateDerivedLabels();
 }
@@ -360,6 +361,39 @@ void ControlsPanel::editArchitecture(const QString& key, const nlohmann::json& v
     m_controller->setDocument(doc, tr("Change model.%1").arg(key));
 }
 
+// A precision bucket the document does not set: its dtype comes from the precision plan.
+bool ControlsPanel::isPlanDefault(const QString& key) const
+{
+    const auto* v = at(m_controller->document(), key);
+    return key.startsWith(QLatin1String("precision.")) && key != QLatin1String("precision.plan") && (!v || v->is_null());
+}
+
+QString ControlsPanel::planPrecisionId(const QString& key) const
+{
+    const auto& p = m_controller->scenario().precision;
+    const QString bucket = key.mid(10);
+    auto name = [](core::DType t) { return QString::fromLatin1(core::info(t).id.data(), qsizetype(core::info(t).id.size())); };
+    return bucket == QLatin1String("weights")     ? name(p.weights)
+         : bucket == QLatin1String("gradients")   ? name(p.gradients)
+         : bucket == QLatin1String("master")      ? (p.master ? name(*p.master) : QStringLiteral("none"))
+         : bucket == QLatin1String("optimizer")   ? name(p.optimizer)
+         : bucket == QLatin1String("activations") ? name(p.activations)
+                                                  : name(p.compute);
+}
+
+// The scenario is parsed after documentChanged: once the plan is there, the buckets the document
+// leaves to the precision plan show that plan's dtypes (a loaded file's plan, not the previous one).
+void ControlsPanel::syncPlanPrecision()
+{
+    const bool was = m_syncing;
+    m_syncing = true;
+    for (auto it = m_combos.cbegin(); it != m_combos.cend(); ++it)
+        if (isPlanDefault(it.key()))
+            if (const int index = it.value()->findData(planPrecisionId(it.key())); index >= 0 && index != it.value()->currentIndex())
+                it.value()->setCurrentIndex(index);
+    m_syncing = was;
+}
+
 void ControlsPanel::syncFromDocument()
 {
     m_syncing = true;
@@ -377,18 +411,8 @@ void ControlsPanel::syncFromDocument()
             id = qs(v->get<std::string>());
         else if (v && v->is_number_integer())
             id = QString::number(v->get<int>());
-        else if (it.key().startsWith(QLatin1String("precision.")) && it.key() != QLatin1String("precision.plan")) {
-            // Not overridden: show what the plan says.
-            const auto& p = m_controller->scenario().precision;
-            const QString bucket = it.key().mid(10);
-            auto name = [](core::DType t) { return QString::fromLatin1(core::info(t).id.data(), qsizetype(core::info(t).id.size())); };
-            id = bucket == QLatin1String("weights")       ? name(p.weights)
-               : bucket == QLatin1String("gradients")     ? name(p.gradients)
-               : bucket == QLatin1String("master")        ? (p.master ? name(*p.master) : QStringLiteral("none"))
-               : bucket == QLatin1String("optimizer")     ? name(p.optimizer)
-               : bucket == QLatin1String("activations")   ? name(p.activations)
-                                                          : name(p.compute);
-        }
+        else if (isPlanDefault(it.key()))
+            id = planPrecisionId(it.key()); // not overridden: what the precision plan says
         int index = it.value()->findData(id);
         if (index < 0 && it.key() == QLatin1String("cluster.gpu") && id.startsWith(QLatin1String("calibration:"))) {
             addGpuProfile(id.mid(12), tr("%1 (measured)").arg(QFileInfo(id.mid(12)).fileName())); // a scenario's own profile

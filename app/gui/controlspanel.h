@@ -30,6 +30,9 @@ public:
     QPushButton* importButton() const { return m_import; }
 
     void syncFromDocument();
+    void syncPlanPrecision();
+    bool isPlanDefault(const QString& key) const;
+    QString planPrecisionId(const QString& key) const;
     // Adds a calibration profile (path as in the scenario) to the GPU chooser, after the catalogue.
     void addGpuProfile(const QString& path, const QString& label);
 

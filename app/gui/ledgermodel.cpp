@@ -50,12 +50,12 @@ void LedgerModel::setPlan(const core::Plan& p, const core::Scenario& sc)
         // A model state the plan does not keep (no master copy) reads "none" and 0 bytes per parameter.
         const QString dtypeText = dtype ? dt(*dtype) : rate ? tr("none") : QStringLiteral("—");
         const QString formula = rate ? (dtype ? perParam(*rate) : QStringLiteral("0")) : bucketFormula(b.bucket, mlp, m);
-        m_rows.push_back({tr(b.title), dtypeText, formula, core::bucketBytes(b, m), QString::fromLatin1(b.quantity)});
+        m_rows.push_back({tr(b.title), dtypeText, formula, core::bucketBytes(b, m), QString::fromLatin1(b.quantity), false, QString()});
         if (b.bucket == core::Bucket::Activations)
             m_rows.back().tensors = tensorsTip(m);
     }
     m_rows.push_back({tr("Total"), QString(), num(m.statesBytesPerParam) + tr(" B/param states"), m.total,
-                      QStringLiteral("memory.per_gpu.total"), true});
+                      QStringLiteral("memory.per_gpu.total"), true, QString()});
     m_total = m.total;
     // The rows are always the same buckets: update cells in place (a reset would make the view
     // rebuild everything on every slider step).
@@ -104,10 +104,10 @@ QString LedgerModel::bucketFormula(core::Bucket bucket, bool mlp, const core::Me
             int kept = 0;
             for (int i = 0; i < m.layerTensors.count; ++i)
                 kept += m.layerTensors.tensors[std::size_t(i)].kept ? 1 : 0;
-            return tr("%1 saved tensors, %2 per layer").arg(kept).arg(m_controller->formatBytes(m.activationsPerLayer));
+            return tr("%1 tensors, %2/layer").arg(kept).arg(m_controller->formatBytes(m.activationsPerLayer));
         }
     case core::Bucket::Temporaries:
-        return mlp ? QStringLiteral("—") : m.gatheredWeights > 0 ? tr("logits + loss path + gathered layers") : tr("logits + loss path");
+        return mlp ? QStringLiteral("—") : m.gatheredWeights > 0 ? tr("logits, loss, gathered") : tr("logits and loss");
     case core::Bucket::Overhead: return tr("context + workspace + comm + reserve");
     default: return QString();
     }
