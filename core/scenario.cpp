@@ -178,7 +178,7 @@ nlohmann::json mergeScenario(const nlohmann::json& base, const nlohmann::json& u
     // A layer that names parallel.fsdp without parallel.zero means "FSDP decides the sharding": the
     // base's ZeRO stage (the defaults' 1) yields instead of conflicting with it.
     if (const auto pa = user.find("parallel"); pa != user.end() && pa->is_object() && pa->contains("fsdp") &&
-                                               !pa->contains("zero") && out["parallel"].is_object())
+                                               (*pa)["fsdp"] != "none" && !pa->contains("zero") && out["parallel"].is_object())
         out["parallel"]["zero"] = 0;
     return out;
 }

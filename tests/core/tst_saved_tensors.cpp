@@ -245,6 +245,9 @@ private slots:
         // A file that sets parallel.fsdp and not parallel.zero does not inherit the defaults' zero 1.
         const auto sc = fromDocument(nlohmann::json::parse(R"({"parallel": {"fsdp": "full"}, "cluster": {"gpus": 8}})"));
         QCOMPARE(core::effectiveZeroStage(sc), 3);
+        // "none" is not a strategy: the defaults' ZeRO-1 stays.
+        const auto none = fromDocument(nlohmann::json::parse(R"({"parallel": {"fsdp": "none"}, "cluster": {"gpus": 8}})"));
+        QCOMPARE(core::effectiveZeroStage(none), 1);
     }
 };
 
