@@ -51,6 +51,7 @@ struct LedgerInputs {
     bool eager = false;                          // the eager tensor list (step_time.kernel_fusion)
     double gatheredLayers = 0;                   // ZeRO-3: bytes of the layers held unsharded
     double gatheredRoot = 0;                     // torchtitan: the root module's parameters, unsharded
+    double optimizerTempPerParam = 0;            // bytes per parameter the optimizer step allocates (foreach AdamW)
     bool weightsAreMaster = false;
 };
 
@@ -155,6 +156,12 @@ LedgerInputs ledgerInputs(const Scenario& sc, Plan& p)
         layerSavedTensors(sc.model.shape, tc, p.memory.layerTensors);
     }
     in.layer = &p.memory.layerTensors;
+    // PyTorch's foreach AdamW (torch/optim/adamw.py _multi_tensor_adamw, torchtitan's default:
+    // foreach = not fused) allocates exp_avg_sq_sqrt = _foreach_sqrt(exp_avg_sqs), one copy of the
+    // second moments, for the update; Megatron's and DeepSpeed's fused Adam kernels allocate none.
+    const bool adam = sc.optimizer == OptimizerKind::Adam || sc.optimizer == OptimizerKind::AdamW;
+    if (adam && sc.stepTime.framework == Framework::Torchtitan)
+        in.optimizerTempPerParam = in.bo;
     setLossPath(sc, in);
     setGathered(sc, p, in);
     return in;
@@ -183,6 +190,7 @@ struct StageTensors {
     LayerActivationTerms terms;
     double outside = 0, boundary = 0, work = 0;
     double saved = 0, working = 0, loss = 0; // held at the loss / brought back at the backward's start
+    double optimizerTemp = 0;                // allocated by the optimizer step
     double layers = 0; // transformer layers on this stage
 };
 
@@ -249,19 +257,26 @@ StageTensors buildStage(const Scenario& sc, const LedgerInputs& in, std::int64_t
     }
     // Logits on the last stage, vocabulary-parallel over TP (Megatron's parallel cross-entropy).
     st.loss = last ? sr * b * V * in.lossBytesPerLogit / double(tp) : 0.0;
-    // The peak: at the loss, or at the start of the backward with the first recomputed region back;
-    // the logits and the loss path are freed before the layers' backward begins.
-    if (st.working > st.loss) {
+    // What ZeRO-3 / FSDP holds all-gathered is transient too: the working copy, not the model state.
+    const double gathered = (first || last ? in.gatheredRoot : 0.0) + in.gatheredLayers;
+    // The optimizer step: activations freed, parameters sharded again, the update's temporaries.
+    st.optimizerTemp = mem.params * in.optimizerTempPerParam / in.shardO;
+    // The peak: at the loss, at the start of the backward with the first recomputed region back (the
+    // logits and the loss path are freed before the layers' backward begins), or in the optimizer step.
+    const double atLoss = st.saved + st.loss, atBackward = st.saved + st.working;
+    if (st.optimizerTemp > std::max(atLoss, atBackward) + gathered) {
+        mem.peakPhase = "optimizer_step";
+        mem.activations = 0;
+        mem.temporaries = st.optimizerTemp;
+    } else if (st.working > st.loss) {
         mem.peakPhase = "backward_start";
-        mem.activations = st.saved + st.working;
-        mem.temporaries = 0;
+        mem.activations = atBackward;
+        mem.temporaries = gathered;
     } else {
         mem.peakPhase = st.loss > 0 ? "loss" : "forward_end";
         mem.activations = st.saved;
-        mem.temporaries = st.loss;
+        mem.temporaries = st.loss + gathered;
     }
-    // What ZeRO-3 / FSDP holds all-gathered is transient too: the working copy, not the model state.
-    mem.temporaries += (first || last ? in.gatheredRoot : 0.0) + in.gatheredLayers;
     if (in.weightsAreMaster)
         mem.weights = 0;
     return st;
@@ -370,6 +385,20 @@ void deriveActivations(const Scenario& sc, const LedgerInputs& in, const StageTe
     const double V = double(shape.vocab), sr = in.s / double(in.cp), stageLayers = chosen.layers;
     const LayerTensors& lt = *in.layer;
     const bool atBackward = std::string_view(m.peakPhase) == "backward_start";
+    if (std::string_view(m.peakPhase) == "optimizer_step") {
+        derive(p, "memory.activations_per_layer", "{s} · {b} · ({per_token} + {per_score} · {a} · {s}) + {stats}", lt.kept,
+               "bytes", "the kept tensors of memory.activation_tensors", {{"s", sr}, {"b", b}, {"per_token", lt.keptPerToken},
+               {"per_score", lt.keptPerScore}, {"a", double(shape.heads)}, {"stats", lt.keptStats}});
+        derive(p, activations.quantity, "{zero}", 0, "bytes",
+               "freed after the backward: the peak is in the optimizer step (memory.peak_phase), whose temporaries "
+               "outweigh every layer's saved tensors and the loss path",
+               {{"zero", 0}});
+        derive(p, temporaries.quantity, "{P} · {bytes} / {shard}", m.temporaries, "bytes",
+               "PyTorch foreach AdamW (torch/optim/adamw.py _multi_tensor_adamw, torchtitan's default): "
+               "_foreach_sqrt(exp_avg_sqs) allocates one copy of the second moments for the update",
+               {{"P", chosen.memory.params}, {"bytes", in.optimizerTempPerParam}, {"shard", in.shardO}});
+        return;
+    }
     derive(p, "memory.activations_per_layer", "{s} · {b} · ({per_token} + {per_score} · {a} · {s}) + {stats}", lt.kept,
            "bytes",
            in.eager ? "the kept tensors of memory.activation_tensors: eager PyTorch, what each ATen op's backward saves "

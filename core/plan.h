@@ -72,7 +72,8 @@ struct MemoryLedger {
     double rematerialised = 0;
     // Where in the step the reported peak falls: "forward_end" (every micro-batch in flight has run
     // its forward), "loss" (the logits and the fp32 loss path on the last stage), "backward_start"
-    // (the first recomputed region back, the logits freed). The buckets hold what they hold then.
+    // (the first recomputed region back, the logits freed), "optimizer_step" (activations freed, the
+    // update's temporaries). The buckets hold what they hold then.
     const char* peakPhase = "forward_end";
     // ZeRO-3 / FSDP full shard: parameters held unsharded at the peak (inside weights).
     double gatheredWeights = 0;

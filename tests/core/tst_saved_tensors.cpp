@@ -163,6 +163,22 @@ private slots:
         QVERIFY(std::fabs(p.memory.rematerialised - k * p.memory.layerTensors.autograd) < 1);
     }
 
+    void foreachAdamPeaksInTheOptimizerStep()
+    {
+        // One GPU, torchtitan (foreach AdamW), Llama 2 7B at 512 tokens: the update's copy of the
+        // second moments (4 bytes per parameter, fp32) outweighs every saved tensor and the loss path,
+        // so the peak is in the optimizer step, with the activations freed.
+        const auto p = core::estimate(test::scenario({"step_time.framework=\"torchtitan\"", "cluster.gpus=1",
+                                                      "parallel.zero=0", "training.seq_len=512", "training.global_batch=8"}));
+        QCOMPARE(std::string(p.memory.peakPhase), std::string("optimizer_step"));
+        QCOMPARE(p.memory.activations, 0.0);
+        QCOMPARE(p.memory.temporaries, 6738415616.0 * 4);
+        // Megatron's fused Adam allocates nothing: the same run peaks at the loss.
+        const auto megatron = core::estimate(test::scenario({"step_time.framework=\"megatron\"", "cluster.gpus=1",
+                                                             "parallel.zero=0", "training.seq_len=512", "training.global_batch=8"}));
+        QCOMPARE(std::string(megatron.memory.peakPhase), std::string("loss"));
+    }
+
     void selectiveWithFlashSavesNothingAndSaysSo()
     {
         const auto p = core::estimate(test::scenario({"training.recompute=selective", "training.flash_attention=true"}));
