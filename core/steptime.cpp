@@ -123,6 +123,32 @@ StageWork sumOps(const Plan& p, const TrainingConfig& tr, const TransformerShape
     return w;
 }
 
+// What the policy runs again per layer and micro-batch (forward time, launches, executed FLOPs).
+Work recomputeWork(const TrainingConfig& tr, const StageWork& w, bool isMlp)
+{
+    Work r;
+    const bool attnCore = tr.recompute == Recompute::Selective ||
+                          (tr.recompute == Recompute::Modules && (tr.recomputeModules & kModuleCoreAttn));
+    if (tr.recompute == Recompute::Full) {
+        r.add(w.layerFwd, w.kernelsFwd, w.execFwd); // the whole forward again (Chen et al. 2016)
+    } else if (tr.recompute == Recompute::Op && !isMlp) {
+        // torchtitan's op-level policy: the even forward matmuls and every op that is neither a
+        // matmul nor SDPA again (SDPA's outputs and the odd matmuls are saved). Unfused attention's
+        // bmm/softmax ops are not on its save list: recomputed with the elementwise ones.
+        const double elementwise = std::max(0.0, w.layerFwd - w.gemmFwd - w.fusedAttnFwd);
+        r.add(w.opGemm.t + elementwise, w.opGemm.kernels + std::max(0.0, w.kernelsFwd - w.kernelsGemmFwd - w.kernelsAttnFwd),
+              w.opGemm.exec);
+    } else {
+        if (attnCore) // QK^T, softmax, PV again (Korthikanti et al. 2022 §5)
+            r.add(w.attnFwd, isMlp ? 0 : w.kernelsAttnFwd, w.execAttnFwd);
+        if (tr.recompute == Recompute::Modules && (tr.recomputeModules & kModuleMlp) && !isMlp)
+            r.add(w.mlp.t, w.mlp.kernels, w.mlp.exec); // the MLP's GEMMs and activation again
+        if (tr.recompute == Recompute::Modules && (tr.recomputeModules & kModuleLayernorm) && !isMlp)
+            r.add(w.norm.t, w.norm.kernels, w.norm.exec); // the two norms again
+    }
+    return r;
+}
+
 // A group of `ranks` GPUs `stride` apart in Megatron rank order, on nodes of gpn GPUs. Crossing
 // nodes, NCCL rings through every NIC the group has in a node: min(NVLink, ranks-per-node × NIC).
 Link groupLink(double ranks, double stride, double gpn, double intra, double inter, double eff)
@@ -217,27 +243,8 @@ StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p, bool atPeak
 
     // ---- Compute of one micro-batch on the slowest stage (the last: it also runs the logits).
     StageWork w = sumOps(p, tr, sc.model.shape, isMlp, atPeak);
-    double recomputeFwd = 0, recomputeKernels = 0, recomputeExec = 0;
-    const auto addRecompute = [&](double t, double k, double x) { recomputeFwd += t, recomputeKernels += k, recomputeExec += x; };
-    const bool attnCore = tr.recompute == Recompute::Selective ||
-                          (tr.recompute == Recompute::Modules && (tr.recomputeModules & kModuleCoreAttn));
-    if (tr.recompute == Recompute::Full) {
-        addRecompute(w.layerFwd, w.kernelsFwd, w.execFwd); // the whole forward again (Chen et al. 2016)
-    } else if (tr.recompute == Recompute::Op && !isMlp) {
-        // torchtitan's op-level policy: the even forward matmuls and every op that is neither a
-        // matmul nor SDPA again (SDPA's outputs and the odd matmuls are saved). Unfused attention's
-        // bmm/softmax ops are not on its save list: recomputed with the elementwise ones.
-        const double elementwise = std::max(0.0, w.layerFwd - w.gemmFwd - w.fusedAttnFwd);
-        addRecompute(w.opGemm.t + elementwise, w.opGemm.kernels + std::max(0.0, w.kernelsFwd - w.kernelsGemmFwd - w.kernelsAttnFwd),
-                     w.opGemm.exec);
-    } else {
-        if (attnCore) // QK^T, softmax, PV again (Korthikanti et al. 2022 §5)
-            addRecompute(w.attnFwd, isMlp ? 0 : w.kernelsAttnFwd, w.execAttnFwd);
-        if (tr.recompute == Recompute::Modules && (tr.recomputeModules & kModuleMlp) && !isMlp)
-            addRecompute(w.mlp.t, w.mlp.kernels, w.mlp.exec); // the MLP's GEMMs and activation again
-        if (tr.recompute == Recompute::Modules && (tr.recomputeModules & kModuleLayernorm) && !isMlp)
-            addRecompute(w.norm.t, w.norm.kernels, w.norm.exec); // the two norms again
-    }
+    const Work re = recomputeWork(tr, w, isMlp);
+    const double recomputeFwd = re.t, recomputeKernels = re.kernels, recomputeExec = re.exec;
     // Executed FLOPs: tp·cp·dp rank positions, each running every layer of m micro-batches.
     r.executedFlops = G / pp * m * (L * (w.execFwd + w.execBwd + recomputeExec) / (isMlp ? L : 1.0) + w.execHead);
     // The slowest stage sets the pace: its layers (uneven stages: parallel.first/last_stage_layers,
