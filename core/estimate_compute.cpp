@@ -120,13 +120,12 @@ double estimateFlops(const Scenario& sc, Plan& p)
            {{"flops_per_token", c.flopsPerToken}, {"tokens_per_step", c.tokensPerStep}});
     double recomputePerToken = 0;
     const double L = double(shape.layers), h = double(shape.dModel), f = double(shape.ffn);
-    const double qd = double(shape.heads) * double(shape.headDim), kvd = double(shape.kvHeads) * double(shape.headDim);
     if (tr.recompute == Recompute::Full)
         recomputePerToken = forwardRecompute;
     else if (tr.recompute == Recompute::Op && !isMlp)
         // torchtitan's op-level policy re-runs the even matmuls of each block (wk, wo, and w3 or GELU's
-        // w2; core/saved_tensors.h): 2 · L · h · (kv_dim + q_dim + ffn) per token; SDPA is saved.
-        recomputePerToken = 2 * L * h * (kvd + qd + f);
+        // w2; core/saved_tensors.h): 2 FLOPs per parameter per token; SDPA is saved.
+        recomputePerToken = 2 * L * opPolicyRecomputedParams(shape);
     else if (!isMlp && (tr.recompute == Recompute::Selective || tr.recompute == Recompute::Modules)) {
         const bool core = tr.recompute == Recompute::Selective || (tr.recomputeModules & kModuleCoreAttn);
         if (core) // QK^T and PV again: 4 L H Q T per token (Korthikanti §5)

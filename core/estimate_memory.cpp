@@ -214,7 +214,7 @@ StageTensors buildStage(const Scenario& sc, const LedgerInputs& in, std::int64_t
         parts += layerParams - even;
     const double share = (tp == 1 && pp == 1) ? 1.0 : parts / in.allParts / double(tp);
     mem.params = in.P * share;
-    mem.weights = (mem.params * in.bw + in.scales) / in.shardW;
+    mem.weights = in.weightsAreMaster ? 0.0 : (mem.params * in.bw + in.scales) / in.shardW; // FSDP2: none stored
     mem.gradients = mem.params * in.bg / in.shardG;
     mem.master = mem.params * in.bm / in.shardO;
     mem.optimizer = mem.params * in.statesPerParam * in.bo / in.shardO;
@@ -277,8 +277,6 @@ StageTensors buildStage(const Scenario& sc, const LedgerInputs& in, std::int64_t
         mem.activations = st.saved;
         mem.temporaries = st.loss + gathered;
     }
-    if (in.weightsAreMaster)
-        mem.weights = 0;
     return st;
 }
 

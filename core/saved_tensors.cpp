@@ -178,6 +178,28 @@ void eagerList(ListBuilder& x, const Widths& w, const TransformerShape& m)
 
 } // namespace
 
+double opPolicyRecomputedParams(const TransformerShape& m)
+{
+    const double h = double(m.dModel), f = double(m.ffn);
+    const double qd = double(m.heads) * double(m.headDim), kvd = double(m.kvHeads) * double(m.headDim);
+    return h * kvd + qd * h + h * f; // wk, wo, and w3 (SwiGLU) or w2 (GELU): both h × f
+}
+
+double opPolicyRecomputedShare(std::string_view gemmOp, const TransformerShape& m)
+{
+    const double qd = double(m.heads) * double(m.headDim), kvd = double(m.kvHeads) * double(m.headDim);
+    const bool swiglu = m.ffnKind == FfnKind::Swiglu;
+    if (gemmOp == "qkv_proj")
+        return kvd / (qd + 2 * kvd); // wk of the fused projection
+    if (gemmOp == "out_proj")
+        return 1;
+    if (gemmOp == "mlp_gate_up")
+        return 0.5; // w3 of the gate/up pair
+    if (gemmOp == "mlp_down")
+        return swiglu ? 0 : 1; // GELU's w2 is mm 6
+    return 0;                  // mlp_up (GELU's w1, mm 5) is kept
+}
+
 bool droppedUnder(std::uint16_t d, Recompute policy, std::uint8_t modules)
 {
     switch (policy) {
@@ -202,7 +224,7 @@ LayerTensors layerSavedTensors(const TransformerShape& m, const TensorContext& c
 
 void layerSavedTensors(const TransformerShape& m, const TensorContext& c, LayerTensors& out)
 {
-    out.count = 0;
+    out.count = out.keptCount = 0;
     out.kept = out.autograd = out.rematerialised = out.keptPerToken = out.keptPerScore = out.keptStats = 0;
     const double t = c.t > 0 ? c.t : 1.0;
     Widths w;
@@ -235,6 +257,7 @@ void layerSavedTensors(const TransformerShape& m, const TensorContext& c, LayerT
         if (!st.kept)
             continue;
         out.kept += st.bytes;
+        ++out.keptCount;
         if (st.scores)
             out.keptPerScore += st.bytes / (c.b * w.heads * t * c.s * c.s); // per element of all a heads' scores
         else if (st.stats)

@@ -25,6 +25,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace napkin::core {
@@ -77,6 +78,7 @@ struct TensorContext {
 struct LayerTensors {
     std::array<SavedTensor, 28> tensors{};
     int count = 0;
+    int keptCount = 0;          // tensors held under the policy
     double kept = 0;            // what one layer holds per micro-batch under the policy
     double autograd = 0;        // what it would hold with no recompute
     double rematerialised = 0;  // held by autograd, dropped by the policy: back during the layer's backward
@@ -88,6 +90,13 @@ struct LayerTensors {
 LayerTensors layerSavedTensors(const TransformerShape& m, const TensorContext& c);
 // The same, written into `out` (estimate() fills the plan's list in place: no copy of the array).
 void layerSavedTensors(const TransformerShape& m, const TensorContext& c, LayerTensors& out);
+
+// torchtitan's op policy recomputes the even matmuls of a block in forward order (wq, wk, wv, wo,
+// w1, w3, w2 with SwiGLU; wq, wk, wv, wo, w1, w2 with GELU): wk, wo and w3 (GELU: w2). Their
+// parameters per layer, and the share of each of the roofline's fused GEMM ops (qkv_proj, out_proj,
+// mlp_gate_up, mlp_up, mlp_down) that it runs again.
+double opPolicyRecomputedParams(const TransformerShape& m);
+double opPolicyRecomputedShare(std::string_view gemmOp, const TransformerShape& m);
 
 // Whether a tensor with these drop bits is dropped under the policy (modules: any listed module).
 bool droppedUnder(std::uint16_t droppedBy, Recompute policy, std::uint8_t modules);

@@ -175,11 +175,10 @@ nlohmann::json mergeScenario(const nlohmann::json& base, const nlohmann::json& u
         else
             out[key] = value;
     }
-    // A layer that names parallel.fsdp without parallel.zero means "FSDP decides the sharding": the
-    // base's ZeRO stage (the defaults' 1) yields instead of conflicting with it.
-    if (const auto pa = user.find("parallel"); pa != user.end() && pa->is_object() && pa->contains("fsdp") &&
-                                               (*pa)["fsdp"] != "none" && !pa->contains("zero") && out["parallel"].is_object())
-        out["parallel"]["zero"] = 0;
+    // A layer that names parallel.fsdp without parallel.zero set it last: the sharding rule the app
+    // applies to a changed control decides (the base's ZeRO stage, the defaults' 1, yields).
+    if (const auto pa = user.find("parallel"); pa != user.end() && pa->is_object() && pa->contains("fsdp") && !pa->contains("zero"))
+        resolveShardingChoice(out, "parallel.fsdp");
     return out;
 }
 

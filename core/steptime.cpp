@@ -40,24 +40,6 @@ struct Work {
     void add(double time, double k, double x) { t += time, kernels += k, exec += x; }
 };
 
-// The share of a forward GEMM op that torchtitan's op-level policy recomputes: the even mms of the
-// block in forward order (wq, wk, wv, wo, w1, w3, w2; core/saved_tensors.h): wk of the fused QKV
-// projection, wo, and w3 of the gate/up pair (SwiGLU) or w2 (GELU).
-double opPolicyRecomputedShare(std::string_view name, const TransformerShape& m)
-{
-    const double qd = double(m.heads) * double(m.headDim), kvd = double(m.kvHeads) * double(m.headDim);
-    const bool swiglu = m.ffnKind == FfnKind::Swiglu;
-    if (name == "qkv_proj")
-        return kvd / (qd + 2 * kvd);
-    if (name == "out_proj")
-        return 1;
-    if (name == "mlp_gate_up")
-        return 0.5;
-    if (name == "mlp_down")
-        return swiglu ? 0 : 1;
-    return 0; // mlp_up (GELU's w1) is kept
-}
-
 bool isMlpOp(std::string_view name)
 {
     return name.rfind("mlp_", 0) == 0 || name.rfind("silu_mul", 0) == 0 || name.rfind("gelu", 0) == 0;

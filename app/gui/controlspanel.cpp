@@ -171,7 +171,7 @@ ControlsPanel::ControlsPanel(PlanController* controller, QWidget* parent)
              {QStringLiteral("none"), QStringLiteral("selective"), QStringLiteral("full"), QStringLiteral("modules"),
               QStringLiteral("op")},
              {tr("None"), tr("Selective (attention core)"), tr("Full (checkpoint every k layers)"),
-              tr("Modules (training.recompute_modules)"), tr("Op-level (torchtitan: every other matmul kept)")},
+              tr("Modules (Megatron-Core)"), tr("Op-level (torchtitan)")},
              tr("Trade FLOPs for activation memory (Korthikanti et al. 2022; Megatron-Core modules; torchtitan's op policy)"));
     auto* ck = new QWidget;
     auto* ckForm = new QFormLayout(ck);

@@ -100,12 +100,7 @@ QString LedgerModel::bucketFormula(core::Bucket bucket, bool mlp, const core::Me
     case core::Bucket::Activations:
         if (mlp)
             return tr("B·D·L");
-        {
-            int kept = 0;
-            for (int i = 0; i < m.layerTensors.count; ++i)
-                kept += m.layerTensors.tensors[std::size_t(i)].kept ? 1 : 0;
-            return tr("%1 tensors, %2/layer").arg(kept).arg(m_controller->formatBytes(m.activationsPerLayer));
-        }
+        return tr("%1 tensors, %2/layer").arg(m.layerTensors.keptCount).arg(m_controller->formatBytes(m.activationsPerLayer));
     case core::Bucket::Temporaries:
         return mlp ? QStringLiteral("—") : m.gatheredWeights > 0 ? tr("logits, loss, gathered") : tr("logits and loss");
     case core::Bucket::Overhead: return tr("context + workspace + comm + reserve");
