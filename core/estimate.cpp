@@ -4,6 +4,7 @@
 #include "calibration.h"
 #include "estimate_stages.h"
 #include "format.h"
+#include "memory_timeline.h"
 
 #include <algorithm>
 
@@ -172,6 +173,7 @@ Plan estimate(const Scenario& sc)
     const double recomputePerToken = detail::estimateFlops(sc, p);
     detail::estimateRoofline(sc, p);
     detail::estimateTimeAndCost(sc, recomputePerToken, p);
+    detail::estimateTimeline(sc, p);
     detail::appendClosingWarnings(sc, p);
     return p;
 }

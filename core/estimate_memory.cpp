@@ -3,6 +3,8 @@
 
 #include "activations.h"
 #include "buckets.h"
+#include "comm_buffers.h"
+#include "offload.h"
 #include "kernels.h"
 #include "estimate.h"
 #include "estimate_stages.h"
@@ -53,6 +55,7 @@ struct LedgerInputs {
     double gatheredRoot = 0;                     // torchtitan: the root module's parameters, unsharded
     double optimizerTempPerParam = 0;            // bytes per parameter the optimizer step allocates (foreach AdamW)
     bool weightsAreMaster = false;
+    CommBuffers comm;                            // communicators and buckets (core/comm_buffers.h)
 };
 
 // The loss path at its peak, per logit (a vocabulary-parallel rank's share). Megatron's
@@ -164,6 +167,7 @@ LedgerInputs ledgerInputs(const Scenario& sc, Plan& p)
         in.optimizerTempPerParam = in.bo;
     setLossPath(sc, in);
     setGathered(sc, p, in);
+    in.comm = commBuffers(sc, c.dataParallel);
     return in;
 }
 
@@ -192,6 +196,8 @@ struct StageTensors {
     double saved = 0, working = 0, loss = 0; // held at the loss / brought back at the backward's start
     double optimizerTemp = 0;                // allocated by the optimizer step
     double layers = 0; // transformer layers on this stage
+    double offloaded = 0;                    // saved tensors on the host (offload.activations)
+    HostMemory host;                         // what offload keeps off the GPU for this stage
 };
 
 StageTensors buildStage(const Scenario& sc, const LedgerInputs& in, std::int64_t index)
@@ -218,6 +224,8 @@ StageTensors buildStage(const Scenario& sc, const LedgerInputs& in, std::int64_t
     mem.gradients = mem.params * in.bg / in.shardG;
     mem.master = mem.params * in.bm / in.shardO;
     mem.optimizer = mem.params * in.statesPerParam * in.bo / in.shardO;
+    if (sc.offload.any())
+        offloadStates(sc.offload, {mem.params, in.shardG, in.shardO, in.bw, in.bg, in.weightsAreMaster}, mem, st.host);
     // 1F1B: stage i holds min(p - i, m) micro-batches at its peak (Narayanan et al. 2021 §2.2.1).
     const double inflight = first ? in.inflightFirst : double(std::min<std::int64_t>(pp - index, in.accumulationSteps));
     mem.inFlight = inflight;
@@ -248,11 +256,14 @@ StageTensors buildStage(const Scenario& sc, const LedgerInputs& in, std::int64_t
         st.work = lt.autograd;
         // Chain model (Chen et al. 2016; CS336 lecture 2): L/k saved boundaries per micro-batch in
         // flight + one segment of k layers re-materialised during its backward: O(L/k + k).
-        st.saved = std::ceil(stageLayers / double(k)) * lt.kept * inflight + st.outside;
+        const double boundaries = std::ceil(stageLayers / double(k)) * inflight;
+        st.offloaded = offloadActivations(sc.offload, boundaries, lt.kept, inflight, st.host);
+        st.saved = boundaries * lt.kept - st.offloaded + st.outside;
         st.working = double(k) * lt.autograd;
         st.bestK = std::clamp(std::sqrt(stageLayers * lt.kept / lt.autograd), 1.0, std::max(1.0, stageLayers));
     } else {
-        st.saved = stageLayers * lt.kept * inflight + st.outside;
+        st.offloaded = offloadActivations(sc.offload, stageLayers * inflight, lt.kept, inflight, st.host);
+        st.saved = stageLayers * lt.kept * inflight - st.offloaded + st.outside;
         st.working = lt.rematerialised; // one layer's recomputed tensors during its backward
     }
     // Logits on the last stage, vocabulary-parallel over TP (Megatron's parallel cross-entropy).
@@ -260,22 +271,24 @@ StageTensors buildStage(const Scenario& sc, const LedgerInputs& in, std::int64_t
     // What ZeRO-3 / FSDP holds all-gathered is transient too: the working copy, not the model state.
     const double gathered = (first || last ? in.gatheredRoot : 0.0) + in.gatheredLayers;
     // The optimizer step: activations freed, parameters sharded again, the update's temporaries.
-    st.optimizerTemp = mem.params * in.optimizerTempPerParam / in.shardO;
+    st.optimizerTemp = sc.offload.optimizer != OffloadTarget::None ? 0.0 : mem.params * in.optimizerTempPerParam / in.shardO;
     // The peak: at the loss, at the start of the backward with the first recomputed region back (the
     // logits and the loss path are freed before the layers' backward begins), or in the optimizer step.
-    const double atLoss = st.saved + st.loss, atBackward = st.saved + st.working;
+    // DeepSpeed's reduction bucket is allocated when the backward begins (core/comm_buffers.h).
+    const double bucket = in.comm.reduceBucket;
+    const double atLoss = st.saved + st.loss + bucket, atBackward = st.saved + st.working + bucket;
     if (st.optimizerTemp > std::max(atLoss, atBackward) + gathered) {
         mem.peakPhase = "optimizer_step";
         mem.activations = 0;
         mem.temporaries = st.optimizerTemp;
-    } else if (st.working > st.loss) {
+    } else if (st.working > st.loss || (st.loss <= 0 && bucket > 0)) {
         mem.peakPhase = "backward_start";
-        mem.activations = atBackward;
-        mem.temporaries = gathered;
+        mem.activations = st.saved + st.working;
+        mem.temporaries = gathered + bucket;
     } else {
         mem.peakPhase = st.loss > 0 ? "loss" : "forward_end";
         mem.activations = st.saved;
-        mem.temporaries = st.loss + gathered;
+        mem.temporaries = st.loss + gathered + bucket;
     }
     return st;
 }
@@ -309,6 +322,21 @@ StageTensors chooseStage(const Scenario& sc, const LedgerInputs& in, MemoryLedge
     if (in.isMlp)
         m.gatheredWeights = 0;
     m.weightsAreMaster = in.weightsAreMaster;
+    m.host = chosen.host;
+    m.comm = in.comm;
+    const auto& cm = chosen.memory;
+    m.phases = {cm.weights + cm.gradients + cm.master + cm.optimizer,
+                chosen.saved,
+                chosen.working,
+                chosen.loss,
+                (m.mostLoadedStage == 0 || m.mostLoadedStage == in.pp - 1 ? in.gatheredRoot : 0.0) + in.gatheredLayers,
+                in.comm.reduceBucket,
+                chosen.optimizerTemp,
+                cm.inFlight};
+    if (in.isMlp) {
+        m.phases.saved = cm.activations;
+        m.phases.gathered = 0;
+    }
     for (const auto& bucket : kMemoryBuckets)
         if (bucket.stageBytes)
             m.*bucket.ledgerBytes = chosen.memory.*bucket.stageBytes;
@@ -327,7 +355,11 @@ void deriveModelStates(const Scenario& sc, const LedgerInputs& in, const StageTe
                {{"P", P}, {"stage_share", chosen.memory.params * tp / P}, {"tp", tp}});
     const double Pr = chosen.memory.params;
     const auto& weights = memoryBucket(Bucket::Weights);
-    if (m.weightsAreMaster)
+    const auto& o = sc.offload;
+    const char* onHost = "offloaded (offload.*): on the host or NVMe, memory.host";
+    if (o.params != OffloadTarget::None)
+        derive(p, weights.quantity, "{zero}", 0, "bytes", onHost, {{"zero", 0}});
+    else if (m.weightsAreMaster)
         derive(p, weights.quantity, "{zero}", m.weights, "bytes",
                "PyTorch FSDP2 MixedPrecisionPolicy(param_dtype): the sharded fp32 parameter is the master copy "
                "(master_weights); the weight dtype exists only all-gathered, layer by layer (memory.per_gpu.temporaries)",
@@ -336,14 +368,25 @@ void deriveModelStates(const Scenario& sc, const LedgerInputs& in, const StageTe
         derive(p, weights.quantity, weights.formula, m.weights, "bytes", kSrcZero,
                {{"P", Pr}, {"bytes", in.bw}, {"scales", in.scales}, {"shard", in.shardW}});
     const auto& gradients = memoryBucket(Bucket::Gradients);
-    derive(p, gradients.quantity, gradients.formula, m.gradients, "bytes", kSrcZero,
-           {{"P", Pr}, {"bytes", in.bg}, {"shard", in.shardG}});
+    const bool statesOff = o.optimizer != OffloadTarget::None;
+    if (statesOff && in.shardG > 1)
+        derive(p, gradients.quantity, "{zero}", 0, "bytes",
+               "ZeRO-Offload (Ren et al. 2021 §4.1): reduced gradient shards go to the host in fp32 (memory.host)", {{"zero", 0}});
+    else
+        derive(p, gradients.quantity, gradients.formula, m.gradients, "bytes", kSrcZero,
+               {{"P", Pr}, {"bytes", in.bg}, {"shard", in.shardG}});
     const auto& master = memoryBucket(Bucket::MasterWeights);
-    derive(p, master.quantity, master.formula, m.masterWeights, "bytes",
-           "ZeRO §3.1: fp32 master copy of the parameters (0 bytes when the plan keeps none)",
-           {{"P", Pr}, {"bytes", in.bm}, {"shard", in.shardO}});
     const auto& optimizer = memoryBucket(Bucket::OptimizerStates);
-    if (sc.optimizer == OptimizerKind::Adafactor)
+    if (statesOff || (m.weightsAreMaster && o.params != OffloadTarget::None))
+        derive(p, master.quantity, "{zero}", 0, "bytes", onHost, {{"zero", 0}});
+    else
+        derive(p, master.quantity, master.formula, m.masterWeights, "bytes",
+               "ZeRO §3.1: fp32 master copy of the parameters (0 bytes when the plan keeps none)",
+               {{"P", Pr}, {"bytes", in.bm}, {"shard", in.shardO}});
+    if (statesOff)
+        derive(p, optimizer.quantity, "{zero}", 0, "bytes",
+               "ZeRO-Offload: the optimizer states and their update live on the CPU (memory.host)", {{"zero", 0}});
+    else if (sc.optimizer == OptimizerKind::Adafactor)
         derive(p, optimizer.quantity, "{factored_elements} · {bytes} / {shard}", m.optimizerStates, "bytes",
                "Shazeer & Stern 2018 (Adafactor): row + column second-moment factors per matrix, no momentum",
                {{"factored_elements", Pr * in.statesPerParam}, {"bytes", in.bo}, {"shard", in.shardO}});
@@ -407,44 +450,52 @@ void deriveActivations(const Scenario& sc, const LedgerInputs& in, const StageTe
             {"a", double(shape.heads)}, {"stats", lt.keptStats}});
     if (tr.recompute == Recompute::Full) {
         derive(p, activations.quantity,
-               atBackward ? "ceil({L_stage} / {k}) · {boundary} · {in_flight} + {k} · {layer} + {outside}"
-                          : "ceil({L_stage} / {k}) · {boundary} · {in_flight} + {outside}",
+               atBackward ? "ceil({L_stage} / {k}) · {boundary} · {in_flight} + {k} · {layer} + {outside} - {offloaded}"
+                          : "ceil({L_stage} / {k}) · {boundary} · {in_flight} + {outside} - {offloaded}",
                m.activations, "bytes",
                "CS336 lecture 2 / Chen et al. 2016: checkpoint every k layers, O(L/k + k); boundary = the layer input "
                "(Korthikanti Table 2, full recompute); the k recomputed layers are back at backward_start",
                {{"L_stage", stageLayers}, {"k", double(chosen.k)}, {"boundary", chosen.boundary},
-                {"in_flight", inflightChosen}, {"layer", atBackward ? chosen.work : 0.0}, {"outside", chosen.outside}});
+                {"in_flight", inflightChosen}, {"layer", atBackward ? chosen.work : 0.0}, {"outside", chosen.outside},
+                {"offloaded", chosen.offloaded}});
         m.checkpointBestK = chosen.bestK;
         derive(p, "memory.checkpoint_best_k", "sqrt({L} · {boundary} / {layer})", chosen.bestK, "layers",
                "minimum of ceil(L/k) · boundary + k · layer (Chen et al. 2016 chain model)",
                {{"L", stageLayers}, {"boundary", chosen.boundary}, {"layer", chosen.work}});
     } else if (atBackward) {
-        derive(p, activations.quantity, "{L_stage} · {in_flight} · {per_layer} + {outside} + {recomputed}", m.activations,
+        derive(p, activations.quantity, "{L_stage} · {in_flight} · {per_layer} + {outside} + {recomputed} - {offloaded}", m.activations,
                "bytes",
                "the kept tensors of every layer and micro-batch in flight, plus one layer's tensors the policy dropped, "
                "recomputed for its backward (the peak is at backward_start)",
                {{"L_stage", stageLayers}, {"in_flight", inflightChosen}, {"per_layer", lt.kept},
-                {"outside", chosen.outside}, {"recomputed", chosen.working}});
+                {"outside", chosen.outside}, {"recomputed", chosen.working}, {"offloaded", chosen.offloaded}});
     } else {
-        derive(p, activations.quantity, "{L_stage} · {in_flight} · {per_layer} + {outside}", m.activations, "bytes",
-               kSrcKorthikanti,
-               {{"L_stage", stageLayers}, {"in_flight", inflightChosen}, {"per_layer", lt.kept}, {"outside", chosen.outside}});
+        derive(p, activations.quantity, "{L_stage} · {in_flight} · {per_layer} + {outside} - {offloaded}", m.activations, "bytes",
+               chosen.offloaded > 0 ? "Korthikanti et al. 2022 Table 2 per layer; offload.activations: all but two layers' "
+                                      "saved tensors on the host (Megatron-Core --cpu-offloading, double-buffered)"
+                                    : kSrcKorthikanti,
+               {{"L_stage", stageLayers}, {"in_flight", inflightChosen}, {"per_layer", lt.kept}, {"outside", chosen.outside},
+                {"offloaded", chosen.offloaded}});
     }
+    const double bucket = in.comm.reduceBucket;
     if (m.mostLoadedStage != in.pp - 1)
-        derive(p, temporaries.quantity, "{gathered}", m.temporaries, "bytes",
+        derive(p, temporaries.quantity, "{gathered} + {bucket}", m.temporaries, "bytes",
                "the logits live on the last pipeline stage; the ledger describes a more loaded stage "
-               "(memory.most_loaded_stage); gathered: the parameters ZeRO-3 / FSDP holds all-gathered",
-               {{"gathered", m.gatheredWeights}});
+               "(memory.most_loaded_stage); gathered: the parameters ZeRO-3 / FSDP holds all-gathered; bucket: "
+               "DeepSpeed's gradient reduction bucket",
+               {{"gathered", m.gatheredWeights}, {"bucket", bucket}});
     else if (atBackward)
-        derive(p, temporaries.quantity, "{gathered}", m.temporaries, "bytes",
+        derive(p, temporaries.quantity, "{gathered} + {bucket}", m.temporaries, "bytes",
                "the logits and the loss path are freed before the layers' backward: the peak is at backward_start, "
                "where the recomputed layer outweighs them (memory.peak_phase); gathered: the parameters ZeRO-3 / FSDP "
-               "holds all-gathered (two layers, torchtitan's root module)",
-               {{"gathered", m.gatheredWeights}});
+               "holds all-gathered (two layers, torchtitan's root module); bucket: DeepSpeed's gradient reduction "
+               "bucket (reduce_bucket_size elements)",
+               {{"gathered", m.gatheredWeights}, {"bucket", bucket}});
     else
-        derive(p, temporaries.quantity, "{s} · {b} · {V} · {bytes_per_logit} / {tp} + {gathered}", m.temporaries, "bytes",
-               in.lossSource, {{"s", sr}, {"b", b}, {"V", V}, {"bytes_per_logit", in.lossBytesPerLogit},
-                               {"tp", double(in.tp)}, {"gathered", m.gatheredWeights}});
+        derive(p, temporaries.quantity, "{s} · {b} · {V} · {bytes_per_logit} / {tp} + {gathered} + {bucket}", m.temporaries,
+               "bytes", in.lossSource,
+               {{"s", sr}, {"b", b}, {"V", V}, {"bytes_per_logit", in.lossBytesPerLogit}, {"tp", double(in.tp)},
+                {"gathered", m.gatheredWeights}, {"bucket", bucket}});
 }
 
 // memory.per_gpu.total's formula, "{weights} + {gradients} + ... + {overhead}", from the bucket table.
@@ -467,8 +518,15 @@ void deriveOverheadAndTotal(const Scenario& sc, Plan& p)
     const double tensors = tensorBytes(m);
     m.overheadContext = sc.overhead.cudaContextBytes;
     m.overheadWorkspace = sc.overhead.workspaceBytes;
-    m.overheadComm = sc.overhead.commBufferBytes ? *sc.overhead.commBufferBytes
-                                                 : (sc.cluster.gpus > 1 ? kDefaultCommBufferBytes : 0.0);
+    finishCommBuffers(sc, m.gradients, m.comm);
+    m.overheadComm = m.comm.total;
+    if (m.comm.given)
+        derive(p, "memory.comm_buffers.total", "{given}", m.overheadComm, "bytes", "overhead.comm_buffer_bytes", {{"given", m.overheadComm}});
+    else
+        derive(p, "memory.comm_buffers.total", "{nccl} + {ddp_buckets}", m.overheadComm, "bytes",
+               "NCCL buffers of each communicator (memory.comm_buffers.groups: channels · connections · 9,633,792 B, "
+               "NVIDIA/nccl src/include/device.h; NVLS multicast buffers on NVSwitch) and PyTorch DDP's gradient buckets",
+               {{"nccl", m.comm.nccl}, {"ddp_buckets", m.comm.ddpBuckets}});
     m.overheadAllocator = sc.overhead.allocatorFraction * tensors;
     m.overhead = m.overheadContext + m.overheadWorkspace + m.overheadComm + m.overheadAllocator;
     const auto& overhead = memoryBucket(Bucket::Overhead);
@@ -529,6 +587,7 @@ void estimateMemory(const Scenario& sc, Plan& p)
     deriveActivations(sc, in, chosen, p);
     deriveOverheadAndTotal(sc, p);
     warnRecompute(sc, in, p);
+    finishHostMemory(sc, p);
 }
 
 } // namespace napkin::core::detail

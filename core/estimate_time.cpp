@@ -24,13 +24,14 @@ void estimateTimeAndCost(const Scenario& sc, double recomputePerToken, Plan& p)
         t.stepSeconds = st.step;
         derive(p, "time.step_seconds",
                "{compute} + {recompute} + {tp_comm} + {cp_comm} + {pp_comm} + {bubble} + {dp_comm} + {optimizer} + "
-               "{overheads}",
+               "{offload} + {overheads}",
                t.stepSeconds, "s",
                "predicted: each op of one rank at its achievable rate + exposed communication (NCCL α–β) + the "
-               "pipeline bubble + optimizer, clipping, launches and saves (core/steptime.h; Narayanan et al. 2021)",
+               "pipeline bubble + optimizer, offload traffic and the CPU update, clipping, launches and saves "
+               "(core/steptime.h, core/offload.h; Narayanan et al. 2021)",
                {{"compute", st.compute}, {"recompute", st.recompute}, {"tp_comm", st.tpComm}, {"cp_comm", st.cpComm},
                 {"pp_comm", st.ppComm}, {"bubble", st.bubble}, {"dp_comm", st.dpComm}, {"optimizer", st.optimizer},
-                {"overheads", st.overheads}});
+                {"offload", st.offload}, {"overheads", st.overheads}});
         t.seconds = c.steps * t.stepSeconds;
         derive(p, "time.seconds", "{steps} · {step_seconds}", t.seconds, "s", "predicted step time × steps",
                {{"steps", c.steps}, {"step_seconds", t.stepSeconds}});

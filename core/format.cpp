@@ -1,4 +1,5 @@
 #include "format.h"
+#include "format_memory.h"
 
 #include "buckets.h"
 #include "calibration.h"
@@ -203,6 +204,7 @@ nlohmann::json breakdownJsonImpl(const StepTimeBreakdown& b)
             {"bubble", b.bubble},
             {"dp_comm", b.dpComm},
             {"optimizer", b.optimizer},
+            {"offload", b.offload},
             {"overheads",
              {{"launch", b.launch},
               {"grad_clip", b.gradClip},
@@ -300,6 +302,9 @@ nlohmann::json planToJson(const Plan& p)
                      {"rematerialised", m.rematerialised}}},
                    {"activation_tensors", activationTensorsJson(m.layerTensors)},
                    {"gathered_weights", m.gatheredWeights},
+                   {"timeline", timelineJson(m)},
+                   {"comm_buffers", commBuffersJson(m.comm)},
+                   {"host", hostMemoryJson(m.host)},
                    {"checkpoint_every", m.checkpointEvery},
                    {"checkpoint_best_k", m.checkpointBestK},
                    {"states_bytes_per_param", m.statesBytesPerParam},
@@ -513,6 +518,8 @@ std::string planToText(const Plan& p)
         o << fmt::format("  step (predicted)   {:.4g} s = compute {:.4g} + recompute {:.4g} + TP {:.4g} + CP {:.4g} + PP {:.4g} + "
                          "bubble {:.4g} + DP {:.4g} + optimizer {:.4g}\n",
                          b.step, b.compute, b.recompute, b.tpComm, b.cpComm, b.ppComm, b.bubble, b.dpComm, b.optimizer);
+        if (b.offload > 0)
+            o << fmt::format("  offload            {:.4g} s per step (host link, NVMe, CPU optimizer update)\n", b.offload);
     }
     o << "  GPU-hours          " << humanNumber(p.time.gpuHours, Quantity::GpuHours) << "\n"
       << "  cost               " << humanNumber(p.cost.usd, Quantity::Usd) << "\n"

@@ -25,7 +25,7 @@ struct Term {
 struct Derivation {
     const char* quantity = "";  // plan JSON path, e.g. "compute.training_flops"
     const char* formula = "";
-    std::array<Term, 8> terms{};
+    std::array<Term, 10> terms{};
     int termCount = 0;
     double value = 0;
     const char* unit = "";
@@ -48,6 +48,74 @@ struct StateRate {
     double bytesPerValue = 0;
     double shard = 1;
     double bytesPerParam = 0; // valuesPerParam · bytesPerValue / shard
+};
+
+// One communicator the reported rank belongs to, and the NCCL buffers it holds on the GPU
+// (core/comm_buffers.h).
+struct CommGroup {
+    const char* name = "";     // "tp", "cp", "dp", "pp"
+    double ranks = 0;          // ranks in the group; pp: the neighbouring stages this rank exchanges with
+    bool crossesNodes = false;
+    bool p2p = false;          // point-to-point sends (pp, the cp ring) rather than collectives
+    double channels = 0;       // NCCL channels (per peer for p2p)
+    double connections = 0;    // buffer sets per channel (per peer for p2p)
+    double bytes = 0;          // channels · connections · bytes per connection
+    double nvlsBytes = 0;      // NVLink SHARP multicast buffers (NVSwitch systems)
+};
+
+// The communication runtime's GPU memory: NCCL buffers per communicator, and the data-parallel
+// framework's buckets.
+struct CommBuffers {
+    std::array<CommGroup, 4> groups{};
+    int count = 0;
+    double nccl = 0;          // the groups' bytes + nvlsBytes
+    double ddpBuckets = 0;    // PyTorch DDP: buckets that copy the gradients (persistent)
+    bool ddpCopiesGradients = false;
+    double reduceBucket = 0;  // DeepSpeed ZeRO: the gradient reduction bucket, allocated for the backward
+    double total = 0;         // what memory.per_gpu.overhead counts as comm buffers (nccl + ddpBuckets)
+    bool given = false;       // overhead.comm_buffer_bytes was given: total is that number
+};
+
+// Where the offloaded bytes live (ZeRO-Offload / ZeRO-Infinity, activation offload) and what moving
+// them costs per step (core/offload.h). Per GPU; the host's share of a node is per GPU as well.
+struct HostMemory {
+    double weights = 0, gradients = 0, master = 0, optimizer = 0, activations = 0;
+    double pinnedBuffers = 0;    // staging buffers for NVMe transfers
+    double total = 0;            // host DRAM per GPU
+    double nvme = 0;             // bytes per GPU on NVMe (ZeRO-Infinity)
+    double nvmeStates = 0;       // of which the optimizer's (master + moments), read and written each step
+    double activationsPerMicroBatch = 0; // offloaded saved tensors of one micro-batch
+    double perNode = 0;          // total · GPUs on a node
+    double capacityPerNode = 0;  // cluster.host_memory_bytes (0: not given, no check)
+    bool fits = true;
+    double pcieBytesPerStep = 0; // host link traffic per GPU per step, both directions
+    double nvmeBytesPerStep = 0;
+    double pcieBandwidth = 0;    // achieved, one direction
+};
+
+// Allocated GPU bytes at one instant of the step, by kind (core/memory_timeline.h).
+struct TimelinePoint {
+    const char* event = "";  // "step_start", "forward_end", "loss", "backward_start", ...
+    double at = 0;           // seconds from the start of the step
+    double states = 0;       // weights + gradients + master + optimizer on the GPU
+    double activations = 0;
+    double temporaries = 0;  // logits and loss path, gathered parameters, buckets, optimizer temporaries
+    double runtime = 0;      // CUDA context, workspaces, comm buffers (not the allocator's reserve)
+    double total = 0;        // allocated: the sum of the above
+};
+inline constexpr int kTimelineCapacity = 12;
+
+// The most loaded stage's transient bytes at each phase of the step, from which the peak and the
+// timeline are drawn (core/estimate_memory.cpp).
+struct StepPhases {
+    double states = 0;        // weights + gradients + master + optimizer on the GPU
+    double saved = 0;         // saved tensors of every micro-batch in flight (incl. outside the layers)
+    double working = 0;       // recomputed tensors back during a layer's backward
+    double loss = 0;          // logits and the loss path (last stage)
+    double gathered = 0;      // ZeRO-3 / FSDP parameters held all-gathered
+    double bucket = 0;        // DeepSpeed's gradient reduction bucket (backward)
+    double optimizerTemp = 0; // the optimizer step's temporaries
+    double inFlight = 1;
 };
 
 struct MemoryLedger {
@@ -88,6 +156,12 @@ struct MemoryLedger {
     std::int64_t mostLoadedStage = 0;        // pipeline stage the ledger describes
     std::vector<StageMemory> perStage;       // every pipeline stage, first to last (one entry when pp = 1)
     double bubbleFraction = 0;               // (p - 1) / (v · m); 0 without pipeline parallelism
+    StepPhases phases;      // the most loaded stage's phases (the timeline's inputs)
+    CommBuffers comm;       // inside overhead: NCCL buffers per communicator, DDP buckets
+    HostMemory host;        // offloaded bytes (offload.*) and their traffic
+    // Allocated bytes through one step of the most loaded stage (forward ramp, backward, optimizer).
+    std::array<TimelinePoint, kTimelineCapacity> timeline{};
+    int timelineCount = 0;
 };
 
 struct ComputeBudget {
@@ -130,6 +204,7 @@ struct StepTimeBreakdown {
     double bubble = 0;         // (p - 1) / v micro-batch slots of idle pipeline
     double dpComm = 0;         // data-parallel gradient / parameter traffic not overlapped
     double optimizer = 0;      // optimizer step: states read and written once at achievable bandwidth
+    double offload = 0;        // offload.*: host-link / NVMe traffic not hidden, the CPU update (core/offload.h)
     // Overheads of a real step
     double launch = 0;         // per-kernel launch and framework time not hidden behind the GPU
     double gradClip = 0;       // gradient-norm clipping: a read of every local gradient + an all-reduce

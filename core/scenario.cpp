@@ -298,8 +298,10 @@ Scenario parseScenario(const nlohmann::json& doc, const Catalog& catalog, Errors
     readStepTime(section("step_time"), sc, errors);
     readFlops(section("flops"), sc, errors);
     readOverhead(section("overhead"), sc, errors);
+    readOffload(section("offload"), sc, errors);
     top.finish();
     checkScenario(sc, errors);
+    checkOffload(sc, errors);
     return sc;
 }
 

@@ -59,6 +59,8 @@ struct ClusterConfig {
     double mfu = 0.5;
     double pricePerGpuHour = 0;
     double powerLimitWatts = 0; // board power limit; 0: the GPU's TDP (no cap)
+    double hostMemoryBytes = 0;     // host DRAM per node; 0: not given (no check)
+    double hostMemoryBandwidth = 0; // host DRAM bytes/s per node; 0: auto (kDefaultHostMemoryBandwidth)
 };
 
 struct ParallelConfig {
@@ -112,6 +114,20 @@ struct OverheadConfig {
     double allocatorFraction = 0;
 };
 
+// ZeRO-Offload (Ren et al. 2021) and ZeRO-Infinity (Rajbhandari et al. 2021): where model states
+// live during the step; activation offload (Megatron-Core --cpu-offloading) moves saved tensors to
+// the host between a layer's forward and its backward.
+enum class OffloadTarget { None, Cpu, Nvme };
+
+struct OffloadConfig {
+    OffloadTarget optimizer = OffloadTarget::None; // master copy, optimizer states (and ZeRO-2 gradients); the update on the CPU
+    OffloadTarget params = OffloadTarget::None;    // the sharded parameters (ZeRO-3 / FSDP full shard only)
+    bool activations = false;                      // offload.activations "cpu"
+    double nvmeBandwidth = 0;                      // bytes/s per GPU, read or write (required with nvme)
+    double pcieBandwidth = 0;                      // bytes/s one direction, achieved; 0: auto
+    bool any() const { return optimizer != OffloadTarget::None || params != OffloadTarget::None || activations; }
+};
+
 struct Scenario {
     std::string name;
     ModelSpec model;
@@ -127,6 +143,7 @@ struct Scenario {
     std::vector<std::string> aliasNotes;
     OverheadConfig overhead;
     StepTimeConfig stepTime;
+    OffloadConfig offload;
 };
 
 // The sharding stage that applies (FSDP strategies map to ZeRO stages) and the number of ranks the
@@ -134,10 +151,13 @@ struct Scenario {
 int effectiveZeroStage(const Scenario& scenario);
 std::int64_t shardGroupSize(const Scenario& scenario, std::int64_t dataParallel);
 
-// Default comm buffers when gpus > 1: NCCL allocates NCCL_BUFFSIZE (4 MiB) per channel per peer
-// type; 256 MiB covers the usual 32 channels x 2 protocols (NCCL environment variable docs).
-constexpr double kDefaultCommBufferBytes = 268435456.0;
 
+// Host DRAM bandwidth of a node when cluster.host_memory_bandwidth is "auto": two sockets of eight
+// DDR5-4800 channels (38.4 GB/s each, JEDEC JESD79-5), as the DGX H100's two Xeon Platinum 8480C
+// (NVIDIA DGX H100 user guide). The CPU optimizer step is bound by it (core/offload.h).
+constexpr double kDefaultHostMemoryBandwidth = 2 * 8 * 38.4e9;
+
+const char* toString(OffloadTarget t);
 const char* toString(OptimizerKind o);
 const char* toString(FlopsConvention f);
 const char* toString(Fsdp f);

@@ -330,6 +330,7 @@ void readCluster(const nlohmann::json& node, const Catalog& catalog, Scenario& s
             r.error("power_limit", shortDump(*pl), "needs a GPU with a published TDP",
                     "leave it out for " + (sc.gpu ? sc.gpu->name : std::string("this GPU")));
     }
+    readClusterHost(r, c);
     r.finish();
 }
 

@@ -3,6 +3,7 @@
 // its section strictly into the scenario and adds an error naming the field for anything invalid.
 
 #include "catalog.h"
+#include "jsonreader.h"
 #include "scenario.h"
 
 namespace napkin::core::detail {
@@ -18,6 +19,10 @@ void readParallel(const nlohmann::json& node, Scenario& sc, Errors& errors);
 void readStepTime(const nlohmann::json& node, Scenario& sc, Errors& errors); // resolves the framework
 void readFlops(const nlohmann::json& node, Scenario& sc, Errors& errors);
 void readOverhead(const nlohmann::json& node, Scenario& sc, Errors& errors);
+// core/scenario_offload.cpp: the offload section, the cluster's host keys, and the offload checks.
+void readOffload(const nlohmann::json& node, Scenario& sc, Errors& errors);
+void readClusterHost(ObjectReader& r, ClusterConfig& c);
+void checkOffload(const Scenario& sc, Errors& errors);
 // Cross-section checks, once each field is valid on its own: the layout against the GPU count,
 // heads, layers and sequence; ZeRO against FSDP; the compute dtype against the GPU.
 void checkScenario(Scenario& sc, Errors& errors);

@@ -1,5 +1,7 @@
 #include "steptime.h"
 
+#include "offload.h"
+
 #include "framework.h"
 #include "roofline.h"
 
@@ -353,6 +355,10 @@ StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p, bool atPeak
     const double updated = Pr / std::max(1.0, mem.optimizerRate.shard);
     const double statesBytes = updated > 0 ? (mem.optimizerStates + mem.masterWeights) * 2 : 0;
     r.optimizer = (statesBytes + updated * (eg + ew)) / bw;
+    // ZeRO-Offload: the CPU runs the update (core/offload.h); the GPU's share is the traffic.
+    if (sc.offload.optimizer != OffloadTarget::None)
+        r.optimizer = 0;
+    r.offload = offloadSeconds(sc, p, r.compute + r.recompute).total;
 
     if (!atPeak) {
         // Gradient-norm clipping: read this rank's gradients once, all-reduce one norm over all GPUs.
@@ -365,7 +371,8 @@ StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p, bool atPeak
     }
 
     r.overheads = r.launch + r.gradClip + r.checkpointSave;
-    r.step = r.compute + r.recompute + r.tpComm + r.cpComm + r.ppComm + r.bubble + r.dpComm + r.optimizer + r.overheads;
+    r.step = r.compute + r.recompute + r.tpComm + r.cpComm + r.ppComm + r.bubble + r.dpComm + r.optimizer + r.offload +
+             r.overheads;
     if (!(r.step > 0))
         return r;
     r.mfu = p.compute.flopsPerStep / (G * hw.peakFlops * r.step);

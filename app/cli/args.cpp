@@ -87,13 +87,13 @@ void build(Commands& cmds, Options& o)
     reportOptions(compare, o);
 
     auto* chart = app.add_subcommand("chart", "one chart of a plan as PNG, SVG or PDF");
-    chart->add_option("chart", o.positional, "ledger or roofline, then an optional scenario file")
+    chart->add_option("chart", o.positional, "ledger, roofline or timeline, then an optional scenario file")
         ->expected(1, 2)
-        ->type_name("ledger|roofline [SCENARIO.json]")
+        ->type_name("ledger|roofline|timeline [SCENARIO.json]")
         ->required();
     scenarioOptions(chart, o);
     outputOptions(chart, o, "png, svg, pdf");
-    chart->add_option("--size", o.size, "chart size in pixels (default 900x260 ledger, 900x600 roofline)")->type_name("WxH");
+    chart->add_option("--size", o.size, "chart size in pixels (default 900x260 ledger, 900x480 roofline, 900x360 timeline)")->type_name("WxH");
     chart->add_flag("--gib", o.gib, "sizes in GiB (2^30 bytes) instead of GB");
 
     auto* fit = scenarioCommand(app, "fit", "largest model and micro-batch that fit the cluster", o, "text, json");

@@ -435,14 +435,15 @@ int cmdChart(const Options& o, std::ostream& err)
 {
 #ifdef NAPKIN_HAVE_REPORTS
     Errors errors;
-    if (o.positional.empty() || (o.positional[0] != "ledger" && o.positional[0] != "roofline"))
-        errors.push_back({"chart", o.positional.empty() ? "" : o.positional[0], "unknown chart", "ledger, roofline"});
+    if (o.positional.empty() || (o.positional[0] != "ledger" && o.positional[0] != "roofline" && o.positional[0] != "timeline"))
+        errors.push_back({"chart", o.positional.empty() ? "" : o.positional[0], "unknown chart", "ledger, roofline, timeline"});
     report::ChartFormat cf = report::ChartFormat::Png;
     if (!report::parseChartFormat(QString::fromStdString(o.format), &cf))
         errors.push_back({"--format", o.format, "unknown chart format", "png, svg, pdf"});
     if (o.output.empty())
         errors.push_back({"-o", "", "a chart needs an output file", "-o FILE"});
-    QSize size(900, o.positional.size() && o.positional[0] == "ledger" ? 260 : 480);
+    const std::string kind = o.positional.empty() ? std::string() : o.positional[0];
+    QSize size(900, kind == "ledger" ? 260 : kind == "timeline" ? 360 : 480);
     if (o.size) {
         const auto x = o.size->find('x');
         const int w = x == std::string::npos ? 0 : std::atoi(o.size->substr(0, x).c_str());
@@ -459,8 +460,8 @@ int cmdChart(const Options& o, std::ostream& err)
     }
     ensureQtApp();
     report::Input in{*doc, QString(), file ? QFileInfo(QString::fromStdString(*file)).absolutePath() : QString()};
-    const QString why = report::writeChart(in, o.positional[0] == "ledger" ? report::Chart::Ledger : report::Chart::Roofline,
-                                           cf, QString::fromStdString(o.output), size);
+    const QString why = report::writeChart(in, report::chartFromName(QString::fromStdString(kind)), cf,
+                                           QString::fromStdString(o.output), size);
     if (!why.isEmpty()) {
         err << "error: " << why.toStdString() << "\n";
         return why.startsWith(QLatin1String("cannot write")) ? InternalError : InvalidInput;

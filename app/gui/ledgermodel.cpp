@@ -50,22 +50,85 @@ void LedgerModel::setPlan(const core::Plan& p, const core::Scenario& sc)
         // A model state the plan does not keep (no master copy) reads "none" and 0 bytes per parameter.
         const QString dtypeText = dtype ? dt(*dtype) : rate ? tr("none") : QStringLiteral("—");
         const QString formula = rate ? (dtype ? perParam(*rate) : QStringLiteral("0")) : bucketFormula(b.bucket, mlp, m);
-        m_rows.push_back({tr(b.title), dtypeText, formula, core::bucketBytes(b, m), QString::fromLatin1(b.quantity), false, QString()});
+        const bool activations = b.bucket == core::Bucket::Activations && m.layerTensors.count > 0;
+        const QString title = activations ? (m_expanded ? QStringLiteral("▾ ") : QStringLiteral("▸ ")) + tr(b.title) : tr(b.title);
+        m_rows.push_back({title, dtypeText, formula, core::bucketBytes(b, m), QString::fromLatin1(b.quantity), false, QString()});
         if (b.bucket == core::Bucket::Activations)
             m_rows.back().tensors = tensorsTip(m);
+        if (b.bucket == core::Bucket::Overhead && m.comm.count > 0) {
+            QStringList groups;
+            for (int i = 0; i < m.comm.count; ++i) {
+                const auto& g = m.comm.groups[std::size_t(i)];
+                groups << tr("%1 (%2 ranks, %3): %4").arg(QString::fromLatin1(g.name).toUpper()).arg(num(g.ranks))
+                              .arg(g.p2p ? tr("p2p") : tr("collective"))
+                              .arg(m_controller->formatBytes(g.bytes + g.nvlsBytes));
+            }
+            m_rows.back().tensors = tr("<b>NCCL buffers per communicator</b><br>%1<br>Click to see how the overhead is derived")
+                                        .arg(groups.join(QStringLiteral("<br>")));
+        }
+        if (activations && m_expanded)
+            appendTensorRows(m);
     }
     m_rows.push_back({tr("Total"), QString(), num(m.statesBytesPerParam) + tr(" B/param states"), m.total,
                       QStringLiteral("memory.per_gpu.total"), true, QString()});
+    if (m.host.total > 0 || m.host.nvme > 0) {
+        Row host{tr("Host (offload)"), QString(),
+                 tr("per GPU; %1 per node%2").arg(m_controller->formatBytes(m.host.perNode),
+                                                  m.host.nvme > 0 ? tr(", NVMe %1").arg(m_controller->formatBytes(m.host.nvme)) : QString()),
+                 m.host.total, QStringLiteral("memory.per_gpu.total"), false, QString()};
+        host.host = true;
+        m_rows.push_back(host);
+    }
     m_total = m.total;
     // The rows are always the same buckets: update cells in place (a reset would make the view
     // rebuild everything on every slider step).
-    if (previous.size() == m_rows.size()) {
+    if (previous.size() == m_rows.size() && (previous.isEmpty() || previous.back().host == m_rows.back().host)) {
         emit dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1));
     } else {
         std::swap(previous, m_rows);
         beginResetModel();
         std::swap(previous, m_rows);
         endResetModel();
+    }
+}
+
+bool LedgerModel::isActivationsRow(int row) const
+{
+    return row >= 0 && row < m_rows.size() && m_rows[row].quantity == QLatin1String("memory.per_gpu.activations") &&
+           !m_rows[row].tensor;
+}
+
+void LedgerModel::setActivationsExpanded(bool expanded)
+{
+    if (expanded == m_expanded)
+        return;
+    m_expanded = expanded;
+    beginResetModel();
+    m_rows.clear();
+    endResetModel();
+    setPlan(m_controller->plan(), m_controller->scenario());
+}
+
+// One row per saved tensor of a layer: its name and producing op, dtype, shape per rank, and bytes
+// per layer per micro-batch; the ones the recompute policy drops are marked recomputed.
+void LedgerModel::appendTensorRows(const core::MemoryLedger& m)
+{
+    const auto& lt = m.layerTensors;
+    for (int i = 0; i < lt.count; ++i) {
+        const auto& t = lt.tensors[std::size_t(i)];
+        QString shape;
+        for (int d = 0; d < t.dims; ++d)
+            shape += (d ? QStringLiteral(" × ") : QString()) + num(t.shape[std::size_t(d)]);
+        Row r{QStringLiteral("    ") + QString::fromLatin1(t.name), QString::fromLatin1(t.dtype),
+              QStringLiteral("%1 [%2]%3").arg(QString::fromLatin1(t.op), shape, t.kept ? QString() : tr(" · recomputed")),
+              t.bytes, QStringLiteral("memory.activations_per_layer"), false, QString()};
+        r.tensor = true;
+        r.kept = t.kept;
+        r.tensors = tr("%1 (%2): %3 per layer per micro-batch, %4").arg(QString::fromLatin1(t.name), QString::fromLatin1(t.op),
+                                                                     m_controller->formatBytes(t.bytes),
+                                                                     t.kept ? tr("kept for the backward")
+                                                                            : tr("dropped by training.recompute and recomputed"));
+        m_rows.push_back(r);
     }
 }
 
@@ -119,18 +182,26 @@ QVariant LedgerModel::data(const QModelIndex& index, int role) const
         case Bucket: return r.name;
         case DType: return r.dtype;
         case PerParam: return r.perParam;
-        case Size: return m_controller->formatBytes(r.bytes);
-        case Share: return m_total > 0 ? QStringLiteral("%1 %").arg(100.0 * r.bytes / m_total, 0, 'f', 1) : QString();
+        case Size: return r.tensor ? tr("%1/layer").arg(m_controller->formatBytes(r.bytes)) : m_controller->formatBytes(r.bytes);
+        case Share:
+            if (r.tensor || r.host)
+                return QString();
+            return m_total > 0 ? QStringLiteral("%1 %").arg(100.0 * r.bytes / m_total, 0, 'f', 1) : QString();
         }
         break;
     case Qt::TextAlignmentRole:
         return index.column() >= Size ? QVariant(Qt::AlignRight | Qt::AlignVCenter) : QVariant(Qt::AlignLeft | Qt::AlignVCenter);
     case Qt::FontRole:
-        if (r.total) {
+        if (r.total || r.tensor || r.host) {
             QFont f;
-            f.setBold(true);
+            f.setBold(r.total);
+            f.setItalic(r.host || (r.tensor && !r.kept));
             return f;
         }
+        break;
+    case Qt::ForegroundRole:
+        if (r.tensor && !r.kept)
+            return QGuiApplication::palette().brush(QPalette::Disabled, QPalette::Text);
         break;
     case Qt::ToolTipRole:
         if (!r.tensors.isEmpty())

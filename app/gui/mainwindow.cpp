@@ -20,6 +20,7 @@
 #include "rooflinepanel.h"
 #include "stagemodel.h"
 #include "steptimepanel.h"
+#include "timelinepanel.h"
 #include "summarypanel.h"
 #include "warningspanel.h"
 
@@ -95,7 +96,10 @@ MainWindow::MainWindow(PlanController* controller, QWidget* parent)
     m_ledgerTable->setWordWrap(false);
     m_ledgerTable->verticalHeader()->setDefaultSectionSize(m_ledgerTable->fontMetrics().height() + 6);
     connect(m_ledgerTable, &QTableView::clicked, this, [this](const QModelIndex& i) {
-        m_controller->showDerivation(i.data(LedgerModel::QuantityRole).toString());
+        const QString quantity = i.data(LedgerModel::QuantityRole).toString();
+        if (i.column() == LedgerModel::Bucket && m_ledgerModel->isActivationsRow(i.row()))
+            m_ledgerModel->setActivationsExpanded(!m_ledgerModel->activationsExpanded());
+        m_controller->showDerivation(quantity);
     });
 
     auto* ledger = new QWidget;
@@ -137,6 +141,8 @@ MainWindow::MainWindow(PlanController* controller, QWidget* parent)
     m_chartTabs->setDocumentMode(true);
     m_chartTabs->addTab(m_roofline, tr("Roofline: one layer, forward and backward"));
     m_chartTabs->addTab(m_stepTime, tr("Step time"));
+    m_timeline = new TimelinePanel(controller);
+    m_chartTabs->addTab(m_timeline, tr("Memory through the step"));
     bottom->addWidget(m_frames[QStringLiteral("roofline")] = framed(tr("Roofline and step time"), m_chartTabs));
     bottom->addWidget(framed(tr("Warnings"), m_warnings));
     bottom->setStretchFactor(0, 3);

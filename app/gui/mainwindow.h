@@ -27,6 +27,7 @@ class PlanController;
 class RooflinePanel;
 class StageModel;
 class StepTimePanel;
+class TimelinePanel;
 class SummaryPanel;
 class WarningsPanel;
 
@@ -48,6 +49,7 @@ public:
     StageModel* stageModel() const { return m_stageModel; }
     QTableView* stageTable() const { return m_stageTable; }
     StepTimePanel* stepTime() const { return m_stepTime; }
+    TimelinePanel* timeline() const { return m_timeline; }
     QTabWidget* chartTabs() const { return m_chartTabs; }
     LayoutSearchDialog* openLayoutSearch();
 
@@ -103,6 +105,7 @@ private:
     StageModel* m_stageModel = nullptr;
     QTableView* m_stageTable = nullptr;
     StepTimePanel* m_stepTime = nullptr;
+    TimelinePanel* m_timeline = nullptr;
     QTabWidget* m_chartTabs = nullptr;
     QMenu* m_recentMenu = nullptr;
     LectureController* m_lecture = nullptr;

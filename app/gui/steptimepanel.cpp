@@ -52,6 +52,9 @@ const Part Parts[StepTimePanel::PartCount] = {
     {QT_TRANSLATE_NOOP("napkin::app::StepTimePanel", "optimizer"),
      QT_TRANSLATE_NOOP("napkin::app::StepTimePanel", "Optimizer update: the states read and written once at achievable HBM bandwidth."),
      &core::StepTimeBreakdown::optimizer},
+    {QT_TRANSLATE_NOOP("napkin::app::StepTimePanel", "offload"),
+     QT_TRANSLATE_NOOP("napkin::app::StepTimePanel", "Offload: host-link and NVMe traffic not hidden, and the optimizer update on the CPU."),
+     &core::StepTimeBreakdown::offload},
     {QT_TRANSLATE_NOOP("napkin::app::StepTimePanel", "overheads"),
      QT_TRANSLATE_NOOP("napkin::app::StepTimePanel", "Kernel launches, gradient clipping and checkpoint saves; data loading is assumed hidden."),
      &core::StepTimeBreakdown::overheads},
@@ -60,10 +63,10 @@ const Part Parts[StepTimePanel::PartCount] = {
 // Okabe & Ito 2008 (as the ledger chart), grey for the idle bubble; lighter shades in dark mode.
 QColor partColor(int i, bool dark)
 {
-    static const QRgb light[StepTimePanel::PartCount] = {0x0072B2, 0x56B4E9, 0xE69F00, 0xF0E442,
-                                                         0xCC79A7, 0x8C8C8C, 0x009E73, 0xD55E00, 0x000000};
-    static const QRgb darkShades[StepTimePanel::PartCount] = {0x4A9FE0, 0x86CCF2, 0xF0B030, 0xF0E442,
-                                                              0xDE97C0, 0xA6A6A6, 0x2DBE8F, 0xFF8A3D, 0xE0E0E0};
+    static const QRgb light[StepTimePanel::PartCount] = {0x0072B2, 0x56B4E9, 0xE69F00, 0xF0E442, 0xCC79A7,
+                                                         0x8C8C8C, 0x009E73, 0xD55E00, 0x7B3294, 0x000000};
+    static const QRgb darkShades[StepTimePanel::PartCount] = {0x4A9FE0, 0x86CCF2, 0xF0B030, 0xF0E442, 0xDE97C0,
+                                                              0xA6A6A6, 0x2DBE8F, 0xFF8A3D, 0xB68ACB, 0xE0E0E0};
     return QColor(dark ? darkShades[i] : light[i]);
 }
 

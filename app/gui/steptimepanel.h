@@ -22,7 +22,7 @@ class PlanController;
 class StepTimePanel : public QWidget {
     Q_OBJECT
 public:
-    static constexpr int PartCount = 9;
+    static constexpr int PartCount = 10;
 
     explicit StepTimePanel(PlanController* controller, QWidget* parent = nullptr);
     ~StepTimePanel() override;
@@ -31,7 +31,7 @@ public:
     QCustomPlot* plot() const { return m_plot; }
 
     // For tests: the plotted seconds in the order compute, recompute, TP, CP, PP, bubble, DP,
-    // optimizer; the headline and the links line.
+    // optimizer, offload, overheads; the headline and the links line.
     QVector<double> partValues() const { return m_values; }
     QString headline() const;
     QString linksText() const;

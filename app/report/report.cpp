@@ -20,6 +20,25 @@ namespace napkin::report {
 
 using namespace detail;
 
+Chart chartFromName(const QString& name)
+{
+    if (name == QLatin1String("roofline"))
+        return Chart::Roofline;
+    if (name == QLatin1String("timeline"))
+        return Chart::Timeline;
+    return Chart::Ledger;
+}
+
+QString chartTitle(Chart chart)
+{
+    switch (chart) {
+    case Chart::Ledger: return QStringLiteral("Memory per GPU");
+    case Chart::Roofline: return QStringLiteral("Roofline");
+    case Chart::Timeline: return QStringLiteral("Memory through one step");
+    }
+    return {};
+}
+
 namespace {
 
 const char* kCss = R"(
@@ -30,7 +49,15 @@ table.t td, table.t th { border: 1px solid #c8ccd2; padding: 3px 6px; vertical-a
 p.ok { color: #1b5e20; } p.bad { color: #b71c1c; } svg { max-width: 100%; height: auto; }
 )";
 
-QSize chartSize(Chart c) { return c == Chart::Ledger ? QSize(900, 260) : QSize(900, 480); }
+QSize chartSize(Chart c)
+{
+    switch (c) {
+    case Chart::Ledger: return {900, 260};
+    case Chart::Timeline: return {900, 360};
+    case Chart::Roofline: break;
+    }
+    return {900, 480};
+}
 
 // Lays the sections out on pages: text through QTextDocument, charts as vector pictures, a block
 // never split across a page unless it is taller than a page.
@@ -95,7 +122,7 @@ QByteArray renderPdf(const std::vector<Section>& sections, const std::vector<con
     for (const auto& s : sections) {
         drawHtml((s.title.isEmpty() ? QString() : QStringLiteral("<h2>") + esc(s.title) + QStringLiteral("</h2>")) + s.html);
         if (!s.chart.isEmpty()) {
-            const Chart kind = s.chart == QLatin1String("ledger") ? Chart::Ledger : Chart::Roofline;
+            const Chart kind = chartFromName(s.chart);
             const auto* controller = controllers[std::min(chartIndex, controllers.size() - 1)];
             if (controllers.size() > 1)
                 ++chartIndex; // comparisons: one ledger chart per scenario, in order
@@ -118,8 +145,7 @@ QByteArray renderPdf(const std::vector<Section>& sections, const std::vector<con
 QString inlineSvg(app::PlanController& c, Chart chart)
 {
     const QSize size = chartSize(chart);
-    QString svg = QString::fromUtf8(pictureToSvg(chartPicture(c, chart, size), size,
-                                                 chart == Chart::Ledger ? QStringLiteral("Memory per GPU") : QStringLiteral("Roofline")));
+    QString svg = QString::fromUtf8(pictureToSvg(chartPicture(c, chart, size), size, chartTitle(chart)));
     const auto start = svg.indexOf(QStringLiteral("<svg"));
     return start >= 0 ? svg.mid(start) : svg;
 }
@@ -138,8 +164,7 @@ QByteArray renderHtml(const std::vector<Section>& sections, const std::vector<co
             if (controllers.size() > 1)
                 ++chartIndex;
             body += QStringLiteral("<div class=\"chart\">") +
-                    inlineSvg(const_cast<app::PlanController&>(*controller),
-                              s.chart == QLatin1String("ledger") ? Chart::Ledger : Chart::Roofline) +
+                    inlineSvg(const_cast<app::PlanController&>(*controller), chartFromName(s.chart)) +
                     QStringLiteral("</div>\n");
         }
     }
@@ -299,7 +324,7 @@ QString writeChart(const Input& input, Chart chart, ChartFormat format, const QS
     if (!size.isValid() || size.width() < 200 || size.height() < 120 || size.width() > 8000 || size.height() > 8000)
         return QStringLiteral("chart size %1x%2 out of range (200x120 to 8000x8000)").arg(size.width()).arg(size.height());
     const QPicture pic = chartPicture(*e.controller, chart, size);
-    const QString title = chart == Chart::Ledger ? QStringLiteral("Memory per GPU") : QStringLiteral("Roofline");
+    const QString title = chartTitle(chart);
     switch (format) {
     case ChartFormat::Png: return saveBytes(outPath, pictureToPng(pic, size));
     case ChartFormat::Svg: return saveBytes(outPath, pictureToSvg(pic, size, title));

@@ -13,7 +13,10 @@
 namespace napkin::report {
 
 enum class Format { Pdf, Html, Markdown, Csv, Json };
-enum class Chart { Ledger, Roofline };
+enum class Chart { Ledger, Roofline, Timeline };
+// "ledger", "roofline", "timeline" (memory.timeline); Ledger for anything else.
+Chart chartFromName(const QString& name);
+QString chartTitle(Chart chart);
 enum class ChartFormat { Png, Svg, Pdf };
 enum class PageSize { A4, Letter };
 

@@ -5,6 +5,7 @@
 #include "ledgerchartpanel.h"
 #include "plancontroller.h"
 #include "rooflinepanel.h"
+#include "timelinepanel.h"
 
 #include <QBuffer>
 #include <QFileInfo>
@@ -41,6 +42,10 @@ QPicture chartPicture(app::PlanController& controller, Chart chart, QSize size)
     QCustomPlot* plot = nullptr;
     if (chart == Chart::Ledger) {
         auto* p = new app::LedgerChartPanel(&controller);
+        plot = p->plot();
+        panel.reset(p);
+    } else if (chart == Chart::Timeline) {
+        auto* p = new app::TimelinePanel(&controller);
         plot = p->plot();
         panel.reset(p);
     } else {

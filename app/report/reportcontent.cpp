@@ -147,6 +147,16 @@ std::vector<Section> reportSections(const app::PlanController& c, const Options&
         : QStringLiteral("<p class=\"bad\"><b>Does not fit:</b> %1 per GPU of %2, short by %3.</p>").arg(bytesText(m.total, o.gib), bytesText(m.capacity, o.gib), bytesText(-m.headroom, o.gib));
     out.push_back({QStringLiteral("Memory per GPU"), verdict + table({QStringLiteral("Bucket"), QStringLiteral("Per GPU"), QStringLiteral("Share")}, ledgerRows(p, o.gib), {1, 2}),
                    QStringLiteral("ledger")});
+    if (m.timelineCount > 0) {
+        QString peakEvent = QString::fromLatin1(m.peakPhase).replace(QLatin1Char('_'), QLatin1Char(' '));
+        out.push_back({QStringLiteral("Memory through one step"),
+                       QStringLiteral("<p>Allocated on the most loaded GPU through one optimizer step (memory.timeline): model "
+                                      "states, the activations of the micro-batches in flight, temporaries (logits and loss, "
+                                      "gathered parameters, buckets, optimizer temporaries) and the runtime's own. The peak falls "
+                                      "at %1; the ledger's total adds the caching allocator's reserve.</p>")
+                           .arg(esc(peakEvent)),
+                       QStringLiteral("timeline")});
+    }
     const QList<QStringList> compute{
         {QStringLiteral("FLOPs per token (%1)").arg(QLatin1String(p.compute.convention)), human(p.compute.flopsPerToken, core::Quantity::Flops)},
         {QStringLiteral("Training FLOPs (model)"), human(p.compute.trainingFlops, core::Quantity::Flops)},

@@ -388,7 +388,7 @@ private slots:
         const HtmlFacts f = readHtml(html);
         QVERIFY2(f.error.isEmpty(), qPrintable(f.error));
         QVERIFY2(f.tables >= 5, qPrintable(QString::number(f.tables)));
-        QCOMPARE(f.svgs, 2); // ledger and roofline, inline
+        QCOMPARE(f.svgs, 3); // ledger, memory through the step and roofline, inline
         QCOMPARE(f.ledgerTotal, qs(core::formatBytes(plan.memory.total)));
         for (const char* title : {"Memory per GPU", "Compute, time and cost", "Roofline of one layer", "Derivations",
                                   "What would change the answer"})

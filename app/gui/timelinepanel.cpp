@@ -1,0 +1,147 @@
+#include "timelinepanel.h"
+
+#include "chartstyle.h"
+#include "plancontroller.h"
+
+#include <QEvent>
+#include <QLabel>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+namespace napkin::app {
+
+namespace {
+
+// Bottom to top; Okabe & Ito 2008 colours as the ledger chart's buckets.
+struct Layer {
+    const char* name;
+    QRgb light, dark;
+};
+const Layer Layers[TimelinePanel::LayerCount] = {
+    {QT_TRANSLATE_NOOP("napkin::app::TimelinePanel", "runtime (context, workspaces, comm buffers)"), 0x8C8C8C, 0xA6A6A6},
+    {QT_TRANSLATE_NOOP("napkin::app::TimelinePanel", "model states"), 0x0072B2, 0x4A9FE0},
+    {QT_TRANSLATE_NOOP("napkin::app::TimelinePanel", "activations"), 0xE69F00, 0xF0B030},
+    {QT_TRANSLATE_NOOP("napkin::app::TimelinePanel", "temporaries"), 0xCC79A7, 0xDE97C0},
+};
+
+QString eventLabel(const char* event)
+{
+    QString s = QString::fromLatin1(event);
+    s.replace(QLatin1Char('_'), QLatin1Char(' '));
+    return s;
+}
+
+} // namespace
+
+TimelinePanel::TimelinePanel(PlanController* controller, QWidget* parent)
+    : QWidget(parent), m_controller(controller), m_headline(new QLabel), m_plot(new QCustomPlot)
+{
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    m_headline->setWordWrap(true);
+    m_headline->setTextFormat(Qt::RichText);
+    connect(m_headline, &QLabel::linkActivated, this, [this](const QString& q) { m_controller->showDerivation(q); });
+    layout->addWidget(m_headline);
+    layout->addWidget(m_plot, 1);
+    m_plot->setMinimumSize(240, 110);
+    for (int i = 0; i < LayerCount; ++i) {
+        auto* g = m_plot->addGraph();
+        g->setName(tr(Layers[i].name));
+        if (i > 0)
+            g->setChannelFillGraph(m_plot->graph(i - 1));
+    }
+    auto* capacity = m_plot->addGraph();
+    capacity->setName(tr("GPU memory"));
+    auto* reserved = m_plot->addGraph();
+    reserved->setName(tr("peak reserved (memory.per_gpu.total)"));
+    m_peakLabel = new QCPItemText(m_plot);
+    m_peakLabel->position->setAxes(m_plot->xAxis, m_plot->yAxis);
+    m_peakLabel->setPositionAlignment(Qt::AlignBottom | Qt::AlignHCenter);
+    m_plot->xAxis->setLabel(tr("fraction of one optimizer step (most loaded GPU; predicted step's phases)"));
+    m_plot->xAxis->setRange(0, 1);
+    m_plot->legend->setVisible(true);
+    m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignRight);
+    connect(controller, &PlanController::planChanged, this, &TimelinePanel::updateGraphs);
+    connect(controller, &PlanController::unitsChanged, this, &TimelinePanel::updateGraphs);
+    updateColors();
+    updateGraphs();
+}
+
+int TimelinePanel::pointCount() const { return m_plot->graph(LayerCount - 1)->dataCount(); }
+QString TimelinePanel::headline() const { return m_headline->text(); }
+
+void TimelinePanel::updateGraphs()
+{
+    const auto& m = m_controller->plan().memory;
+    const bool gib = m_controller->units() == PlanController::Units::GiB;
+    const double unit = gib ? 1073741824.0 : 1e9;
+    const QString unitName = gib ? QStringLiteral("GiB") : QStringLiteral("GB");
+    QVector<double> x;
+    std::array<QVector<double>, LayerCount> y;
+    m_peak = 0;
+    double peakAt = 0;
+    const char* peakEvent = "";
+    for (int i = 0; i < m.timelineCount; ++i) {
+        const auto& t = m.timeline[std::size_t(i)];
+        x << t.at;
+        const double layers[LayerCount] = {t.runtime, t.states, t.activations, t.temporaries};
+        double sum = 0;
+        for (int l = 0; l < LayerCount; ++l) {
+            sum += std::isfinite(layers[l]) ? layers[l] : 0.0;
+            y[std::size_t(l)] << sum / unit;
+        }
+        if (t.total > m_peak) {
+            m_peak = t.total;
+            peakAt = t.at;
+            peakEvent = t.event;
+        }
+    }
+    for (int l = 0; l < LayerCount; ++l)
+        m_plot->graph(l)->setData(x, y[std::size_t(l)], true);
+    m_plot->graph(LayerCount)->setData({0.0, 1.0}, {m.capacity / unit, m.capacity / unit}, true);
+    m_plot->graph(LayerCount + 1)->setData({0.0, 1.0}, {m.total / unit, m.total / unit}, true);
+    m_peakLabel->position->setCoords(std::clamp(peakAt, 0.08, 0.92), m_peak / unit);
+    m_peakLabel->setText(tr("peak at %1").arg(eventLabel(peakEvent)));
+    m_plot->yAxis->setLabel(unitName);
+    m_plot->yAxis->setRange(0, std::max({m.capacity, m.total, m_peak}) / unit * 1.35);
+    m_plot->xAxis->setRange(0, 1);
+    const QString link = chartstyle::isDark(palette()) ? QStringLiteral("#86ccf2") : QStringLiteral("#005a9c");
+    m_headline->setText(tr("Allocated through one step: peak %1 %2 at <a href=\"memory.per_gpu.total\" style=\"color:%3\">%4</a>; "
+                           "reserved %5 %2 (allocator reserve %6 %2) of %7 %2")
+                            .arg(m_peak / unit, 0, 'f', 1)
+                            .arg(unitName, link, eventLabel(m.peakPhase))
+                            .arg(m.total / unit, 0, 'f', 1)
+                            .arg(m.overheadAllocator / unit, 0, 'f', 1)
+                            .arg(m.capacity / unit, 0, 'f', 0));
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void TimelinePanel::changeEvent(QEvent* event)
+{
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange || event->type() == QEvent::StyleChange) {
+        updateColors();
+        updateGraphs();
+    }
+}
+
+void TimelinePanel::updateColors()
+{
+    const QPalette pal = palette();
+    chartstyle::applyPalette(m_plot, pal);
+    const bool dark = chartstyle::isDark(pal);
+    for (int i = 0; i < LayerCount; ++i) {
+        const QColor c(dark ? Layers[i].dark : Layers[i].light);
+        m_plot->graph(i)->setPen(QPen(c.darker(dark ? 100 : 130), 1.2));
+        m_plot->graph(i)->setBrush(chartstyle::withAlpha(c, 0.75));
+    }
+    m_plot->graph(0)->setBrush(chartstyle::withAlpha(QColor(dark ? Layers[0].dark : Layers[0].light), 0.75));
+    m_plot->graph(LayerCount)->setPen(QPen(chartstyle::bad(pal), 1.5, Qt::DashLine));
+    m_plot->graph(LayerCount + 1)->setPen(QPen(pal.color(QPalette::Text), 1, Qt::DotLine));
+    m_peakLabel->setColor(pal.color(QPalette::Text));
+}
+
+} // namespace napkin::app

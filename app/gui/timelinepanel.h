@@ -1,0 +1,43 @@
+#pragma once
+// memory.timeline as a chart: the most loaded GPU's allocated bytes through one optimizer step,
+// stacked as model states, saved activations, temporaries and the runtime's own, against the GPU's
+// capacity and the reported peak (allocated + the caching allocator's reserve).
+
+#include <QWidget>
+
+class QCustomPlot;
+class QCPItemText;
+class QLabel;
+
+namespace napkin::app {
+
+class PlanController;
+
+class TimelinePanel : public QWidget {
+    Q_OBJECT
+public:
+    static constexpr int LayerCount = 4; // runtime, states, activations, temporaries (bottom up)
+
+    explicit TimelinePanel(PlanController* controller, QWidget* parent = nullptr);
+
+    void updateGraphs();
+    QCustomPlot* plot() const { return m_plot; }
+    // For tests: the plotted points (fraction of the step, allocated bytes) and the headline.
+    int pointCount() const;
+    double peakAllocated() const { return m_peak; }
+    QString headline() const;
+
+protected:
+    void changeEvent(QEvent* event) override;
+
+private:
+    void updateColors();
+
+    PlanController* m_controller = nullptr;
+    QLabel* m_headline = nullptr;
+    QCustomPlot* m_plot = nullptr;
+    QCPItemText* m_peakLabel = nullptr;
+    double m_peak = 0;
+};
+
+} // namespace napkin::app
