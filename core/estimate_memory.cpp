@@ -426,6 +426,7 @@ void deriveActivations(const Scenario& sc, const LedgerInputs& in, const StageTe
     const double V = double(shape.vocab), sr = in.s / double(in.cp), stageLayers = chosen.layers;
     const LayerTensors& lt = *in.layer;
     const bool atBackward = std::string_view(m.peakPhase) == "backward_start";
+    const bool off = chosen.offloaded > 0; // offload.activations moved some of the saved tensors
     if (std::string_view(m.peakPhase) == "optimizer_step") {
         derive(p, "memory.activations_per_layer", "{s} · {b} · ({per_token} + {per_score} · {a} · {s}) + {stats}", lt.kept,
                "bytes", "the kept tensors of memory.activation_tensors", {{"s", sr}, {"b", b}, {"per_token", lt.keptPerToken},
@@ -450,8 +451,10 @@ void deriveActivations(const Scenario& sc, const LedgerInputs& in, const StageTe
             {"a", double(shape.heads)}, {"stats", lt.keptStats}});
     if (tr.recompute == Recompute::Full) {
         derive(p, activations.quantity,
-               atBackward ? "ceil({L_stage} / {k}) · {boundary} · {in_flight} + {k} · {layer} + {outside} - {offloaded}"
-                          : "ceil({L_stage} / {k}) · {boundary} · {in_flight} + {outside} - {offloaded}",
+               atBackward ? (off ? "ceil({L_stage} / {k}) · {boundary} · {in_flight} + {k} · {layer} + {outside} - {offloaded}"
+                                 : "ceil({L_stage} / {k}) · {boundary} · {in_flight} + {k} · {layer} + {outside}")
+                          : (off ? "ceil({L_stage} / {k}) · {boundary} · {in_flight} + {outside} - {offloaded}"
+                                 : "ceil({L_stage} / {k}) · {boundary} · {in_flight} + {outside}"),
                m.activations, "bytes",
                "CS336 lecture 2 / Chen et al. 2016: checkpoint every k layers, O(L/k + k); boundary = the layer input "
                "(Korthikanti Table 2, full recompute); the k recomputed layers are back at backward_start",
@@ -463,14 +466,19 @@ void deriveActivations(const Scenario& sc, const LedgerInputs& in, const StageTe
                "minimum of ceil(L/k) · boundary + k · layer (Chen et al. 2016 chain model)",
                {{"L", stageLayers}, {"boundary", chosen.boundary}, {"layer", chosen.work}});
     } else if (atBackward) {
-        derive(p, activations.quantity, "{L_stage} · {in_flight} · {per_layer} + {outside} + {recomputed} - {offloaded}", m.activations,
+        derive(p, activations.quantity,
+               off ? "{L_stage} · {in_flight} · {per_layer} + {outside} + {recomputed} - {offloaded}"
+                   : "{L_stage} · {in_flight} · {per_layer} + {outside} + {recomputed}",
+               m.activations,
                "bytes",
                "the kept tensors of every layer and micro-batch in flight, plus one layer's tensors the policy dropped, "
                "recomputed for its backward (the peak is at backward_start)",
                {{"L_stage", stageLayers}, {"in_flight", inflightChosen}, {"per_layer", lt.kept},
                 {"outside", chosen.outside}, {"recomputed", chosen.working}, {"offloaded", chosen.offloaded}});
     } else {
-        derive(p, activations.quantity, "{L_stage} · {in_flight} · {per_layer} + {outside} - {offloaded}", m.activations, "bytes",
+        derive(p, activations.quantity,
+               off ? "{L_stage} · {in_flight} · {per_layer} + {outside} - {offloaded}" : "{L_stage} · {in_flight} · {per_layer} + {outside}",
+               m.activations, "bytes",
                chosen.offloaded > 0 ? "Korthikanti et al. 2022 Table 2 per layer; offload.activations: all but two layers' "
                                       "saved tensors on the host (Megatron-Core --cpu-offloading, double-buffered)"
                                     : kSrcKorthikanti,
@@ -479,20 +487,23 @@ void deriveActivations(const Scenario& sc, const LedgerInputs& in, const StageTe
     }
     const double bucket = in.comm.reduceBucket;
     if (m.mostLoadedStage != in.pp - 1)
-        derive(p, temporaries.quantity, "{gathered} + {bucket}", m.temporaries, "bytes",
+        derive(p, temporaries.quantity, bucket > 0 ? "{gathered} + {bucket}" : "{gathered}", m.temporaries, "bytes",
                "the logits live on the last pipeline stage; the ledger describes a more loaded stage "
                "(memory.most_loaded_stage); gathered: the parameters ZeRO-3 / FSDP holds all-gathered; bucket: "
                "DeepSpeed's gradient reduction bucket",
                {{"gathered", m.gatheredWeights}, {"bucket", bucket}});
     else if (atBackward)
-        derive(p, temporaries.quantity, "{gathered} + {bucket}", m.temporaries, "bytes",
+        derive(p, temporaries.quantity, bucket > 0 ? "{gathered} + {bucket}" : "{gathered}", m.temporaries, "bytes",
                "the logits and the loss path are freed before the layers' backward: the peak is at backward_start, "
                "where the recomputed layer outweighs them (memory.peak_phase); gathered: the parameters ZeRO-3 / FSDP "
                "holds all-gathered (two layers, torchtitan's root module); bucket: DeepSpeed's gradient reduction "
                "bucket (reduce_bucket_size elements)",
                {{"gathered", m.gatheredWeights}, {"bucket", bucket}});
     else
-        derive(p, temporaries.quantity, "{s} · {b} · {V} · {bytes_per_logit} / {tp} + {gathered} + {bucket}", m.temporaries,
+        derive(p, temporaries.quantity,
+               bucket > 0 ? "{s} · {b} · {V} · {bytes_per_logit} / {tp} + {gathered} + {bucket}"
+                          : "{s} · {b} · {V} · {bytes_per_logit} / {tp} + {gathered}",
+               m.temporaries,
                "bytes", in.lossSource,
                {{"s", sr}, {"b", b}, {"V", V}, {"bytes_per_logit", in.lossBytesPerLogit}, {"tp", double(in.tp)},
                 {"gathered", m.gatheredWeights}, {"bucket", bucket}});
@@ -582,6 +593,15 @@ void estimateMemory(const Scenario& sc, Plan& p)
 {
     const LedgerInputs in = ledgerInputs(sc, p);
     setStateRates(in, p.memory, sc.precision.master.has_value());
+    // What offload moves off the GPU (core/offload.cpp offloadStates) is stored there at 0 bytes.
+    if (sc.offload.optimizer != OffloadTarget::None) {
+        p.memory.masterRate.offloaded = p.memory.optimizerRate.offloaded = true;
+        p.memory.gradientsRate.offloaded = in.shardG > 1;
+    }
+    if (sc.offload.params != OffloadTarget::None) {
+        p.memory.weightsRate.offloaded = true;
+        p.memory.masterRate.offloaded = p.memory.masterRate.offloaded || in.weightsAreMaster;
+    }
     const StageTensors chosen = chooseStage(sc, in, p.memory);
     deriveModelStates(sc, in, chosen, p);
     deriveActivations(sc, in, chosen, p);

@@ -433,6 +433,7 @@ const char* phaseText(std::string_view phase)
 {
     return phase == "loss" ? "at the loss (logits and the fp32 loss path held)"
          : phase == "backward_start" ? "at the start of the backward (the first recomputed layers back, the logits freed)"
+         : phase == "optimizer_step" ? "in the optimizer step (activations freed, the update's temporaries)"
                                      : "at the end of the forward of the micro-batches in flight";
 }
 
@@ -501,7 +502,13 @@ std::string planToText(const Plan& p)
         row(b.label, bucketBytes(b, m));
     o << "  total              " << formatBytes(m.total) << " of " << formatBytes(m.capacity) << ": "
       << (m.fits ? "fits, headroom " + formatBytes(m.headroom) : "DOES NOT FIT, short by " + formatBytes(-m.headroom))
-      << "\n\n";
+      << "\n";
+    if (m.host.total > 0 || m.host.nvme > 0)
+        o << "  host (offload)     " << formatBytes(m.host.total) << " per GPU, " << formatBytes(m.host.perNode) << " per node"
+          << (m.host.capacityPerNode > 0 ? " of " + formatBytes(m.host.capacityPerNode) : std::string())
+          << (m.host.nvme > 0 ? "; NVMe " + formatBytes(m.host.nvme) + " per GPU" : std::string()) << "; "
+          << formatBytes(m.host.pcieBytesPerStep) << " over the host link per step\n";
+    o << "\n";
     tensorsText(o, m, false);
     o << "Compute and time (" << p.compute.convention << ")\n";
     o << "  FLOPs per token    " << humanNumber(p.compute.flopsPerToken, Quantity::Flops) << "\n";
@@ -555,6 +562,10 @@ std::string planToMarkdown(const Plan& p)
     row("capacity", m.capacity);
     o << "\n" << (m.fits ? "Fits, headroom " + formatBytes(m.headroom) : "**Does not fit**: short by " + formatBytes(-m.headroom))
       << ".\n\n";
+    if (m.host.total > 0 || m.host.nvme > 0)
+        o << "Offload: " << formatBytes(m.host.total) << " per GPU on the host (" << formatBytes(m.host.perNode) << " per node)"
+          << (m.host.nvme > 0 ? ", " + formatBytes(m.host.nvme) + " per GPU on NVMe" : std::string()) << "; "
+          << formatBytes(m.host.pcieBytesPerStep) << " over the host link per step.\n\n";
     tensorsText(o, m, true);
     o << "## Compute and time\n\n| quantity | value |\n|---|---:|\n";
     o << "| FLOPs per token (" << p.compute.convention << ") | " << humanNumber(p.compute.flopsPerToken, Quantity::Flops) << " |\n";

@@ -48,6 +48,7 @@ struct StateRate {
     double bytesPerValue = 0;
     double shard = 1;
     double bytesPerParam = 0; // valuesPerParam · bytesPerValue / shard
+    bool offloaded = false;   // offload.* keeps this state on the host or NVMe: none of it on the GPU
 };
 
 // One communicator the reported rank belongs to, and the NCCL buffers it holds on the GPU

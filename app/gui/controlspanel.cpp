@@ -229,6 +229,19 @@ ControlsPanel::ControlsPanel(PlanController* controller, QWidget* parent)
              tr("Optimizer states per parameter: the optimizer lattice of CS336 lecture 2"));
 
     // ---- Cluster
+    // ZeRO-Offload / ZeRO-Infinity and activation offload (core/offload.h): the host row under the
+    // ledger's total shows what leaves the GPU.
+    auto* offload = group(root, tr("Offload"));
+    const QStringList targets{QStringLiteral("none"), QStringLiteral("cpu"), QStringLiteral("nvme")};
+    const QStringList targetNames{tr("none"), tr("CPU memory"), tr("NVMe (needs offload.nvme_bandwidth)")};
+    addCombo(offload, QStringLiteral("offload.optimizer"), tr("Optimizer states"), targets, targetNames,
+             tr("ZeRO-Offload (Ren et al. 2021): master copy and optimizer states on the host, the update on the CPU"));
+    addCombo(offload, QStringLiteral("offload.params"), tr("Parameters"), targets, targetNames,
+             tr("ZeRO-Infinity / FSDP CPUOffload: parameter shards on the host (needs ZeRO-3 or FSDP full shard)"));
+    addCombo(offload, QStringLiteral("offload.activations"), tr("Activations"), {QStringLiteral("none"), QStringLiteral("cpu")},
+             {tr("none"), tr("CPU memory")},
+             tr("Megatron-Core CPU offloading: saved tensors to the host between a layer's forward and backward"));
+
     auto* cluster = group(root, tr("Cluster"));
     QStringList gpuIds, gpuNames;
     for (const auto& g : cat.gpus) {

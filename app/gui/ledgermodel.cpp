@@ -39,6 +39,8 @@ void LedgerModel::setPlan(const core::Plan& p, const core::Scenario& sc)
     const auto& pr = sc.precision;
     // Bytes per parameter of each state bucket as core stored it (values × bytes / ZeRO-FSDP shard).
     auto perParam = [](const core::StateRate& r) {
+        if (r.offloaded)
+            return tr("offloaded: on the host");
         return r.shard > 1 ? tr("%1 × %2 / %3").arg(num(r.valuesPerParam)).arg(num(r.bytesPerValue)).arg(num(r.shard)) +
                                  QStringLiteral(" = ") + num(r.bytesPerParam)
                            : num(r.bytesPerParam);

@@ -21,7 +21,7 @@ struct Layer {
     QRgb light, dark;
 };
 const Layer Layers[TimelinePanel::LayerCount] = {
-    {QT_TRANSLATE_NOOP("napkin::app::TimelinePanel", "runtime (context, workspaces, comm buffers)"), 0x8C8C8C, 0xA6A6A6},
+    {QT_TRANSLATE_NOOP("napkin::app::TimelinePanel", "runtime"), 0x8C8C8C, 0xA6A6A6},
     {QT_TRANSLATE_NOOP("napkin::app::TimelinePanel", "model states"), 0x0072B2, 0x4A9FE0},
     {QT_TRANSLATE_NOOP("napkin::app::TimelinePanel", "activations"), 0xE69F00, 0xF0B030},
     {QT_TRANSLATE_NOOP("napkin::app::TimelinePanel", "temporaries"), 0xCC79A7, 0xDE97C0},
@@ -56,14 +56,24 @@ TimelinePanel::TimelinePanel(PlanController* controller, QWidget* parent)
     auto* capacity = m_plot->addGraph();
     capacity->setName(tr("GPU memory"));
     auto* reserved = m_plot->addGraph();
-    reserved->setName(tr("peak reserved (memory.per_gpu.total)"));
+    reserved->setName(tr("peak reserved"));
     m_peakLabel = new QCPItemText(m_plot);
     m_peakLabel->position->setAxes(m_plot->xAxis, m_plot->yAxis);
     m_peakLabel->setPositionAlignment(Qt::AlignBottom | Qt::AlignHCenter);
-    m_plot->xAxis->setLabel(tr("fraction of one optimizer step (most loaded GPU; predicted step's phases)"));
+    m_plot->xAxis->setLabel(tr("fraction of one optimizer step (most loaded GPU)"));
+    m_plot->setToolTip(tr("memory.timeline: runtime = CUDA context, workspaces and comm buffers; model states = weights, "
+                          "gradients, master copy and optimizer states; temporaries = logits and loss, gathered parameters, "
+                          "buckets, optimizer temporaries. Peak reserved = memory.per_gpu.total (allocated + the allocator's reserve)."));
     m_plot->xAxis->setRange(0, 1);
+    // The legend in a row under the axes, clear of the curves.
     m_plot->legend->setVisible(true);
-    m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignRight);
+    auto* legendRow = new QCPLayoutGrid;
+    m_plot->plotLayout()->addElement(1, 0, legendRow);
+    legendRow->setMargins(QMargins(6, 0, 6, 4));
+    legendRow->addElement(0, 0, m_plot->legend);
+    m_plot->plotLayout()->setRowStretchFactor(1, 0.001);
+    m_plot->legend->setWrap(LayerCount + 2);
+    m_plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true); // re-flow the entries added above
     connect(controller, &PlanController::planChanged, this, &TimelinePanel::updateGraphs);
     connect(controller, &PlanController::unitsChanged, this, &TimelinePanel::updateGraphs);
     updateColors();
@@ -103,10 +113,18 @@ void TimelinePanel::updateGraphs()
         m_plot->graph(l)->setData(x, y[std::size_t(l)], true);
     m_plot->graph(LayerCount)->setData({0.0, 1.0}, {m.capacity / unit, m.capacity / unit}, true);
     m_plot->graph(LayerCount + 1)->setData({0.0, 1.0}, {m.total / unit, m.total / unit}, true);
-    m_peakLabel->position->setCoords(std::clamp(peakAt, 0.08, 0.92), m_peak / unit);
+    m_peakLabel->position->setCoords(peakAt, m_peak / unit);
+    m_peakLabel->setPositionAlignment(Qt::AlignBottom |
+                                      (peakAt < 0.2 ? Qt::AlignLeft : peakAt > 0.8 ? Qt::AlignRight : Qt::AlignHCenter));
     m_peakLabel->setText(tr("peak at %1").arg(eventLabel(peakEvent)));
     m_plot->yAxis->setLabel(unitName);
-    m_plot->yAxis->setRange(0, std::max({m.capacity, m.total, m_peak}) / unit * 1.35);
+    // The GPU's capacity on the chart when it is within reach; far above the curve it would flatten
+    // it, and the legend gives the figure instead.
+    const double top = std::max(m.total, m_peak);
+    const bool capacityShown = m.capacity <= 2.5 * top;
+    m_plot->yAxis->setRange(0, (capacityShown ? std::max(m.capacity, top) * 1.08 : top * 1.3) / unit);
+    m_plot->graph(LayerCount)->setName(capacityShown ? tr("GPU memory")
+                                                     : tr("GPU memory %1 %2 (above)").arg(m.capacity / unit, 0, 'f', 0).arg(unitName));
     m_plot->xAxis->setRange(0, 1);
     const QString link = chartstyle::isDark(palette()) ? QStringLiteral("#86ccf2") : QStringLiteral("#005a9c");
     m_headline->setText(tr("Allocated through one step: peak %1 %2 at <a href=\"memory.per_gpu.total\" style=\"color:%3\">%4</a>; "

@@ -8,6 +8,7 @@
 #include "rooflinepanel.h"
 #include "ledgermodel.h"
 #include "mainwindow.h"
+#include "timelinepanel.h"
 #include "plancontroller.h"
 #include "quantityslider.h"
 #include "steptimecontrols.h"
@@ -73,6 +74,56 @@ private slots:
         m_controller->set(QStringLiteral("training.micro_batch"), 2);
         m_controller->recomputeNow();
         QCOMPARE(m_window->ledgerModel()->rowCount(), 8);
+    }
+
+    // Clicking the Activations row's bucket cell lists one layer's saved tensors below it (bytes per
+    // layer per micro-batch, the recomputed ones marked), the model still valid; clicking again folds it.
+    void activationsRowExpandsIntoItsTensors()
+    {
+        auto* model = m_window->ledgerModel();
+        QAbstractItemModelTester tester(model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        const auto& lt = m_controller->plan().memory.layerTensors;
+        QVERIFY(lt.count > 0);
+        QVERIFY(model->isActivationsRow(Activations));
+        QVERIFY(model->index(Activations, LedgerModel::Bucket).data().toString().startsWith(QStringLiteral("▸")));
+        auto* view = m_window->ledgerTable();
+        QCOMPARE(view->model(), static_cast<QAbstractItemModel*>(model));
+        emit view->clicked(model->index(Activations, LedgerModel::Bucket));
+        QVERIFY(model->activationsExpanded());
+        QCOMPARE(model->rowCount(), 8 + lt.count);
+        for (int i = 0; i < lt.count; ++i) {
+            const int row = Activations + 1 + i;
+            QVERIFY(model->isTensorRow(row));
+            QCOMPARE(rowBytes(model, row), lt.tensors[std::size_t(i)].bytes);
+            QVERIFY(model->index(row, LedgerModel::Size).data().toString().endsWith(QStringLiteral("/layer")));
+            QVERIFY(model->index(row, LedgerModel::Bucket).data().toString().contains(QLatin1String(lt.tensors[std::size_t(i)].name)));
+        }
+        // Still the ledger's total in the Total row, which moved down.
+        QCOMPARE(rowBytes(model, Total + lt.count), m_controller->plan().memory.total);
+        // A recompute policy marks the dropped tensors.
+        m_controller->set(QStringLiteral("training.recompute"), "full");
+        m_controller->recomputeNow();
+        QVERIFY(model->index(Activations + 2, LedgerModel::PerParam).data().toString().contains(QStringLiteral("recomputed")));
+        emit view->clicked(model->index(Activations, LedgerModel::Bucket));
+        QVERIFY(!model->activationsExpanded());
+        QCOMPARE(model->rowCount(), 8);
+    }
+
+    // The "Memory through the step" tab draws memory.timeline: one point per event, its highest
+    // point the ledger's total less the allocator's reserve.
+    void timelineTabDrawsTheTimeline()
+    {
+        const auto& m = m_controller->plan().memory;
+        QCOMPARE(m_window->timeline()->pointCount(), m.timelineCount);
+        QCOMPARE(m_window->timeline()->peakAllocated(), m.total - m.overheadAllocator);
+        QVERIFY(m_window->timeline()->headline().contains(QStringLiteral("loss")));
+        m_controller->set(QStringLiteral("offload.optimizer"), "cpu");
+        m_controller->recomputeNow();
+        QVERIFY2(!m_controller->hasErrors(), "offload.optimizer cpu with ZeRO-1 is valid");
+        QCOMPARE(m_window->timeline()->peakAllocated(), m_controller->plan().memory.total - m_controller->plan().memory.overheadAllocator);
+        // The host row appears under the total with what the host holds.
+        QCOMPARE(m_window->ledgerModel()->rowCount(), 9);
+        QCOMPARE(rowBytes(m_window->ledgerModel(), 8), m_controller->plan().memory.host.total);
     }
 
     void microBatchSliderChangesActivationsOnly()
