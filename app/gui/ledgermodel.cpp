@@ -53,7 +53,7 @@ void LedgerModel::setPlan(const core::Plan& p, const core::Scenario& sc)
         const QString dtypeText = dtype ? dt(*dtype) : rate ? tr("none") : QStringLiteral("—");
         const QString formula = rate ? (dtype ? perParam(*rate) : QStringLiteral("0")) : bucketFormula(b.bucket, mlp, m);
         const bool activations = b.bucket == core::Bucket::Activations && m.layerTensors.count > 0;
-        const QString title = activations ? (m_expanded ? QStringLiteral("▾ ") : QStringLiteral("▸ ")) + tr(b.title) : tr(b.title);
+        const QString title = activations ? (m_expanded ? QStringLiteral("- ") : QStringLiteral("+ ")) + tr(b.title) : tr(b.title);
         m_rows.push_back({title, dtypeText, formula, core::bucketBytes(b, m), QString::fromLatin1(b.quantity), false, QString()});
         if (b.bucket == core::Bucket::Activations)
             m_rows.back().tensors = tensorsTip(m);

@@ -80,11 +80,44 @@ TimelinePanel::TimelinePanel(PlanController* controller, QWidget* parent)
     updateGraphs();
 }
 
-int TimelinePanel::pointCount() const { return m_plot->graph(LayerCount - 1)->dataCount(); }
-QString TimelinePanel::headline() const { return m_headline->text(); }
+// What the chart shows for the current plan, drawn first if the hidden tab fell behind.
+void TimelinePanel::catchUp() const
+{
+    if (m_stale)
+        const_cast<TimelinePanel*>(this)->redraw();
+}
+int TimelinePanel::pointCount() const
+{
+    catchUp();
+    return m_plot->graph(LayerCount - 1)->dataCount();
+}
+double TimelinePanel::peakAllocated() const
+{
+    catchUp();
+    return m_peak;
+}
+QString TimelinePanel::headline() const
+{
+    catchUp();
+    return m_headline->text();
+}
 
 void TimelinePanel::updateGraphs()
 {
+    // A hidden tab is not redrawn on every slider step (the live-update budget); it catches up when
+    // shown. Reports and tests that read the chart off screen call it with the panel hidden but
+    // never shown: they draw on the first call.
+    if (!isVisible() && m_drawnOnce) {
+        m_stale = true;
+        return;
+    }
+    redraw();
+}
+
+void TimelinePanel::redraw()
+{
+    m_drawnOnce = true;
+    m_stale = false;
     const auto& m = m_controller->plan().memory;
     const bool gib = m_controller->units() == PlanController::Units::GiB;
     const double unit = gib ? 1073741824.0 : 1e9;
@@ -135,6 +168,13 @@ void TimelinePanel::updateGraphs()
                             .arg(m.overheadAllocator / unit, 0, 'f', 1)
                             .arg(m.capacity / unit, 0, 'f', 0));
     m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void TimelinePanel::showEvent(QShowEvent* event)
+{
+    QWidget::showEvent(event);
+    if (m_stale)
+        redraw();
 }
 
 void TimelinePanel::changeEvent(QEvent* event)

@@ -24,20 +24,25 @@ public:
     QCustomPlot* plot() const { return m_plot; }
     // For tests: the plotted points (fraction of the step, allocated bytes) and the headline.
     int pointCount() const;
-    double peakAllocated() const { return m_peak; }
+    double peakAllocated() const;
     QString headline() const;
 
 protected:
     void changeEvent(QEvent* event) override;
+    void showEvent(QShowEvent* event) override;
 
 private:
     void updateColors();
+    void redraw();
+    void catchUp() const;
 
     PlanController* m_controller = nullptr;
     QLabel* m_headline = nullptr;
     QCustomPlot* m_plot = nullptr;
     QCPItemText* m_peakLabel = nullptr;
     double m_peak = 0;
+    bool m_stale = false;     // a plan arrived while the tab was hidden: redraw when shown
+    bool m_drawnOnce = false;
 };
 
 } // namespace napkin::app
