@@ -53,6 +53,7 @@ struct LedgerInputs {
     bool eager = false;                          // the eager tensor list (step_time.kernel_fusion)
     double gatheredLayers = 0;                   // ZeRO-3: bytes of the layers held unsharded
     double gatheredRoot = 0;                     // torchtitan: the root module's parameters, unsharded
+    bool gatherWholeStage = false;               // torchtitan with PP: no reshard after forward, the stage stays gathered
     double optimizerTempPerParam = 0;            // bytes per parameter the optimizer step allocates (foreach AdamW)
     bool weightsAreMaster = false;
     CommBuffers comm;                            // communicators and buckets (core/comm_buffers.h)
@@ -95,6 +96,10 @@ void setGathered(const Scenario& sc, const Plan& p, LedgerInputs& in)
     const bool torchtitan = sc.stepTime.framework == Framework::Torchtitan;
     if (torchtitan && in.pp == 1)
         in.gatheredRoot = (pc.embedding + pc.positional + pc.head + pc.finalNorm) / double(in.tp) * in.bw;
+    // With pipeline parallelism torchtitan does not reshard after the forward at all, "to avoid
+    // per-microbatch all-gathers" (parallelize_llama.py apply_fsdp at 9dec370): every block and the
+    // root of the stage stay unsharded from their first forward to the end of the backward.
+    in.gatherWholeStage = torchtitan && in.pp > 1;
     in.weightsAreMaster = torchtitan && sc.parallel.fsdp != Fsdp::None && in.bm > 0;
 }
 
@@ -197,6 +202,7 @@ struct StageTensors {
     double optimizerTemp = 0;                // allocated by the optimizer step
     double layers = 0; // transformer layers on this stage
     double offloaded = 0;                    // saved tensors on the host (offload.activations)
+    double gathered = 0;                     // ZeRO-3 / FSDP parameters held all-gathered on this stage
     HostMemory host;                         // what offload keeps off the GPU for this stage
 };
 
@@ -269,7 +275,8 @@ StageTensors buildStage(const Scenario& sc, const LedgerInputs& in, std::int64_t
     // Logits on the last stage, vocabulary-parallel over TP (Megatron's parallel cross-entropy).
     st.loss = last ? sr * b * V * in.lossBytesPerLogit / double(tp) : 0.0;
     // What ZeRO-3 / FSDP holds all-gathered is transient too: the working copy, not the model state.
-    const double gathered = (first || last ? in.gatheredRoot : 0.0) + in.gatheredLayers;
+    const double gathered = in.gatherWholeStage ? mem.params * in.bw : (first || last ? in.gatheredRoot : 0.0) + in.gatheredLayers;
+    st.gathered = gathered;
     // The optimizer step: activations freed, parameters sharded again, the update's temporaries.
     st.optimizerTemp = sc.offload.optimizer != OffloadTarget::None ? 0.0 : mem.params * in.optimizerTempPerParam / in.shardO;
     // The peak: at the loss, at the start of the backward with the first recomputed region back (the
@@ -318,7 +325,7 @@ StageTensors chooseStage(const Scenario& sc, const LedgerInputs& in, MemoryLedge
     m.recompute = sc.training.recompute;
     m.recomputeModules = sc.training.recomputeModules;
     m.rematerialised = chosen.working;
-    m.gatheredWeights = in.gatheredLayers + in.gatheredRoot; // the root only without pipeline stages
+    m.gatheredWeights = chosen.gathered;
     if (in.isMlp)
         m.gatheredWeights = 0;
     m.weightsAreMaster = in.weightsAreMaster;
@@ -329,7 +336,7 @@ StageTensors chooseStage(const Scenario& sc, const LedgerInputs& in, MemoryLedge
                 chosen.saved,
                 chosen.working,
                 chosen.loss,
-                (m.mostLoadedStage == 0 || m.mostLoadedStage == in.pp - 1 ? in.gatheredRoot : 0.0) + in.gatheredLayers,
+                chosen.gathered,
                 in.comm.reduceBucket,
                 chosen.optimizerTemp,
                 cm.inFlight};
@@ -509,6 +516,29 @@ void deriveActivations(const Scenario& sc, const LedgerInputs& in, const StageTe
                 {"gathered", m.gatheredWeights}, {"bucket", bucket}});
 }
 
+// What ZeRO-3 / FSDP holds all-gathered at the peak (inside temporaries).
+void deriveGathered(const Scenario& sc, const LedgerInputs& in, const StageTensors& chosen, Plan& p)
+{
+    const auto& m = p.memory;
+    if (m.gatheredWeights <= 0)
+        return;
+    if (in.gatherWholeStage) {
+        derive(p, "memory.gathered_weights", "{P_stage} · {bytes}", m.gatheredWeights, "bytes",
+               "torchtitan with pipeline parallelism: reshard_after_forward=False for every block and the root "
+               "(parallelize_llama.py apply_fsdp, 9dec370), so the stage's parameters stay all-gathered through the step",
+               {{"P_stage", chosen.memory.params}, {"bytes", in.bw}});
+        return;
+    }
+    const double root = m.mostLoadedStage == 0 || m.mostLoadedStage == in.pp - 1 ? in.gatheredRoot : 0.0;
+    derive(p, "memory.gathered_weights", "{layers} · {P_layer} / {tp} · {bytes} + {root}", m.gatheredWeights, "bytes",
+           sc.stepTime.framework == Framework::Torchtitan
+               ? "FSDP2: the layer in use and the one prefetched, unsharded in the weight dtype; torchtitan keeps the "
+                 "root module (embedding, final norm, output layer) unsharded from the forward to the backward"
+               : "ZeRO-3 / FSDP full shard: the layer in use and the one prefetched, unsharded in the weight dtype",
+           {{"layers", std::min(2.0, in.L)}, {"P_layer", in.L > 0 ? in.layersAll / in.L : 0.0}, {"tp", double(in.tp)},
+            {"bytes", in.bw}, {"root", root}});
+}
+
 // memory.per_gpu.total's formula, "{weights} + {gradients} + ... + {overhead}", from the bucket table.
 const char* totalFormula()
 {
@@ -605,6 +635,7 @@ void estimateMemory(const Scenario& sc, Plan& p)
     const StageTensors chosen = chooseStage(sc, in, p.memory);
     deriveModelStates(sc, in, chosen, p);
     deriveActivations(sc, in, chosen, p);
+    deriveGathered(sc, in, chosen, p);
     deriveOverheadAndTotal(sc, p);
     warnRecompute(sc, in, p);
     finishHostMemory(sc, p);

@@ -85,7 +85,7 @@ private slots:
         const auto& lt = m_controller->plan().memory.layerTensors;
         QVERIFY(lt.count > 0);
         QVERIFY(model->isActivationsRow(Activations));
-        QVERIFY(model->index(Activations, LedgerModel::Bucket).data().toString().startsWith(QStringLiteral("▸")));
+        QVERIFY(model->index(Activations, LedgerModel::Bucket).data().toString().startsWith(QStringLiteral("+ ")));
         auto* view = m_window->ledgerTable();
         QCOMPARE(view->model(), static_cast<QAbstractItemModel*>(model));
         emit view->clicked(model->index(Activations, LedgerModel::Bucket));
