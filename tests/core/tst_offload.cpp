@@ -174,6 +174,19 @@ private slots:
         QCOMPARE(p.memory.host.pcieBytesPerStep, 2 * m * (L - 2) * kept);
     }
 
+    // torchtitan with PP does not reshard after the forward (parallelize_llama.py at 9dec370): the
+    // stage's parameters stay all-gathered in bf16; without PP only two blocks and the root are.
+    void torchtitanPipelineKeepsTheStageGathered()
+    {
+        const auto pp = core::estimate(scenario({"cluster.gpus=16", "parallel.zero=0", "parallel.fsdp=full", "parallel.pp=2",
+                                                 "step_time.framework=torchtitan"}));
+        QCOMPARE(pp.memory.gatheredWeights, pp.memory.paramsPerRank * 2);
+        const auto flat = core::estimate(scenario({"cluster.gpus=16", "parallel.zero=0", "parallel.fsdp=full",
+                                                   "step_time.framework=torchtitan"}));
+        const auto& pc = flat.params;
+        QCOMPARE(flat.memory.gatheredWeights, 2 * pc.layers / 32 * 2 + (pc.embedding + pc.positional + pc.head + pc.finalNorm) * 2);
+    }
+
     // The timeline's highest point is the ledger's peak (less the allocator's reserve), at the
     // ledger's peak phase; time runs forward from 0 to 1.
     void timelinePeaksAtTheLedgersPeak()
