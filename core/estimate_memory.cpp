@@ -54,6 +54,7 @@ struct LedgerInputs {
     double gatheredLayers = 0;                   // ZeRO-3: bytes of the layers held unsharded
     double gatheredRoot = 0;                     // torchtitan: the root module's parameters, unsharded
     bool gatherWholeStage = false;               // torchtitan with PP: no reshard after forward, the stage stays gathered
+    double reduceScatterBuffers = 0;             // FSDP2: a block's unsharded gradients + the reduce-scatter input
     double optimizerTempPerParam = 0;            // bytes per parameter the optimizer step allocates (foreach AdamW)
     bool weightsAreMaster = false;
     CommBuffers comm;                            // communicators and buckets (core/comm_buffers.h)
@@ -100,6 +101,12 @@ void setGathered(const Scenario& sc, const Plan& p, LedgerInputs& in)
     // per-microbatch all-gathers" (parallelize_llama.py apply_fsdp at 9dec370): every block and the
     // root of the stage stay unsharded from their first forward to the end of the backward.
     in.gatherWholeStage = torchtitan && in.pp > 1;
+    // FSDP2's backward of a block yields its unsharded gradients in the parameter dtype, copied into a
+    // reduce-scatter input in the reduce dtype (the gradient dtype here), which FSDP2 keeps until the
+    // next block's reduce-scatter is issued (torch/distributed/_composable/fsdp/_fsdp_collectives.py
+    // foreach_reduce; _fsdp_param_group.py reduce_scatter_state).
+    if (torchtitan && in.shardG > 1)
+        in.reduceScatterBuffers = perLayer / double(in.tp) * (in.bw + in.bg);
     in.weightsAreMaster = torchtitan && sc.parallel.fsdp != Fsdp::None && in.bm > 0;
 }
 
@@ -283,15 +290,16 @@ StageTensors buildStage(const Scenario& sc, const LedgerInputs& in, std::int64_t
     // logits and the loss path are freed before the layers' backward begins), or in the optimizer step.
     // DeepSpeed's reduction bucket is allocated when the backward begins (core/comm_buffers.h).
     const double bucket = in.comm.reduceBucket;
-    const double atLoss = st.saved + st.loss + bucket, atBackward = st.saved + st.working + bucket;
+    const double rs = in.reduceScatterBuffers; // during the blocks' backward only
+    const double atLoss = st.saved + st.loss + bucket, atBackward = st.saved + st.working + bucket + rs;
     if (st.optimizerTemp > std::max(atLoss, atBackward) + gathered) {
         mem.peakPhase = "optimizer_step";
         mem.activations = 0;
         mem.temporaries = st.optimizerTemp;
-    } else if (st.working > st.loss || (st.loss <= 0 && bucket > 0)) {
+    } else if (st.working + rs > st.loss || (st.loss <= 0 && bucket > 0)) {
         mem.peakPhase = "backward_start";
         mem.activations = st.saved + st.working;
-        mem.temporaries = gathered + bucket;
+        mem.temporaries = gathered + bucket + rs;
     } else {
         mem.peakPhase = st.loss > 0 ? "loss" : "forward_end";
         mem.activations = st.saved;
@@ -331,6 +339,7 @@ StageTensors chooseStage(const Scenario& sc, const LedgerInputs& in, MemoryLedge
     m.weightsAreMaster = in.weightsAreMaster;
     m.host = chosen.host;
     m.comm = in.comm;
+    m.comm.reduceScatter = in.reduceScatterBuffers;
     const auto& cm = chosen.memory;
     m.phases = {cm.weights + cm.gradients + cm.master + cm.optimizer,
                 chosen.saved,
@@ -338,6 +347,7 @@ StageTensors chooseStage(const Scenario& sc, const LedgerInputs& in, MemoryLedge
                 chosen.loss,
                 chosen.gathered,
                 in.comm.reduceBucket,
+                in.reduceScatterBuffers,
                 chosen.optimizerTemp,
                 cm.inFlight};
     if (in.isMlp) {
@@ -500,12 +510,15 @@ void deriveActivations(const Scenario& sc, const LedgerInputs& in, const StageTe
                "DeepSpeed's gradient reduction bucket",
                {{"gathered", m.gatheredWeights}, {"bucket", bucket}});
     else if (atBackward)
-        derive(p, temporaries.quantity, bucket > 0 ? "{gathered} + {bucket}" : "{gathered}", m.temporaries, "bytes",
+        derive(p, temporaries.quantity,
+               in.reduceScatterBuffers > 0 ? "{gathered} + {reduce_scatter}" : bucket > 0 ? "{gathered} + {bucket}" : "{gathered}",
+               m.temporaries, "bytes",
                "the logits and the loss path are freed before the layers' backward: the peak is at backward_start, "
                "where the recomputed layer outweighs them (memory.peak_phase); gathered: the parameters ZeRO-3 / FSDP "
                "holds all-gathered (two layers, torchtitan's root module); bucket: DeepSpeed's gradient reduction "
-               "bucket (reduce_bucket_size elements)",
-               {{"gathered", m.gatheredWeights}, {"bucket", bucket}});
+               "bucket (reduce_bucket_size elements); reduce_scatter: FSDP2's unsharded gradients of a block and its "
+               "reduce-scatter input (memory.comm_buffers.reduce_scatter)",
+               {{"gathered", m.gatheredWeights}, {"bucket", bucket}, {"reduce_scatter", in.reduceScatterBuffers}});
     else
         derive(p, temporaries.quantity,
                bucket > 0 ? "{s} · {b} · {V} · {bytes_per_logit} / {tp} + {gathered} + {bucket}"

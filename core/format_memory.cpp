@@ -23,7 +23,7 @@ nlohmann::json commBuffersJson(const CommBuffers& c)
                           {"connections", g.connections}, {"bytes", g.bytes}, {"nvls_bytes", g.nvlsBytes}});
     }
     return {{"groups", std::move(groups)}, {"nccl", c.nccl}, {"ddp_buckets", c.ddpBuckets},
-            {"reduce_bucket", c.reduceBucket}, {"total", c.total}, {"given", c.given}};
+            {"reduce_bucket", c.reduceBucket}, {"reduce_scatter", c.reduceScatter}, {"total", c.total}, {"given", c.given}};
 }
 
 nlohmann::json hostMemoryJson(const HostMemory& h)

@@ -50,9 +50,9 @@ void estimateTimeline(const Scenario& sc, Plan& p)
     w.add("forward_end", rampEnd, ph.saved, ph.gathered);
     if (!isMlp && ph.loss > 0)
         w.add("loss", rampEnd, ph.saved, ph.gathered + ph.loss + ph.bucket);
-    w.add("backward_start", rampEnd, ph.saved + ph.working, ph.gathered + ph.bucket);
+    w.add("backward_start", rampEnd, ph.saved + ph.working, ph.gathered + ph.bucket + ph.reduceScatter);
     if (mb > n)
-        w.add("steady_state_end", steadyEnd, ph.saved + ph.working, ph.gathered + ph.bucket);
+        w.add("steady_state_end", steadyEnd, ph.saved + ph.working, ph.gathered + ph.bucket + ph.reduceScatter);
     w.add("backward_end", computeShare, 0, ph.bucket);
     if (ph.optimizerTemp > 0 || optShare > 0) {
         w.add("optimizer_step", computeShare, 0, ph.optimizerTemp);

@@ -73,6 +73,7 @@ struct CommBuffers {
     double ddpBuckets = 0;    // PyTorch DDP: buckets that copy the gradients (persistent)
     bool ddpCopiesGradients = false;
     double reduceBucket = 0;  // DeepSpeed ZeRO: the gradient reduction bucket, allocated for the backward
+    double reduceScatter = 0; // FSDP2: one block's unsharded gradients + its reduce-scatter input (temporaries)
     double total = 0;         // what memory.per_gpu.overhead counts as comm buffers (nccl + ddpBuckets)
     bool given = false;       // overhead.comm_buffer_bytes was given: total is that number
 };
@@ -115,6 +116,7 @@ struct StepPhases {
     double loss = 0;          // logits and the loss path (last stage)
     double gathered = 0;      // ZeRO-3 / FSDP parameters held all-gathered
     double bucket = 0;        // DeepSpeed's gradient reduction bucket (backward)
+    double reduceScatter = 0; // FSDP2: a block's unsharded gradients and reduce-scatter input (blocks' backward)
     double optimizerTemp = 0; // the optimizer step's temporaries
     double inFlight = 1;
 };

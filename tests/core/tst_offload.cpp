@@ -187,6 +187,20 @@ private slots:
         QCOMPARE(flat.memory.gatheredWeights, 2 * pc.layers / 32 * 2 + (pc.embedding + pc.positional + pc.head + pc.finalNorm) * 2);
     }
 
+    // FSDP2's backward of a block holds its unsharded bf16 gradients and the reduce-scatter input
+    // (bf16 here): 4 bytes per parameter of one block, in temporaries at backward_start only.
+    void fsdp2ReduceScatterBuffersInTheBackward()
+    {
+        const auto p = core::estimate(scenario({"parallel.zero=0", "parallel.fsdp=full", "step_time.framework=torchtitan",
+                                                "training.recompute=full"}));
+        QCOMPARE(std::string(p.memory.peakPhase), std::string("backward_start"));
+        const double perLayer = p.params.layers / 32;
+        QCOMPARE(p.memory.comm.reduceScatter, perLayer * (2 + 2));
+        QCOMPARE(p.memory.temporaries, p.memory.gatheredWeights + perLayer * 4);
+        // Megatron's distributed optimizer reduce-scatters from its contiguous grad buffer: none extra.
+        QCOMPARE(core::estimate(scenario({"parallel.zero=3", "step_time.framework=megatron"})).memory.comm.reduceScatter, 0.0);
+    }
+
     // The timeline's highest point is the ledger's peak (less the allocator's reserve), at the
     // ledger's peak phase; time runs forward from 0 to 1.
     void timelinePeaksAtTheLedgersPeak()
