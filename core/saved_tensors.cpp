@@ -313,4 +313,20 @@ std::string recomputeModuleNames(std::uint8_t modules)
     return out;
 }
 
+std::string savedTensorsSummary(const LayerTensors& lt)
+{
+    std::string kept, dropped;
+    for (int i = 0; i < lt.count; ++i) {
+        const auto& t = lt.tensors[std::size_t(i)];
+        std::string& list = t.kept ? kept : dropped;
+        if (!t.kept && (t.droppedBy & kDropNone) != 0)
+            continue; // freed by autograd itself, not by a policy
+        list += (list.empty() ? "" : ", ") + std::string(t.name);
+    }
+    std::string out = "kept: " + (kept.empty() ? std::string("none") : kept);
+    if (!dropped.empty())
+        out += "; recomputed for the backward: " + dropped;
+    return out;
+}
+
 } // namespace napkin::core

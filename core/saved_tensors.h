@@ -104,6 +104,9 @@ bool droppedUnder(std::uint16_t droppedBy, Recompute policy, std::uint8_t module
 // Plan-JSON names of the policies a tensor's bits name: "none", "selective", "full", "op",
 // "modules:core_attn", "modules:mlp", "modules:layernorm".
 std::vector<std::string> droppedByNames(std::uint16_t droppedBy);
+// The tensors a derivation of the activations names: "kept: input_norm.input, ...; recomputed for the
+// backward: ..." (plain text, for the app's derivation panel and reports).
+std::string savedTensorsSummary(const LayerTensors& lt);
 
 // Megatron-Core recompute module names accepted in training.recompute_modules, and the module bit
 // of one ("" and 0 when unknown; the MoE modules are recognised but need a mixture-of-experts model).

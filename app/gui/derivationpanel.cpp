@@ -4,6 +4,8 @@
 #include "plancontroller.h"
 
 #include <QTextBrowser>
+
+#include <string_view>
 #include <QVBoxLayout>
 
 namespace napkin::app {
@@ -46,6 +48,12 @@ void DerivationPanel::updateText()
                         QString::fromStdString(core::substitutedText(d)).toHtmlEscaped(),
                         QString::fromStdString(core::formatNumber(d.value)), QString::fromLatin1(d.unit),
                         QString::fromStdString(core::sourceText(d, plan)).toHtmlEscaped());
+        // The activations' derivations name the tensors they sum (memory.activation_tensors).
+        const std::string_view quantity = d.quantity;
+        if ((quantity == "memory.per_gpu.activations" || quantity == "memory.activations_per_layer") &&
+            plan.memory.layerTensors.count > 0)
+            html += tr("<p><i>Per layer:</i> %1</p>")
+                        .arg(QString::fromStdString(core::savedTensorsSummary(plan.memory.layerTensors)).toHtmlEscaped());
     }
     if (html.isEmpty())
         html = tr("<p>Click a number to see its formula, the values substituted and its source.</p>");

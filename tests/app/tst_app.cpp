@@ -2,6 +2,7 @@
 #include "chartexport.h"
 #include "chartstyle.h"
 #include "controlspanel.h"
+#include "derivationpanel.h"
 #include "dtypedialog.h"
 #include "jsonreader.h"
 #include "ledgerchartpanel.h"
@@ -90,6 +91,9 @@ private slots:
         QCOMPARE(view->model(), static_cast<QAbstractItemModel*>(model));
         emit view->clicked(model->index(Activations, LedgerModel::Bucket));
         QVERIFY(model->activationsExpanded());
+        // The click also opens the derivation, which names the tensors it sums.
+        QVERIFY2(m_window->derivation()->html().contains(QStringLiteral("Per layer")), qPrintable(m_window->derivation()->html()));
+        QVERIFY(m_window->derivation()->html().contains(QLatin1String(lt.tensors[0].name)));
         QCOMPARE(model->rowCount(), 8 + lt.count);
         for (int i = 0; i < lt.count; ++i) {
             const int row = Activations + 1 + i;
