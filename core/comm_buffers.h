@@ -26,6 +26,9 @@ inline constexpr double kNcclNvlsBufferBytes = 131072.0 * 8;
 // DeepSpeed ZeRO's reduce_bucket_size default: 5e8 elements (DeepSpeed config docs); backward()
 // allocates one ipg_buffer of that many elements in the 16-bit dtype (runtime/zero/stage_1_and_2.py).
 inline constexpr double kDeepSpeedReduceBucketElements = 5e8;
+// CUDA graphs captured per layer keep the forward's temporaries allocated: activations ~20% larger
+// (NVIDIA NeMo docs, features/optimizations/cudagraphs.md, Megatron-Core's CudaGraphManager).
+inline constexpr double kCudaGraphActivationFraction = 0.20;
 
 // The communicators of the layout and their buffers, and the framework's buckets.
 CommBuffers commBuffers(const Scenario& sc, std::int64_t dataParallel);

@@ -582,13 +582,27 @@ void deriveOverheadAndTotal(const Scenario& sc, Plan& p)
                "NVIDIA/nccl src/include/device.h; NVLS multicast buffers on NVSwitch) and PyTorch DDP's gradient buckets",
                {{"nccl", m.comm.nccl}, {"ddp_buckets", m.comm.ddpBuckets}});
     m.overheadAllocator = sc.overhead.allocatorFraction * tensors;
-    m.overhead = m.overheadContext + m.overheadWorkspace + m.overheadComm + m.overheadAllocator;
+    // CUDA graphs captured per layer keep the forward's temporaries allocated for the graph's
+    // lifetime: "~20%" more activation memory (NVIDIA NeMo docs, features/optimizations/cudagraphs.md:
+    // GPT-3 20B, +15 GB), the measured ratio of Megatron-Core's per-layer CudaGraphManager.
+    m.overheadCudaGraphs = sc.stepTime.cudaGraphs ? kCudaGraphActivationFraction * m.activations : 0.0;
+    m.overhead = m.overheadContext + m.overheadWorkspace + m.overheadComm + m.overheadCudaGraphs + m.overheadAllocator;
     const auto& overhead = memoryBucket(Bucket::Overhead);
-    derive(p, overhead.quantity, overhead.formula, m.overhead, "bytes",
-           "explicit runtime overhead: CUDA context, cuBLAS/attention workspaces, NCCL buffers, caching-allocator "
-           "reserve (overhead.* in the scenario)",
-           {{"context", m.overheadContext}, {"workspace", m.overheadWorkspace}, {"comm", m.overheadComm},
-            {"fraction", sc.overhead.allocatorFraction}, {"tensors", tensors}});
+    if (m.overheadCudaGraphs > 0)
+        derive(p, overhead.quantity, "{context} + {workspace} + {comm} + {graphs} · {activations} + {fraction} · {tensors}",
+               m.overhead, "bytes",
+               "explicit runtime overhead: CUDA context, cuBLAS/attention workspaces, NCCL buffers, the forward "
+               "temporaries CUDA graphs keep (~20% of activations: NVIDIA NeMo docs, cudagraphs.md), caching-allocator "
+               "reserve (overhead.* in the scenario)",
+               {{"context", m.overheadContext}, {"workspace", m.overheadWorkspace}, {"comm", m.overheadComm},
+                {"graphs", kCudaGraphActivationFraction}, {"activations", m.activations},
+                {"fraction", sc.overhead.allocatorFraction}, {"tensors", tensors}});
+    else
+        derive(p, overhead.quantity, overhead.formula, m.overhead, "bytes",
+               "explicit runtime overhead: CUDA context, cuBLAS/attention workspaces, NCCL buffers, caching-allocator "
+               "reserve (overhead.* in the scenario)",
+               {{"context", m.overheadContext}, {"workspace", m.overheadWorkspace}, {"comm", m.overheadComm},
+                {"fraction", sc.overhead.allocatorFraction}, {"tensors", tensors}});
     m.total = tensors + m.overhead;
     Derivation& total = derive(p, "memory.per_gpu.total", totalFormula(), m.total, "bytes", "sum of the buckets", {});
     for (const auto& bucket : kMemoryBuckets)

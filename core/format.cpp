@@ -293,6 +293,7 @@ nlohmann::json planToJson(const Plan& p)
                     {{"cuda_context", m.overheadContext},
                      {"workspace", m.overheadWorkspace},
                      {"comm_buffers", m.overheadComm},
+                     {"cuda_graphs", m.overheadCudaGraphs},
                      {"allocator_reserve", m.overheadAllocator}}},
                    {"activations_per_layer", m.activationsPerLayer},
                    {"peak_phase", m.peakPhase},

@@ -152,6 +152,7 @@ struct MemoryLedger {
     std::int64_t checkpointEvery = 0; // layers per checkpointed segment (full recompute)
     double checkpointBestK = 0;       // continuous optimum sqrt(L · boundary / layer), full recompute only
     double overheadContext = 0, overheadWorkspace = 0, overheadComm = 0, overheadAllocator = 0;
+    double overheadCudaGraphs = 0; // step_time.cuda_graphs: forward temporaries the graphs keep allocated
     double statesBytesPerParam = 0; // unsharded weights+grads+master+optimizer per parameter
     StateRate weightsRate, gradientsRate, masterRate, optimizerRate; // per bucket, sharded
     // Model parallelism (Megatron layout): the ledger above is the most loaded rank's.

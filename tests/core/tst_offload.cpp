@@ -201,6 +201,17 @@ private slots:
         QCOMPARE(core::estimate(scenario({"parallel.zero=3", "step_time.framework=megatron"})).memory.comm.reduceScatter, 0.0);
     }
 
+    // CUDA graphs keep the forward's temporaries: 20% of the activations (NeMo's measured ratio).
+    void cudaGraphsKeepTheForwardsTemporaries()
+    {
+        const auto off = core::estimate(scenario({}));
+        const auto on = core::estimate(scenario({"step_time.cuda_graphs=true"}));
+        QCOMPARE(off.memory.overheadCudaGraphs, 0.0);
+        QCOMPARE(on.memory.overheadCudaGraphs, 0.20 * on.memory.activations);
+        NAPKIN_COMPARE_REL(on.memory.overhead - off.memory.overhead,
+                           0.20 * on.memory.activations + (on.memory.overheadAllocator - off.memory.overheadAllocator), 1e-12);
+    }
+
     // The timeline's highest point is the ledger's peak (less the allocator's reserve), at the
     // ledger's peak phase; time runs forward from 0 to 1.
     void timelinePeaksAtTheLedgersPeak()
@@ -212,6 +223,7 @@ private slots:
             {"step_time.framework=deepspeed", "step_time.mode=predicted"},
             {"parallel.zero=0", "parallel.fsdp=full", "step_time.framework=torchtitan"},
             {"offload.activations=cpu", "step_time.mode=predicted"},
+            {"step_time.cuda_graphs=true", "parallel.zero=0", "parallel.fsdp=full", "training.recompute=full"},
         };
         for (const auto& sets : cases) {
             nlohmann::json doc = core::defaultScenarioJson();
