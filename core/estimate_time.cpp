@@ -4,7 +4,11 @@
 #include "achievable.h"
 #include "estimate.h"
 #include "estimate_stages.h"
+#include "format.h"
 #include "steptime.h"
+
+#include <cmath>
+#include <string>
 
 namespace napkin::core::detail {
 
@@ -52,6 +56,13 @@ void estimateTimeAndCost(const Scenario& sc, double recomputePerToken, Plan& p)
         }
     } else {
         t.mfu = sc.cluster.mfu;
+        // The assumed MFU says nothing of offload's traffic and CPU update: the prediction does.
+        if (st.valid && st.offload > 0 && st.step > 0)
+            p.warnings.push_back({"offload_time_not_in_mfu",
+                                  "offload adds " + humanNumber(st.offload, Quantity::Seconds) + " per step (" +
+                                      std::to_string(int(std::lround(100 * st.offload / st.step))) +
+                                      "% of the predicted step) that cluster.mfu does not account for; "
+                                      "step_time.mode \"predicted\" includes it"});
         t.seconds = c.trainingFlops / (G * hw.peakFlops * t.mfu);
         derive(p, "time.seconds", "{F} / ({G} · {C} · {MFU})", t.seconds, "s",
                "CS336 lecture 2: time = FLOPs / (GPUs × dense peak × MFU)",

@@ -123,6 +123,10 @@ private slots:
         NAPKIN_COMPARE_REL(p.stepTime.offload, cpuAdam + paramsBack, 1e-9);
         QCOMPARE(p.stepTime.optimizer, 0.0);
         QCOMPARE(p.memory.host.pcieBytesPerStep, P * 2 + P * 2);
+        // In the MFU mode the assumed MFU leaves the offload out, and a warning says so.
+        QVERIFY(hasWarning(core::estimate(scenario({"cluster.gpus=1", "parallel.zero=0", "offload.optimizer=cpu"})),
+                           "offload_time_not_in_mfu"));
+        QVERIFY(!hasWarning(p, "offload_time_not_in_mfu"));
         // The derivations say where the states went.
         const auto j = core::planToJson(p);
         QCOMPARE(j["memory"]["host"]["per_gpu"]["optimizer_states"].get<double>(), P * 8);
