@@ -93,7 +93,11 @@ void build(Commands& cmds, Options& o)
         ->required();
     scenarioOptions(chart, o);
     outputOptions(chart, o, "png, svg, pdf");
-    chart->add_option("--size", o.size, "chart size in pixels (default 900x260 ledger, 900x480 roofline, 900x360 timeline)")->type_name("WxH");
+    chart->add_option("--size", o.size, "chart size in layout units (default 900x260 ledger, 900x480 roofline, 900x360 timeline)")->type_name("WxH");
+    chart->add_option("--scale", o.scale, "PNG pixels per layout unit: the PNG is (W·scale)×(H·scale); SVG and PDF are vector")
+        ->check(CLI::Range(1.0, 4.0))
+        ->type_name("1..4")
+        ->default_val(2);
     chart->add_flag("--gib", o.gib, "sizes in GiB (2^30 bytes) instead of GB");
 
     auto* fit = scenarioCommand(app, "fit", "largest model and micro-batch that fit the cluster", o, "text, json");

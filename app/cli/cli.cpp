@@ -461,7 +461,7 @@ int cmdChart(const Options& o, std::ostream& err)
     ensureQtApp();
     report::Input in{*doc, QString(), file ? QFileInfo(QString::fromStdString(*file)).absolutePath() : QString()};
     const QString why = report::writeChart(in, report::chartFromName(QString::fromStdString(kind)), cf,
-                                           QString::fromStdString(o.output), size);
+                                           QString::fromStdString(o.output), size, o.scale);
     if (!why.isEmpty()) {
         err << "error: " << why.toStdString() << "\n";
         return why.startsWith(QLatin1String("cannot write")) ? InternalError : InvalidInput;

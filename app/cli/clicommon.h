@@ -24,6 +24,7 @@ struct Options {
     std::optional<std::string> m, k, n, dtype;
     std::optional<std::string> stepTime, tokensPerSecond, peakAllocated, peakReserved;
     std::optional<std::string> size, page, title;
+    double scale = 2;       // chart --scale: PNG pixels per chart unit
     std::optional<std::string> top, deadlineDays, batch;
     bool keepRecompute = false, keepZero = false;
     bool check = false; // --check: exit 3 when the answer is "does not fit" or "none"

@@ -316,7 +316,7 @@ QString writeComparison(const std::vector<Input>& inputs, Format format, const Q
     return saveBytes(outPath, bytes);
 }
 
-QString writeChart(const Input& input, Chart chart, ChartFormat format, const QString& outPath, QSize size)
+QString writeChart(const Input& input, Chart chart, ChartFormat format, const QString& outPath, QSize size, double scale)
 {
     auto e = evaluate(input, false);
     if (!e.error.isEmpty())
@@ -326,7 +326,7 @@ QString writeChart(const Input& input, Chart chart, ChartFormat format, const QS
     const QPicture pic = chartPicture(*e.controller, chart, size);
     const QString title = chartTitle(chart);
     switch (format) {
-    case ChartFormat::Png: return saveBytes(outPath, pictureToPng(pic, size));
+    case ChartFormat::Png: return saveBytes(outPath, pictureToPng(pic, size, scale));
     case ChartFormat::Svg: return saveBytes(outPath, pictureToSvg(pic, size, title));
     case ChartFormat::Pdf: return saveBytes(outPath, pictureToPdf(pic, size));
     }

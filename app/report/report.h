@@ -42,7 +42,8 @@ bool parseChartFormat(const QString& text, ChartFormat* out);
 // left half-written. A Markdown report writes OUT and OUT-stem-ledger.png / -roofline.png beside it.
 QString writeReport(const Input& input, Format format, const QString& outPath, const Options& options);
 QString writeComparison(const std::vector<Input>& inputs, Format format, const QString& outPath, const Options& options);
-QString writeChart(const Input& input, Chart chart, ChartFormat format, const QString& outPath, QSize size);
+// size: the chart's layout in units; a PNG has size × scale pixels (vector formats ignore scale).
+QString writeChart(const Input& input, Chart chart, ChartFormat format, const QString& outPath, QSize size, double scale = 2.0);
 
 // The report as bytes, for tests and the app's preview.
 QByteArray renderReport(const Input& input, Format format, const Options& options, QString* error);

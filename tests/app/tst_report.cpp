@@ -531,6 +531,7 @@ private slots:
         QTest::newRow("ledger 640x360") << int(report::Chart::Ledger) << QSize(640, 360);
         QTest::newRow("roofline 640x360") << int(report::Chart::Roofline) << QSize(640, 360);
         QTest::newRow("roofline 1200x700") << int(report::Chart::Roofline) << QSize(1200, 700);
+        QTest::newRow("timeline 900x360") << int(report::Chart::Timeline) << QSize(900, 360);
     }
     void charts()
     {
@@ -754,6 +755,10 @@ private slots:
         QTest::newRow("chart png") << QStringList{QStringLiteral("chart"), QStringLiteral("roofline"), QStringLiteral("--format"),
                                                   QStringLiteral("png")}
                                    << QStringLiteral("roofline.png") << QByteArray("\x89PNG");
+        QTest::newRow("chart timeline scale 1") << QStringList{QStringLiteral("chart"), QStringLiteral("timeline"), QStringLiteral("--format"),
+                                                              QStringLiteral("png"), QStringLiteral("--size"), QStringLiteral("640x360"),
+                                                              QStringLiteral("--scale"), QStringLiteral("1")}
+                                                << QStringLiteral("timeline.png") << QByteArray("\x89PNG");
     }
     void cliHeadless()
     {
@@ -779,6 +784,8 @@ private slots:
         QVERIFY2(readAll(path).startsWith(magic), qPrintable(path));
         if (out == QLatin1String("letter.pdf") && !tool("pdfinfo").isEmpty())
             QVERIFY(pageSizeLine(path).contains(QLatin1String("(letter)"), Qt::CaseInsensitive));
+        if (out == QLatin1String("timeline.png")) // --size 640x360 --scale 1: exactly those pixels
+            QCOMPARE(QImage(path).size(), QSize(640, 360));
     }
 };
 
