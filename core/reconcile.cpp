@@ -61,9 +61,10 @@ Reconciliation reconcile(const Scenario& sc, const Plan& plan, const Measurement
         r.hasMemory = true;
         r.peakAllocated = *meas.peakAllocatedBytes;
         r.peakReserved = meas.peakReservedBytes.value_or(0);
-        // The caching allocator hands out tensors and library workspaces; the CUDA context, NCCL
-        // buffers and its own reserve are outside max_memory_allocated().
-        r.predictedAllocated = tensorBytes(m) + m.overheadWorkspace;
+        // The caching allocator hands out tensors and library workspaces, PyTorch DDP's buckets and
+        // the CUDA graphs' pool; the CUDA context, NCCL's buffers and its own reserve are outside
+        // max_memory_allocated().
+        r.predictedAllocated = tensorBytes(m) + m.overheadWorkspace + m.comm.ddpBuckets + m.overheadCudaGraphs;
         r.gapBytes = r.peakAllocated - r.predictedAllocated;
         r.gapFraction = r.gapBytes / r.predictedAllocated;
 
@@ -78,7 +79,7 @@ Reconciliation reconcile(const Scenario& sc, const Plan& plan, const Measurement
                 reasons.push_back({"an fp32 master copy of the weights that the plan does not count", 4 * Pr / shardO});
             if (bg < 4)
                 reasons.push_back({"gradients kept or accumulated in fp32 (main grads)", (4 - bg) * Pr / shardG});
-            if (sc.cluster.gpus > 1)
+            if (sc.cluster.gpus > 1 && m.comm.ddpBuckets <= 0) // not already in the plan (memory.comm_buffers)
                 reasons.push_back({"a second copy of the gradients in DDP's communication buckets", bg * Pr / shardG});
             if (sc.model.kind != ModelKind::Mlp) {
                 // What the ledger would hold without recomputation and FlashAttention: re-plan, so the

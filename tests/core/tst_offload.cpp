@@ -3,9 +3,11 @@
 
 #include "testsupport.h"
 
+#include "buckets.h"
 #include "comm_buffers.h"
 #include "format.h"
 #include "offload.h"
+#include "reconcile.h"
 
 #include <QtTest>
 
@@ -102,6 +104,25 @@ private slots:
         const auto ddp = core::estimate(scenario({"parallel.zero=0", "step_time.framework=torchtitan"}));
         QCOMPARE(ddp.memory.comm.ddpBuckets, ddp.memory.gradients);
         QCOMPARE(ddp.memory.overheadComm, ddp.memory.comm.nccl + ddp.memory.gradients);
+    }
+
+    // reconcile: DDP's buckets and the graphs' pool come from the caching allocator, so they are in
+    // the predicted allocated bytes, and a plan that counts the buckets does not offer them as a
+    // reason for a gap.
+    void reconcileCountsTheBucketsThePlanHas()
+    {
+        const auto sc = scenario({"parallel.zero=0", "step_time.framework=torchtitan", "step_time.cuda_graphs=true"});
+        const auto p = core::estimate(sc);
+        core::Measurement meas;
+        meas.stepSeconds = 10;
+        meas.peakAllocatedBytes = 90e9;
+        core::Errors errors;
+        const auto r = core::reconcile(sc, p, meas, errors);
+        QVERIFY(errors.empty());
+        QCOMPARE(r.predictedAllocated, core::tensorBytes(p.memory) + p.memory.overheadWorkspace + p.memory.gradients +
+                                           0.20 * p.memory.activations);
+        for (const auto& g : r.reasons)
+            QVERIFY2(g.reason.find("DDP") == std::string::npos, g.reason.c_str());
     }
 
     // ZeRO-Offload on one GPU (Llama 2 7B, bf16-mixed): the fp32 master copy and Adam's two moments
