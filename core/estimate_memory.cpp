@@ -10,7 +10,6 @@
 #include "estimate_stages.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -23,14 +22,6 @@ constexpr const char* kSrcZero = "Rajbhandari et al. 2019 (ZeRO), §3: stage 1 s
                                  "gradients, 3 also parameters";
 constexpr const char* kSrcKorthikanti = "Korthikanti et al. 2022 (arXiv 2205.05198), §4.1 Eq. 1 and Table 2";
 
-std::string gb(double bytes)
-{
-    // std::to_chars: locale-independent and far cheaper than printf's %f.
-    char buf[48];
-    const auto r = std::to_chars(buf, buf + sizeof buf - 4, bytes / 1e9, std::chars_format::fixed, 1);
-    std::string out(buf, r.ec == std::errc() ? r.ptr : buf);
-    return out + " GB";
-}
 
 // What every stage's tensors are computed from: the layout, the ZeRO/FSDP shard of each model state,
 // the bytes per value of each dtype, and how the parameters and layers fall on the stages.
@@ -238,7 +229,7 @@ StageTensors buildStage(const Scenario& sc, const LedgerInputs& in, std::int64_t
     mem.master = mem.params * in.bm / in.shardO;
     mem.optimizer = mem.params * in.statesPerParam * in.bo / in.shardO;
     if (sc.offload.any())
-        offloadStates(sc.offload, {mem.params, in.shardG, in.shardO, in.bw, in.bg, in.weightsAreMaster}, mem, st.host);
+        offloadStates(sc.offload, {mem.params, in.shardG, in.shardO, in.bw, in.weightsAreMaster}, mem, st.host);
     // 1F1B: stage i holds min(p - i, m) micro-batches at its peak (Narayanan et al. 2021 §2.2.1).
     const double inflight = first ? in.inflightFirst : double(std::min<std::int64_t>(pp - index, in.accumulationSteps));
     mem.inFlight = inflight;
@@ -372,9 +363,9 @@ void deriveModelStates(const Scenario& sc, const LedgerInputs& in, const StageTe
                {{"P", P}, {"stage_share", chosen.memory.params * tp / P}, {"tp", tp}});
     const double Pr = chosen.memory.params;
     const auto& weights = memoryBucket(Bucket::Weights);
-    const auto& o = sc.offload;
+    const OffloadedStates off = offloadedStates(sc.offload, in.shardG, in.weightsAreMaster);
     const char* onHost = "offloaded (offload.*): on the host or NVMe, memory.host";
-    if (o.params != OffloadTarget::None)
+    if (off.weights)
         derive(p, weights.quantity, "{zero}", 0, "bytes", onHost, {{"zero", 0}});
     else if (m.weightsAreMaster)
         derive(p, weights.quantity, "{zero}", m.weights, "bytes",
@@ -385,8 +376,7 @@ void deriveModelStates(const Scenario& sc, const LedgerInputs& in, const StageTe
         derive(p, weights.quantity, weights.formula, m.weights, "bytes", kSrcZero,
                {{"P", Pr}, {"bytes", in.bw}, {"scales", in.scales}, {"shard", in.shardW}});
     const auto& gradients = memoryBucket(Bucket::Gradients);
-    const bool statesOff = o.optimizer != OffloadTarget::None;
-    if (statesOff && in.shardG > 1)
+    if (off.gradients)
         derive(p, gradients.quantity, "{zero}", 0, "bytes",
                "ZeRO-Offload (Ren et al. 2021 §4.1): reduced gradient shards go to the host in fp32 (memory.host)", {{"zero", 0}});
     else
@@ -394,13 +384,13 @@ void deriveModelStates(const Scenario& sc, const LedgerInputs& in, const StageTe
                {{"P", Pr}, {"bytes", in.bg}, {"shard", in.shardG}});
     const auto& master = memoryBucket(Bucket::MasterWeights);
     const auto& optimizer = memoryBucket(Bucket::OptimizerStates);
-    if (statesOff || (m.weightsAreMaster && o.params != OffloadTarget::None))
+    if (off.master)
         derive(p, master.quantity, "{zero}", 0, "bytes", onHost, {{"zero", 0}});
     else
         derive(p, master.quantity, master.formula, m.masterWeights, "bytes",
                "ZeRO §3.1: fp32 master copy of the parameters (0 bytes when the plan keeps none)",
                {{"P", Pr}, {"bytes", in.bm}, {"shard", in.shardO}});
-    if (statesOff)
+    if (off.optimizer)
         derive(p, optimizer.quantity, "{zero}", 0, "bytes",
                "ZeRO-Offload: the optimizer states and their update live on the CPU (memory.host)", {{"zero", 0}});
     else if (sc.optimizer == OptimizerKind::Adafactor)
@@ -614,8 +604,8 @@ void deriveOverheadAndTotal(const Scenario& sc, Plan& p)
     derive(p, "memory.headroom", "{capacity} - {total}", m.headroom, "bytes", kSourceGpuMemory,
            {{"capacity", m.capacity}, {"total", m.total}});
     if (!m.fits)
-        p.warnings.push_back({"does_not_fit", "needs " + gb(m.total) + " per GPU but the " + gpu.name + " has " +
-                                                  gb(m.capacity) + ": short by " + gb(-m.headroom)});
+        p.warnings.push_back({"does_not_fit", "needs " + gbText(m.total) + " per GPU but the " + gpu.name + " has " +
+                                                  gbText(m.capacity) + ": short by " + gbText(-m.headroom)});
 }
 
 // Recompute that buys (almost) no memory but costs compute, and a torchtitan "selective" that is not
@@ -631,8 +621,8 @@ void warnRecompute(const Scenario& sc, const LedgerInputs& in, Plan& p)
         const std::string what = tr.recompute == Recompute::Modules ? "\"modules\" (" + recomputeModuleNames(tr.recomputeModules) + ")"
                                                                     : "\"" + std::string(toString(tr.recompute)) + "\"";
         p.warnings.push_back({"recompute_saves_nothing",
-                              "training.recompute " + what + " keeps " + gb(lt.kept) + " of " + gb(lt.autograd) +
-                                  " per layer (saves " + gb(std::max(0.0, saved)) + ")" +
+                              "training.recompute " + what + " keeps " + gbText(lt.kept) + " of " + gbText(lt.autograd) +
+                                  " per layer (saves " + gbText(std::max(0.0, saved)) + ")" +
                                   (tr.flashAttention ? ": FlashAttention already keeps no attention scores" : "") +
                                   ", but recomputes its forward; \"none\" is as small and faster, \"full\" or \"op\" save memory"});
     }
@@ -651,14 +641,11 @@ void estimateMemory(const Scenario& sc, Plan& p)
     const LedgerInputs in = ledgerInputs(sc, p);
     setStateRates(in, p.memory, sc.precision.master.has_value());
     // What offload moves off the GPU (core/offload.cpp offloadStates) is stored there at 0 bytes.
-    if (sc.offload.optimizer != OffloadTarget::None) {
-        p.memory.masterRate.offloaded = p.memory.optimizerRate.offloaded = true;
-        p.memory.gradientsRate.offloaded = in.shardG > 1;
-    }
-    if (sc.offload.params != OffloadTarget::None) {
-        p.memory.weightsRate.offloaded = true;
-        p.memory.masterRate.offloaded = p.memory.masterRate.offloaded || in.weightsAreMaster;
-    }
+    const OffloadedStates off = offloadedStates(sc.offload, in.shardG, in.weightsAreMaster);
+    p.memory.weightsRate.offloaded = off.weights;
+    p.memory.gradientsRate.offloaded = off.gradients;
+    p.memory.masterRate.offloaded = off.master;
+    p.memory.optimizerRate.offloaded = off.optimizer;
     const StageTensors chosen = chooseStage(sc, in, p.memory);
     deriveModelStates(sc, in, chosen, p);
     deriveActivations(sc, in, chosen, p);

@@ -42,7 +42,8 @@ void estimateTimeline(const Scenario& sc, Plan& p)
     const double perMb = computeShare / mb;
     const double fwd = perMb / (3 + 3 * recomputeRatio);
     const double rampEnd = n * fwd, steadyEnd = rampEnd + (mb - n) * perMb;
-    TimelineWriter w{m, ph.states, m.overheadContext + m.overheadWorkspace + m.overheadComm + m.overheadCudaGraphs};
+    // The runtime's own bytes: the overhead less the allocator's reserve (not allocated memory).
+    TimelineWriter w{m, ph.states, m.overhead - m.overheadAllocator};
     const bool isMlp = sc.model.kind == ModelKind::Mlp;
     w.add("step_start", 0, 0, 0);
     if (ph.gathered > 0)

@@ -6,14 +6,26 @@
 
 namespace napkin::core {
 
-namespace {
-
 std::string gbText(double bytes)
 {
+    // std::to_chars: locale-independent and far cheaper than printf's %f (estimate() runs per slider step).
     char buf[48];
     const auto r = std::to_chars(buf, buf + sizeof buf - 4, bytes / 1e9, std::chars_format::fixed, 1);
     return std::string(buf, r.ec == std::errc() ? r.ptr : buf) + " GB";
 }
+
+OffloadedStates offloadedStates(const OffloadConfig& o, double gradientShard, bool weightsAreMaster)
+{
+    OffloadedStates s;
+    const bool states = o.optimizer != OffloadTarget::None, params = o.params != OffloadTarget::None;
+    s.optimizer = states;
+    s.master = states || (params && weightsAreMaster);
+    s.gradients = states && gradientShard > 1;
+    s.weights = params;
+    return s;
+}
+
+namespace {
 
 void toTarget(OffloadTarget t, double bytes, double& hostBucket, HostMemory& host, bool states = false)
 {
@@ -29,27 +41,28 @@ void toTarget(OffloadTarget t, double bytes, double& hostBucket, HostMemory& hos
 
 void offloadStates(const OffloadConfig& o, const OffloadStates& s, StageMemory& mem, HostMemory& host)
 {
-    if (o.optimizer != OffloadTarget::None) {
+    const OffloadedStates off = offloadedStates(o, s.shardG, s.weightsAreMaster);
+    if (off.optimizer) {
         // ZeRO-Offload (Ren et al. 2021 §4.1): fp32 master copy and the moments on the CPU, which
-        // runs the update; with ZeRO-2 the reduced gradient shards go to the host in fp32 as well.
-        const double master = mem.master > 0 ? mem.master : s.params * 4 / s.shardO;
-        toTarget(o.optimizer, master, host.master, host, true);
+        // runs the update (an fp32 copy even where the plan keeps no master).
+        toTarget(o.optimizer, mem.master > 0 ? mem.master : s.params * 4 / s.shardO, host.master, host, true);
         toTarget(o.optimizer, mem.optimizer, host.optimizer, host, true);
         mem.master = 0;
         mem.optimizer = 0;
-        if (s.shardG > 1) {
-            host.gradients += s.params * 4 / s.shardG;
-            mem.gradients = 0;
-        }
         if (o.optimizer == OffloadTarget::Nvme)
             host.pinnedBuffers += 4 * kNvmeBufferElements * 4;
     }
-    if (o.params != OffloadTarget::None) {
+    if (off.gradients) {
+        // With ZeRO-2 the reduced gradient shards go to the host, in fp32 for the CPU update.
+        host.gradients += s.params * 4 / s.shardG;
+        mem.gradients = 0;
+    }
+    if (off.weights) {
         // ZeRO-Infinity offload_param / FSDP CPUOffload: the parameter shards live on the host and are
         // copied in before each all-gather. FSDP2's shard is the fp32 master itself.
         toTarget(o.params, mem.weights, host.weights, host);
         mem.weights = 0;
-        if (s.weightsAreMaster && mem.master > 0) {
+        if (off.master && !off.optimizer && mem.master > 0) {
             toTarget(o.params, mem.master, host.master, host);
             mem.master = 0;
         }
@@ -71,6 +84,12 @@ double offloadActivations(const OffloadConfig& o, double units, double unitBytes
 }
 
 namespace {
+
+// The GPUs that share one node's host memory and DRAM bandwidth.
+double gpusOnANode(const Scenario& sc)
+{
+    return double(std::min<std::int64_t>(sc.cluster.gpus, std::max(1, sc.parallel.gpusPerNode)));
+}
 
 // Bytes each offload moves per step per GPU, and the seconds that cannot overlap the GPU's work.
 struct Traffic {
@@ -100,8 +119,7 @@ Traffic offloadTraffic(const Scenario& sc, const Plan& p)
         t.afterStep += params;
         t.pcie += grads + params;
         const double hostBw = sc.cluster.hostMemoryBandwidth > 0 ? sc.cluster.hostMemoryBandwidth : kDefaultHostMemoryBandwidth;
-        const double gpusOnNode = double(std::min<std::int64_t>(sc.cluster.gpus, std::max(1, sc.parallel.gpusPerNode)));
-        t.cpuUpdate = Pr / shardO * kCpuAdamBytesPerParam / (hostBw / gpusOnNode);
+        t.cpuUpdate = Pr / shardO * kCpuAdamBytesPerParam / (hostBw / gpusOnANode(sc));
         if (o.optimizer == OffloadTarget::Nvme && o.nvmeBandwidth > 0) {
             t.nvme += 2 * m.host.nvmeStates;
             t.nvmeStates = 2 * m.host.nvmeStates / o.nvmeBandwidth;
@@ -132,8 +150,7 @@ void finishHostMemory(const Scenario& sc, Plan& p)
 {
     auto& h = p.memory.host;
     h.total = h.weights + h.gradients + h.master + h.optimizer + h.activations + h.pinnedBuffers;
-    const double perNode = double(std::min<std::int64_t>(sc.cluster.gpus, std::max(1, sc.parallel.gpusPerNode)));
-    h.perNode = h.total * perNode;
+    h.perNode = h.total * gpusOnANode(sc);
     h.capacityPerNode = sc.cluster.hostMemoryBytes;
     h.fits = h.capacityPerNode <= 0 || h.perNode <= h.capacityPerNode;
     // The host link per direction (the catalogue's figure is both directions) at the DMA efficiency,

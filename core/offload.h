@@ -20,11 +20,20 @@ inline constexpr double kCpuAdamBytesPerParam = 30;
 // buffer_count 4, offload_param buffer_count 5, each buffer_size 1e8 elements.
 inline constexpr double kNvmeBufferElements = 1e8;
 
+// Which model states offload.* keeps off the GPU (one rule for the ledger, its state rates and the
+// derivations): ZeRO-Offload moves the master copy and the optimizer states, and the gradients once
+// they are sharded (ZeRO-2 or above); parameter offload moves the weights, and the master copy too
+// where FSDP2's sharded fp32 parameter is the master.
+struct OffloadedStates {
+    bool weights = false, gradients = false, master = false, optimizer = false;
+};
+OffloadedStates offloadedStates(const OffloadConfig& o, double gradientShard, bool weightsAreMaster);
+
 // What a stage's model states look like before offload: its parameters and shard counts.
 struct OffloadStates {
     double params = 0;
     double shardG = 1, shardO = 1;
-    double weightBytes = 2, gradBytes = 2; // bytes per value of the weight and gradient dtypes
+    double weightBytes = 2;                // bytes per value of the weight dtype
     bool weightsAreMaster = false;         // FSDP2: the sharded fp32 parameter is the master copy
 };
 
@@ -35,6 +44,9 @@ void offloadStates(const OffloadConfig& o, const OffloadStates& s, StageMemory& 
 // in flight) of `unitBytes` each, the GPU keeps two (the one in use and the one in transfer);
 // returns the bytes offloaded and adds them to host (inFlight: the micro-batches among the units).
 double offloadActivations(const OffloadConfig& o, double units, double unitBytes, double inFlight, HostMemory& host);
+
+// "12.3 GB": one decimal, locale-independent (the warnings' figures).
+std::string gbText(double bytes);
 
 // Host totals, the node's share against cluster.host_memory_bytes, the link's achieved bandwidth,
 // and the host_memory_short warning.

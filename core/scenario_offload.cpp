@@ -29,8 +29,13 @@ void readOffload(const nlohmann::json& node, Scenario& sc, Errors& errors)
     o.activations = r.choice<bool>("activations", {{"none", false}, {"cpu", true}}).value_or(false);
     if (const auto* c = r.child("nvme_bandwidth"); c && !c->is_null())
         o.nvmeBandwidth = r.number("nvme_bandwidth", 1e6, 1e12).value_or(0);
-    if (const auto* c = r.child("pcie_bandwidth"); c && !(c->is_string() && c->get<std::string>() == "auto"))
-        o.pcieBandwidth = r.number("pcie_bandwidth", 1e8, 1e12).value_or(0);
+    if (const auto* c = r.child("pcie_bandwidth"); c && !(c->is_string() && c->get<std::string>() == "auto")) {
+        if (c->is_string())
+            r.error("pcie_bandwidth", shortDump(*c), "must be a number or \"auto\"",
+                    "bytes/s one direction, 1e8 to 1e12, or \"auto\" (the GPU's host link at the DMA efficiency)");
+        else
+            o.pcieBandwidth = r.number("pcie_bandwidth", 1e8, 1e12).value_or(0);
+    }
     const bool nvme = o.optimizer == OffloadTarget::Nvme || o.params == OffloadTarget::Nvme;
     if (nvme && o.nvmeBandwidth <= 0)
         r.error("nvme_bandwidth", "null", "required when offload.optimizer or offload.params is \"nvme\"",
@@ -42,8 +47,13 @@ void readClusterHost(ObjectReader& r, ClusterConfig& c)
 {
     if (const auto* m = r.child("host_memory_bytes"); m && !m->is_null())
         c.hostMemoryBytes = r.bytes("host_memory_bytes", 1e9, 1e15).value_or(0);
-    if (const auto* b = r.child("host_memory_bandwidth"); b && !(b->is_string() && b->get<std::string>() == "auto"))
-        c.hostMemoryBandwidth = r.number("host_memory_bandwidth", 1e9, 1e14).value_or(0);
+    if (const auto* b = r.child("host_memory_bandwidth"); b && !(b->is_string() && b->get<std::string>() == "auto")) {
+        if (b->is_string())
+            r.error("host_memory_bandwidth", shortDump(*b), "must be a number or \"auto\"",
+                    "bytes/s per node, 1e9 to 1e14, or \"auto\" (two sockets of eight DDR5-4800 channels)");
+        else
+            c.hostMemoryBandwidth = r.number("host_memory_bandwidth", 1e9, 1e14).value_or(0);
+    }
 }
 
 // Parameter offload needs sharded parameters: ZeRO-Infinity's offload_param is a ZeRO-3 option and

@@ -184,6 +184,10 @@ private slots:
         QVERIFY(hasError(test::scenarioErrors({"offload.optimizer=nvme"}), "offload.nvme_bandwidth"));
         QVERIFY(hasError(test::scenarioErrors({"offload.activations=gpu"}), "offload.activations"));
         QVERIFY(hasError(test::scenarioErrors({"offload.extra=1"}), "offload.extra"));
+        QVERIFY(hasError(test::scenarioErrors({"offload.pcie_bandwidth=fast"}), "offload.pcie_bandwidth"));
+        QVERIFY(hasError(test::scenarioErrors({"offload.nvme_bandwidth=-5"}), "offload.nvme_bandwidth"));
+        QVERIFY(hasError(test::scenarioErrors({"cluster.host_memory_bytes=lots"}), "cluster.host_memory_bytes"));
+        QVERIFY(hasError(test::scenarioErrors({"cluster.host_memory_bandwidth=quick"}), "cluster.host_memory_bandwidth"));
     }
 
     // Activation offload keeps two layers' saved tensors on the GPU; the rest of the L layers of the
@@ -205,7 +209,12 @@ private slots:
     {
         const auto pp = core::estimate(scenario({"cluster.gpus=16", "parallel.zero=0", "parallel.fsdp=full", "parallel.pp=2",
                                                  "step_time.framework=torchtitan"}));
-        QCOMPARE(pp.memory.gatheredWeights, pp.memory.paramsPerRank * 2);
+        // Llama 2 7B on two stages: 16 layers and the embedding (first) or the head and final norm
+        // (last), all in bf16, on 8 data-parallel ranks that each hold the stage whole.
+        const auto& c = pp.params;
+        const double stage = pp.memory.mostLoadedStage == 0 ? c.layers / 2 + c.embedding + c.positional
+                                                             : c.layers / 2 + c.head + c.finalNorm;
+        QCOMPARE(pp.memory.gatheredWeights, stage * 2);
         const auto flat = core::estimate(scenario({"cluster.gpus=16", "parallel.zero=0", "parallel.fsdp=full",
                                                    "step_time.framework=torchtitan"}));
         const auto& pc = flat.params;
