@@ -36,6 +36,12 @@ void estimateTimeAndCost(const Scenario& sc, double recomputePerToken, Plan& p)
                {{"compute", st.compute}, {"recompute", st.recompute}, {"tp_comm", st.tpComm}, {"cp_comm", st.cpComm},
                 {"pp_comm", st.ppComm}, {"bubble", st.bubble}, {"dp_comm", st.dpComm}, {"optimizer", st.optimizer},
                 {"offload", st.offload}, {"overheads", st.overheads}});
+        if (st.commSmShare > 0)
+            derive(p, "time.comm_sm_share", "{hidden} · {ctas} / {SMs}", st.commSmShare, "s",
+                   "data-parallel traffic hidden behind compute still holds one SM per NCCL channel for its duration: "
+                   "compute loses ctas/SMs of the GPU meanwhile (NCCL one CTA per channel; a floor, wave tails add "
+                   "more: NVIDIA developer forum t/337991)",
+                   {{"hidden", st.dpCommHidden}, {"ctas", st.ncclCtas}, {"SMs", double(hw.gpu->smCount)}});
         t.seconds = c.steps * t.stepSeconds;
         derive(p, "time.seconds", "{steps} · {step_seconds}", t.seconds, "s", "predicted step time × steps",
                {{"steps", c.steps}, {"step_seconds", t.stepSeconds}});

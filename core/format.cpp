@@ -209,6 +209,7 @@ nlohmann::json breakdownJsonImpl(const StepTimeBreakdown& b)
              {{"launch", b.launch},
               {"grad_clip", b.gradClip},
               {"checkpoint_save", b.checkpointSave},
+              {"comm_sm_share", b.commSmShare},
               {"data_loading", 0.0},
               {"note", "data loading is assumed hidden behind compute (prefetching loaders)"}}},
             {"step", b.step},

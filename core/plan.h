@@ -213,7 +213,10 @@ struct StepTimeBreakdown {
     double launch = 0;         // per-kernel launch and framework time not hidden behind the GPU
     double gradClip = 0;       // gradient-norm clipping: a read of every local gradient + an all-reduce
     double checkpointSave = 0; // checkpoint saves amortised per step (step_time.save_every_steps)
-    double overheads = 0;      // launch + gradClip + checkpointSave
+    double commSmShare = 0;    // compute slowed by the SMs NCCL's kernels hold while data-parallel traffic is hidden
+    double overheads = 0;      // launch + gradClip + checkpointSave + commSmShare
+    double dpCommHidden = 0;   // data-parallel traffic hidden behind compute (dpCommTotal - dpComm)
+    double ncclCtas = 0;       // CTAs (SMs) one NCCL collective holds: one per channel
     double step = 0;           // sum of the above
     double microBatchSeconds = 0; // one micro-batch through the slowest stage (compute + TP + CP + PP)
     double tokensPerSecond = 0;

@@ -1,5 +1,7 @@
 #include "steptime.h"
 
+#include "comm_buffers.h"
+
 #include "offload.h"
 
 #include "framework.h"
@@ -370,7 +372,18 @@ StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p, bool atPeak
                                double(sc.stepTime.saveEverySteps);
     }
 
-    r.overheads = r.launch + r.gradClip + r.checkpointSave;
+    // Hidden is not free: NCCL runs one CTA per channel on the SMs the GEMMs need (src/device: one block
+    // per channel; 24 collective channels on an 8 x H100 node, core/comm_buffers.h), for as long as the
+    // collective lasts. Conservation of SM time: compute loses ctas/SMs of the GPU for the hidden
+    // traffic's duration, a floor (a GEMM sized to one wave of all SMs spills a second wave: an H100
+    // all-gather of 24 CTAs took a 132-CTA GEMM from 80% to 47% of peak, NVIDIA developer forum
+    // t/337991). Tensor-parallel overlap (userbuffers) and context-parallel p2p are not counted.
+    if (!atPeak && gpu.smCount > 0) {
+        r.dpCommHidden = std::max(0.0, r.dpCommTotal - r.dpComm);
+        r.ncclCtas = std::min(kNcclCollChannels, double(gpu.smCount));
+        r.commSmShare = r.dpCommHidden * r.ncclCtas / double(gpu.smCount);
+    }
+    r.overheads = r.launch + r.gradClip + r.checkpointSave + r.commSmShare;
     r.step = r.compute + r.recompute + r.tpComm + r.cpComm + r.ppComm + r.bubble + r.dpComm + r.optimizer + r.offload +
              r.overheads;
     if (!(r.step > 0))

@@ -431,7 +431,7 @@ void TestCli::planPredicted()
         QVERIFY2(b.contains(QLatin1String(k)), k);
         sum += b.value(QLatin1String(k)).toDouble();
     }
-    for (const char* k : {"launch", "grad_clip", "checkpoint_save"})
+    for (const char* k : {"launch", "grad_clip", "checkpoint_save", "comm_sm_share"})
         sum += b.value(QLatin1String("overheads")).toObject().value(QLatin1String(k)).toDouble();
     // The same layout at spec peaks and nominal links is faster, and no MFU is above the ceiling.
     QVERIFY(at(j, QStringLiteral("time.breakdown_at_peak.step")).toDouble() < at(j, QStringLiteral("time.step_seconds")).toDouble());
