@@ -27,6 +27,20 @@ void estimateParams(const Scenario& sc, Plan& p)
                "exact count from the architecture (Touvron et al. 2023 layout; nanoGPT for GPT-2/3 biases and positions)",
                {{"L", double(shape.layers)}, {"per_layer", p.params.perLayer}, {"embedding", p.params.embedding},
                 {"positions", p.params.positional}, {"head", p.params.head}, {"final_norm", p.params.finalNorm}});
+    if (!isMlp && isMoe(shape)) {
+        const double Lm = double(moeLayerCount(shape)), L = double(shape.layers);
+        derive(p, "params.active",
+               "{L_dense} · {dense_layer} + {L_moe} · ({moe_layer} - ({E} - {k}) / {E} · {experts_per_layer}) + "
+               "{embedding} + {positions} + {head} + {final_norm}",
+               p.params.active, "parameters",
+               "a token runs through k of the E routed experts of each MoE layer, the shared experts and the router; "
+               "the input embedding counted (Mistral, Qwen, Meta, AI2); params.active_excl_embedding drops it "
+               "(DeepSeek, OpenAI) (moe-notes.md §0.3)",
+               {{"L_dense", L - Lm}, {"dense_layer", p.params.denseLayer}, {"L_moe", Lm}, {"moe_layer", p.params.moeLayer},
+                {"E", double(shape.moe.experts)}, {"k", double(shape.moe.topK)},
+                {"experts_per_layer", Lm > 0 ? p.params.routedExperts / Lm : 0.0}, {"embedding", p.params.embedding},
+                {"positions", p.params.positional}, {"head", p.params.head}, {"final_norm", p.params.finalNorm}});
+    }
 }
 
 void estimateBatch(const Scenario& sc, Plan& p)
@@ -82,7 +96,10 @@ double estimateFlops(const Scenario& sc, Plan& p)
     const auto& tr = sc.training;
     const bool isMlp = sc.model.kind == ModelKind::Mlp;
     const TransformerShape& shape = sc.model.shape;
-    const double P = p.params.total;
+    // FLOPs follow the parameters a token runs through: all of them for a dense model, the active
+    // ones (k routed experts, shared experts, router) with experts (moe-notes.md §6.3).
+    const bool moe = !isMlp && isMoe(shape);
+    const double P = moe ? p.params.active : p.params.total;
     const double s = double(tr.seqLen);
     auto& c = p.compute;
     const auto conv = effectiveConvention(sc);
@@ -91,7 +108,9 @@ double estimateFlops(const Scenario& sc, Plan& p)
     if (conv == FlopsConvention::SixPT || isMlp) {
         c.flopsPerToken = 6 * P;
         derive(p, "compute.flops_per_token", "6 · {P}", c.flopsPerToken, "FLOP",
-               "Kaplan et al. 2020; CS336 lecture 2: forward 2P + backward 4P per token", {{"P", P}});
+               moe ? "Kaplan et al. 2020 with P the active parameters (mixture of experts): forward 2P + backward 4P per token"
+                   : "Kaplan et al. 2020; CS336 lecture 2: forward 2P + backward 4P per token",
+               {{"P", P}});
         forwardRecompute = 2 * P;
     } else if (conv == FlopsConvention::Palm) {
         // PaLM (Chowdhery et al. 2022) App. B: 6N + 12 L H Q T; N excludes learned position tables
@@ -104,7 +123,14 @@ double estimateFlops(const Scenario& sc, Plan& p)
                {{"N", Nn}, {"L", L}, {"H", H}, {"Q", Q}, {"T", s}});
         forwardRecompute = 2 * Nn + 4 * L * H * Q * s;
     } else {
-        // Narayanan et al. 2021 eq. 3 without recompute, per token: 72 l h² (1 + s/6h + V/12hl).
+        // Narayanan et al. 2021 eq. 3 without recompute, per token: 72 l h² (1 + s/6h + V/12hl). It
+        // assumes a dense 4h MLP and full attention: a mixture of experts is warned about.
+        if (moe)
+            p.warnings.push_back({"flops_convention_dense",
+                                  "flops.convention \"megatron\" is Narayanan et al. 2021 eq. 3, which assumes a dense MLP of "
+                                  "4 · d_model: it does not count the " + std::to_string(shape.moe.topK) + " of " +
+                                      std::to_string(shape.moe.experts) +
+                                      " experts a token runs through; \"6PT\" or \"palm\" count the active parameters"});
         const double l = double(shape.layers), h = double(shape.dModel), V = double(shape.vocab);
         c.flopsPerToken = 72 * l * h * h * (1 + s / (6 * h) + V / (12 * h * l));
         derive(p, "compute.flops_per_token", "72 · {l} · {h} · {h} · (1 + {s} / (6 · {h}) + {V} / (12 · {h} · {l}))",
@@ -119,7 +145,7 @@ double estimateFlops(const Scenario& sc, Plan& p)
     derive(p, "compute.flops_per_step", "{flops_per_token} · {tokens_per_step}", c.flopsPerStep, "FLOP", kSrcCs336,
            {{"flops_per_token", c.flopsPerToken}, {"tokens_per_step", c.tokensPerStep}});
     double recomputePerToken = 0;
-    const double L = double(shape.layers), h = double(shape.dModel), f = double(shape.ffn);
+    const double L = double(shape.layers), h = double(shape.dModel), f = mlpWidth(shape);
     if (tr.recompute == Recompute::Full)
         recomputePerToken = forwardRecompute;
     else if (tr.recompute == Recompute::Op && !isMlp)

@@ -283,6 +283,10 @@ nlohmann::json planToJson(const Plan& p)
                    {"per_layer", p.params.perLayer},
                    {"layers", p.params.layers},
                    {"non_embedding", p.params.nonEmbedding},
+                   {"active", p.params.active},
+                   {"active_excl_embedding", p.params.activeExclEmbedding},
+                   {"routed_experts", p.params.routedExperts},
+                   {"router", p.params.router},
                    {"derived_shape", p.params.derivedShape}};
     const auto& m = p.memory;
     json perGpu = json::object();
@@ -492,7 +496,11 @@ std::string planToText(const Plan& p)
     o << "Napkin plan: " << p.title() << "\n";
     if (const std::string derived = p.derivedName(); !p.scenarioName.empty() && p.scenarioName != derived)
         o << "  plan         " << derived << "\n"; // the user's name may be stale: say what it is
-    o << "  model        " << p.modelName << ", " << humanNumber(p.params.total, Quantity::Parameters) << "\n";
+    o << "  model        " << p.modelName << ", " << humanNumber(p.params.total, Quantity::Parameters);
+    if (p.params.active < p.params.total) // mixture of experts: what a token runs through
+        o << " (" << formatCount(p.params.active) << " active per token, "
+          << formatCount(p.params.activeExclEmbedding) << " without the input embedding)";
+    o << "\n";
     o << "  hardware     " << p.hardware.name() << ": " << formatNumber(p.hardware.peakFlops / 1e12) << " TFLOP/s dense "
       << p.hardware.computeDtype << ", " << formatNumber(p.hardware.bandwidth / 1e12) << " TB/s, ridge "
       << formatNumber(std::round(p.hardware.ridge * 100) / 100) << " FLOP/byte\n" << measuredText(p) << "\n";
@@ -553,7 +561,9 @@ std::string planToMarkdown(const Plan& p)
     o << "# Napkin plan: " << p.title() << "\n\n";
     if (const std::string derived = p.derivedName(); !p.scenarioName.empty() && p.scenarioName != derived)
         o << "Plan: " << derived << "\n\n";
-    o << "Model: " << p.modelName << ", " << formatNumber(p.params.total) << " parameters. Hardware: " << p.hardware.name()
+    o << "Model: " << p.modelName << ", " << formatNumber(p.params.total) << " parameters"
+      << (p.params.active < p.params.total ? " (" + formatNumber(p.params.active) + " active per token)" : std::string())
+      << ". Hardware: " << p.hardware.name()
       << " (" << formatNumber(p.hardware.peakFlops / 1e12) << " TFLOP/s dense " << p.hardware.computeDtype << ", "
       << formatNumber(p.hardware.bandwidth / 1e12) << " TB/s).\n\n";
     o << "## Memory per GPU\n\n| bucket | bytes | GB |\n|---|---:|---:|\n";
@@ -603,6 +613,7 @@ std::string planToCsv(const Plan& p)
         o << sec << "," << csvEscape(name) << "," << fmt::format("{:.17g}", v) << "," << unit << "\n";
     };
     row("params", "total", p.params.total, "parameters");
+    row("params", "active", p.params.active, "parameters");
     for (const auto& b : kMemoryBuckets)
         row("memory", b.id, bucketBytes(b, m), "bytes");
     row("memory", "total", m.total, "bytes");

@@ -94,6 +94,7 @@ public:
     void accept(std::initializer_list<std::string_view> keys);
 
     void error(std::string_view key, std::string value, std::string why, std::string allowed = {});
+    Errors& errors() { return m_errors; }
 
 private:
     // A JSON number, or a string read with `parse`, checked against [min, max].

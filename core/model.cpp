@@ -41,6 +41,68 @@ const char* toString(PositionKind k)
     return "";
 }
 
+const char* toString(QkNorm k)
+{
+    switch (k) {
+    case QkNorm::None: return "none";
+    case QkNorm::Full: return "full";
+    case QkNorm::Head: return "head";
+    }
+    return "";
+}
+
+bool isMoe(const TransformerShape& s) { return s.moe.experts > 0; }
+
+bool isMoeLayer(const TransformerShape& s, std::int64_t i)
+{
+    const auto& m = s.moe;
+    if (m.experts <= 0)
+        return false;
+    if (!m.moeLayers.empty())
+        return i >= 0 && std::size_t(i) < m.moeLayers.size() && m.moeLayers[std::size_t(i)] != 0;
+    const std::int64_t freq = std::max<std::int64_t>(1, m.layerFreq);
+    const std::int64_t k = i + 1 - m.layerOffset;
+    return i >= m.firstDenseLayers && k >= 0 && k % freq == 0;
+}
+
+std::int64_t moeLayerCount(const TransformerShape& s)
+{
+    if (!isMoe(s))
+        return 0;
+    std::int64_t n = 0;
+    for (std::int64_t i = 0; i < s.layers; ++i)
+        n += isMoeLayer(s, i) ? 1 : 0;
+    return n;
+}
+
+namespace {
+
+double sharedWidth(const MoeShape& m)
+{
+    return double(m.sharedExperts) * double(m.sharedExpertFfn > 0 ? m.sharedExpertFfn : m.expertFfn);
+}
+
+double averageWidth(const TransformerShape& s, double moeWidth)
+{
+    const double L = double(s.layers);
+    if (!isMoe(s) || L <= 0)
+        return double(s.ffn);
+    const double Lm = double(moeLayerCount(s));
+    return ((L - Lm) * double(s.ffn) + Lm * moeWidth) / L;
+}
+
+} // namespace
+
+double mlpWidth(const TransformerShape& s)
+{
+    return averageWidth(s, double(s.moe.topK) * double(s.moe.expertFfn) + sharedWidth(s.moe));
+}
+
+double mlpWeightWidth(const TransformerShape& s)
+{
+    return averageWidth(s, double(s.moe.experts) * double(s.moe.expertFfn) + sharedWidth(s.moe));
+}
+
 namespace {
 
 double normParams(NormKind k, double d)
@@ -59,7 +121,7 @@ ParamCounts countTransformer(const TransformerShape& s)
     const double d = double(s.dModel), V = double(s.vocab), f = double(s.ffn);
     const double qd = double(s.heads) * double(s.headDim), kvd = double(s.kvHeads) * double(s.headDim);
     // Attention: q (d x qd), k and v (d x kvd), o (qd x d).
-    double layer = d * qd + 2 * d * kvd + qd * d;
+    double common = d * qd + 2 * d * kvd + qd * d;
     double matrices = 4, factored = (d + qd) + 2 * (d + kvd) + (qd + d);
     double vectors = 0;
     const bool qkvBias = s.biases == BiasKind::All || s.biases == BiasKind::Qkv || s.biases == BiasKind::Attention;
@@ -69,37 +131,63 @@ ParamCounts countTransformer(const TransformerShape& s)
         vectors += qd + 2 * kvd; // Qwen2: q/k/v biases only
     if (outBias)
         vectors += d;
-    if (s.qkNorm)
-        vectors += qd + kvd; // OLMo 2: RMSNorm weights over the q and k projections
-    // MLP: GELU fc (d x f) + proj (f x d); SwiGLU gate, up (d x f) + down (f x d).
-    const double mlpMatrices = s.ffnKind == FfnKind::Swiglu ? 3 : 2;
-    layer += mlpMatrices * d * f;
-    matrices += mlpMatrices;
-    factored += mlpMatrices * (d + f);
-    if (mlpBias)
-        vectors += (mlpMatrices - 1) * f + d;
+    if (s.qkNorm == QkNorm::Full)
+        vectors += qd + kvd; // OLMo 2, OLMoE: RMSNorm weights over the q and k projections
+    else if (s.qkNorm == QkNorm::Head)
+        vectors += 2 * double(s.headDim); // Qwen3: q_norm and k_norm of head_dim, shared by the heads
     // Transformer-XL relative positions (Chinchilla/Gopher): W_R (d x d) + two d-vectors per layer
     // (nanoGPT scaling_laws.ipynb chinchilla_params).
     if (s.positions == PositionKind::Relative) {
-        layer += d * d;
+        common += d * d;
         matrices += 1;
         factored += 2 * d;
         vectors += 2 * d;
     }
     vectors += 2 * normParams(s.norm, d);
-    layer += vectors;
+    common += vectors;
     factored += vectors;
-
-    c.perLayer = layer;
-    c.layers = double(s.layers) * layer;
+    // MLP: GELU fc (d x f) + proj (f x d); SwiGLU gate, up (d x f) + down (f x d).
+    const double g = s.ffnKind == FfnKind::Swiglu ? 3 : 2;
+    const double denseMlp = g * d * f + (mlpBias ? (g - 1) * f + d : 0);
+    c.denseLayer = common + denseMlp;
+    const double denseMatrices = matrices + g, denseFactored = factored + g * (d + f) + (mlpBias ? (g - 1) * f + d : 0);
+    const double L = double(s.layers);
+    double Lm = 0, moeMatrices = 0, moeFactored = 0;
+    if (isMoe(s)) {
+        // An MoE layer (moe-notes.md §1.1, Megatron theoretical_memory_usage.py L104-130): E routed
+        // experts of g · d · I_e (gpt-oss: + (g - 1) I_e + d biases each), the router d · E (+ E bias,
+        // + E score-correction bias), shared experts of g · d · I_s (Qwen2-MoE: + a d -> 1 gate).
+        const auto& m = s.moe;
+        const double E = double(m.experts), k = double(m.topK), Ie = double(m.expertFfn);
+        const double Is = m.sharedExpertFfn > 0 ? double(m.sharedExpertFfn) : Ie, S = double(m.sharedExperts);
+        const double expert = g * d * Ie + (m.expertBias ? (g - 1) * Ie + d : 0);
+        const double router = d * E + (m.routerBias ? E : 0) + (m.scoreCorrectionBias ? E : 0);
+        const double shared = S * g * d * Is + (m.sharedExpertGate ? d : 0);
+        Lm = double(moeLayerCount(s));
+        c.moeLayer = common + E * expert + router + shared;
+        c.routedExperts = Lm * E * expert;
+        c.router = Lm * router;
+        const double activeMoe = common + k * expert + router + shared;
+        c.active = (L - Lm) * c.denseLayer + Lm * activeMoe;
+        moeMatrices = matrices + E * g + 1 + S * g + (m.sharedExpertGate ? 1 : 0);
+        moeFactored = factored + E * (g * (d + Ie) + (m.expertBias ? (g - 1) * Ie + d : 0)) + (d + E) +
+                      (router - d * E) + S * g * (d + Is) + (m.sharedExpertGate ? d + 1 : 0);
+    }
+    c.layers = (L - Lm) * c.denseLayer + Lm * c.moeLayer;
+    c.perLayer = L > 0 ? c.layers / L : 0;
+    if (!isMoe(s))
+        c.active = c.layers;
     c.embedding = V * d;
     c.positional = s.positions == PositionKind::Learned ? double(s.maxPositions) * d : 0;
     c.head = s.tiedEmbeddings ? 0 : V * d;
     c.finalNorm = normParams(s.norm, d);
-    c.total = c.layers + c.embedding + c.positional + c.head + c.finalNorm;
+    const double outside = c.embedding + c.positional + c.head + c.finalNorm;
+    c.total = c.layers + outside;
+    c.active += outside;
+    c.activeExclEmbedding = c.active - c.embedding;
     c.nonEmbedding = c.total - c.embedding - c.positional - c.head;
-    c.matrices = double(s.layers) * matrices + 1 + (s.tiedEmbeddings ? 0 : 1) + (c.positional > 0 ? 1 : 0);
-    c.adafactorStateElems = double(s.layers) * factored + (V + d) + (s.tiedEmbeddings ? 0 : V + d) +
+    c.matrices = (L - Lm) * denseMatrices + Lm * moeMatrices + 1 + (s.tiedEmbeddings ? 0 : 1) + (c.positional > 0 ? 1 : 0);
+    c.adafactorStateElems = (L - Lm) * denseFactored + Lm * moeFactored + (V + d) + (s.tiedEmbeddings ? 0 : V + d) +
                             (c.positional > 0 ? double(s.maxPositions) + d : 0) + c.finalNorm;
     return c;
 }
@@ -119,6 +207,8 @@ ParamCounts countParams(const ModelSpec& m)
         c.head = m.mlp.head ? D : 0;
         c.total = c.layers + c.head;
         c.nonEmbedding = c.total;
+        c.active = c.total;
+        c.activeExclEmbedding = c.total;
         c.matrices = L + (m.mlp.head ? 1 : 0);
         c.adafactorStateElems = L * 2 * D + (m.mlp.head ? D + 1 : 0);
         return c;
@@ -134,6 +224,9 @@ ParamCounts countParams(const ModelSpec& m)
         c.embedding *= scale;
         c.head *= scale;
         c.adafactorStateElems *= scale;
+        c.denseLayer *= scale;
+        c.active = c.total;
+        c.activeExclEmbedding = c.total - c.embedding;
         c.derivedShape = true;
         return c;
     }
@@ -181,6 +274,72 @@ TransformerShape deriveShape(double params, std::string* note)
     return s;
 }
 
+namespace {
+
+void readMoeFields(const nlohmann::json& node, const std::string& path, Errors& errors, MoeShape& m)
+{
+    ObjectReader r(node, path, errors);
+    if (!r.isObject()) {
+        errors.push_back({path, shortDump(node), "must be an object",
+                          "{\"experts\": E, \"top_k\": k, \"expert_ffn\": I_e, ...}"});
+        return;
+    }
+    constexpr std::int64_t big = 1LL << 24;
+    if (auto v = r.integer("experts", 0, 65536)) m.experts = *v;
+    if (auto v = r.integer("top_k", 1, 65536)) m.topK = *v;
+    if (auto v = r.integer("expert_ffn", 1, big)) m.expertFfn = *v;
+    if (auto v = r.integer("shared_experts", 0, 65536)) m.sharedExperts = *v;
+    if (auto v = r.integer("shared_expert_ffn", 0, big)) m.sharedExpertFfn = *v;
+    if (auto v = r.boolean("shared_expert_gate")) m.sharedExpertGate = *v;
+    if (auto v = r.integer("first_dense_layers", 0, 100000)) m.firstDenseLayers = *v;
+    if (auto v = r.integer("layer_freq", 1, 100000)) m.layerFreq = *v;
+    if (auto v = r.integer("layer_offset", 0, 100000)) m.layerOffset = *v;
+    if (const auto* list = r.child("moe_layers"); list && !list->is_null()) {
+        m.moeLayers.clear();
+        bool ok = list->is_array() && list->size() <= 100000;
+        for (std::size_t i = 0; ok && i < list->size(); ++i) {
+            const auto& x = (*list)[i];
+            ok = x.is_number_integer() && (x.get<std::int64_t>() == 0 || x.get<std::int64_t>() == 1);
+            if (ok)
+                m.moeLayers.push_back(std::uint8_t(x.get<std::int64_t>()));
+        }
+        if (!ok) {
+            r.error("moe_layers", shortDump(*list), "must list 0 (dense) or 1 (MoE) for every layer",
+                    "an array of 0/1, one per layer");
+            m.moeLayers.clear();
+        }
+    }
+    if (auto v = r.boolean("router_bias")) m.routerBias = *v;
+    if (auto v = r.boolean("expert_bias")) m.expertBias = *v;
+    if (auto v = r.boolean("score_correction_bias")) m.scoreCorrectionBias = *v;
+    r.finish();
+}
+
+void validateMoe(const TransformerShape& s, const std::string& path, Errors& errors)
+{
+    const auto& m = s.moe;
+    if (m.experts <= 0)
+        return;
+    const std::string p = path + ".moe.";
+    if (m.topK <= 0 || m.topK > m.experts)
+        errors.push_back({p + "top_k", m.topK > 0 ? std::to_string(m.topK) : "",
+                          m.topK > 0 ? "is more than the " + std::to_string(m.experts) + " experts" : "missing: experts need top_k",
+                          "an integer from 1 to experts (" + std::to_string(m.experts) + ")"});
+    if (m.expertFfn <= 0)
+        errors.push_back({p + "expert_ffn", "", "missing: experts need their FFN width", "a positive integer"});
+    if (!m.moeLayers.empty() && std::int64_t(m.moeLayers.size()) != s.layers)
+        errors.push_back({p + "moe_layers", std::to_string(m.moeLayers.size()) + " entries",
+                          "must have one entry per layer (" + std::to_string(s.layers) + ")",
+                          "an array of " + std::to_string(s.layers) + " values 0/1"});
+    else if (s.layers > 0 && moeLayerCount(s) == 0)
+        errors.push_back({p + "first_dense_layers", std::to_string(m.firstDenseLayers),
+                          "leaves no mixture-of-experts layer (layer i is MoE iff i >= first_dense_layers and "
+                          "(i + 1 - layer_offset) % layer_freq == 0)",
+                          "fewer than layers (" + std::to_string(s.layers) + "), or set moe.experts to 0"});
+}
+
+} // namespace
+
 void readTransformerFields(ObjectReader& r, TransformerShape& s)
 {
     constexpr std::int64_t big = 1LL << 24;
@@ -207,7 +366,12 @@ void readTransformerFields(ObjectReader& r, TransformerShape& s)
         s.positions = *v;
     if (auto v = r.integer("max_positions", 1, 1LL << 26)) s.maxPositions = *v;
     if (auto v = r.boolean("dropout")) s.dropout = *v;
-    if (auto v = r.boolean("qk_norm")) s.qkNorm = *v;
+    if (const auto* q = r.child("qk_norm"); q && q->is_boolean()) // true: over the full projections (OLMo 2)
+        s.qkNorm = q->get<bool>() ? QkNorm::Full : QkNorm::None;
+    else if (auto v = r.choice<QkNorm>("qk_norm", {{"none", QkNorm::None}, {"full", QkNorm::Full}, {"head", QkNorm::Head}}))
+        s.qkNorm = *v;
+    if (const auto* j = r.child("moe"); j && !j->is_null())
+        readMoeFields(*j, r.fieldPath("moe"), r.errors(), s.moe);
     // Defaults that follow from other fields when not given: MHA, d / heads.
     // An MHA model stays MHA when only its head count changes.
     if (!kvGiven && (s.kvHeads == 0 || s.kvHeads == oldHeads))
@@ -245,6 +409,7 @@ void validateShape(const TransformerShape& s, const std::string& path, Errors& e
                           "a divisor of heads (1 = MQA, heads = MHA)"});
     if (s.positions == PositionKind::Learned && s.maxPositions <= 0)
         errors.push_back({f("max_positions"), "", "learned positions need a table size", "a positive integer"});
+    validateMoe(s, path, errors);
 }
 
 namespace {
@@ -316,6 +481,56 @@ std::string hfModelName(const nlohmann::json& c, const std::string& origin, cons
 
 } // namespace
 
+namespace {
+
+constexpr const char* kHfFamilies =
+    "llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, olmo, olmo2, olmoe, gpt2, gpt_neox "
+    "(or describe the model with kind: \"transformer\": layers, d_model, heads, kv_heads, ffn, vocab, moe)";
+
+// The mixture-of-experts fields of the HF families (transformers' configuration_*.py):
+//   mixtral  num_local_experts, num_experts_per_tok; experts of intermediate_size; every layer
+//   qwen2_moe, qwen3_moe  num_experts, num_experts_per_tok, moe_intermediate_size; layer i is MoE iff
+//            i not in mlp_only_layers and (i + 1) % decoder_sparse_step == 0; qwen2_moe adds one shared
+//            expert of shared_expert_intermediate_size with a sigmoid gate (shared_expert_gate: h -> 1)
+//   olmoe    num_experts, num_experts_per_tok; experts of intermediate_size; every layer
+void readHfMoe(const nlohmann::json& c, const std::string& type, const std::string& origin, Errors& errors,
+               TransformerShape& s)
+{
+    auto& m = s.moe;
+    if (type == "mixtral" || type == "olmoe") {
+        m.experts = hfInt(c, {type == "mixtral" ? "num_local_experts" : "num_experts"}, origin, errors, true, 0, 65536);
+        m.topK = hfInt(c, {"num_experts_per_tok"}, origin, errors, true, 0, 65536);
+        m.expertFfn = s.ffn;
+        return;
+    }
+    if (type != "qwen2_moe" && type != "qwen3_moe")
+        return;
+    m.experts = hfInt(c, {"num_experts"}, origin, errors, true, 0, 65536);
+    m.topK = hfInt(c, {"num_experts_per_tok"}, origin, errors, true, 0, 65536);
+    m.expertFfn = hfInt(c, {"moe_intermediate_size"}, origin, errors, true, 0, 1LL << 24);
+    if (type == "qwen2_moe") {
+        m.sharedExpertFfn = hfInt(c, {"shared_expert_intermediate_size"}, origin, errors, false, 0, 1LL << 24);
+        m.sharedExperts = m.sharedExpertFfn > 0 ? 1 : 0;
+        m.sharedExpertGate = m.sharedExperts > 0;
+    }
+    const std::int64_t step = hfInt(c, {"decoder_sparse_step"}, origin, errors, false, 1, 100000);
+    std::vector<std::int64_t> dense;
+    if (auto it = c.find("mlp_only_layers"); it != c.end() && it->is_array())
+        for (const auto& x : *it)
+            if (x.is_number_integer())
+                dense.push_back(x.get<std::int64_t>());
+    if (!dense.empty() && s.layers > 0) {
+        m.moeLayers.assign(std::size_t(s.layers), 0);
+        for (std::int64_t i = 0; i < s.layers; ++i)
+            m.moeLayers[std::size_t(i)] = (std::find(dense.begin(), dense.end(), i) == dense.end() && (i + 1) % step == 0) ? 1 : 0;
+    } else {
+        m.layerFreq = step;
+        m.layerOffset = 0;
+    }
+}
+
+} // namespace
+
 ModelSpec modelFromHfConfig(const nlohmann::json& c, const std::string& origin, Errors& errors)
 {
     ModelSpec m;
@@ -362,11 +577,8 @@ ModelSpec modelFromHfConfig(const nlohmann::json& c, const std::string& origin, 
         // GPTNeoX: attention_bias switches the attention projections' biases; the MLP's are always on.
         s.biases = hfBool(c, "attention_bias", true) ? BiasKind::All : BiasKind::Mlp;
         s.positions = PositionKind::Rotary;
-    } else if (type == "llama" || type == "mistral" || type == "mixtral" || type == "qwen2" || type == "olmo" ||
-               type == "olmo2") {
-        if (type == "mixtral")
-            errors.push_back({origin + ".model_type", "\"mixtral\"", "mixture-of-experts models are not supported yet",
-                              "llama, mistral, qwen2, olmo, olmo2, gpt2, gpt_neox"});
+    } else if (type == "llama" || type == "mistral" || type == "mixtral" || type == "qwen2" || type == "qwen2_moe" ||
+               type == "qwen3" || type == "qwen3_moe" || type == "olmo" || type == "olmo2" || type == "olmoe") {
         s.dModel = hfInt(c, {"hidden_size"}, origin, errors, true, 0, 1LL << 24);
         s.layers = hfInt(c, {"num_hidden_layers"}, origin, errors, true, 0, 100000);
         s.heads = hfInt(c, {"num_attention_heads"}, origin, errors, true, 0, 65536);
@@ -377,17 +589,23 @@ ModelSpec modelFromHfConfig(const nlohmann::json& c, const std::string& origin, 
         s.ffnKind = FfnKind::Swiglu;
         s.tiedEmbeddings = hfBool(c, "tie_word_embeddings", false);
         s.norm = type == "olmo" ? NormKind::NonParametric : NormKind::RmsNorm;
-        if (type == "qwen2")
+        if (type == "qwen2" || type == "qwen2_moe")
             s.biases = BiasKind::Qkv; // Qwen2Attention: q/k/v Linear(bias=True), o_proj bias=False
         else
-            // LlamaConfig.attention_bias: biases on q, k, v and o projections.
+            // LlamaConfig.attention_bias (Qwen3, OLMoE the same): biases on q, k, v and o projections.
             s.biases = hfBool(c, "attention_bias", false) ? BiasKind::Attention : BiasKind::None;
         s.positions = PositionKind::Rotary;
-        s.qkNorm = type == "olmo2"; // Olmo2Attention: q_norm, k_norm over the full projections
+        // Olmo2Attention / OlmoeAttention: q_norm, k_norm over the full projections; Qwen3Attention:
+        // q_norm, k_norm = RMSNorm(head_dim), one weight shared by the heads.
+        if (type == "olmo2" || type == "olmoe")
+            s.qkNorm = QkNorm::Full;
+        else if (type == "qwen3" || type == "qwen3_moe")
+            s.qkNorm = QkNorm::Head;
+        readHfMoe(c, type, origin, errors, s);
     } else {
         errors.push_back({origin + ".model_type", type.empty() ? "" : "\"" + type + "\"",
                           type.empty() ? "missing required field" : "unsupported model family",
-                          "llama, mistral, qwen2, olmo, olmo2, gpt2, gpt_neox"});
+                          kHfFamilies});
         return m;
     }
     if (errors.size() != before)

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace napkin::core {
 
@@ -17,6 +18,30 @@ enum class NormKind { LayerNorm, RmsNorm, NonParametric };
 // MLP only (GPT-NeoX with attention_bias false).
 enum class BiasKind { None, All, Qkv, Attention, Mlp };
 enum class PositionKind { Learned, Rotary, Relative, None };
+// RMSNorm on q and k: none, over the full projections (OLMo 2, OLMoE: qd + kvd weights), or per head
+// with one head_dim weight shared by every head (Qwen3, Gemma 3: 2 · head_dim weights).
+enum class QkNorm { None, Full, Head };
+
+// Mixture-of-experts MLP (moe-notes.md §1.1; Fedus et al. 2022; Jiang et al. 2024, Mixtral).
+// experts == 0: a dense model. Layer i is an MoE layer iff i >= firstDenseLayers and
+// (i + 1 - layerOffset) % layerFreq == 0 (HF Qwen2/3-MoE decoder_sparse_step and Llama 4
+// interleave_moe_layer_step: offset 0; Megatron --moe-layer-freq N: offset 1), unless moeLayers
+// lists every layer explicitly (1 = MoE). Dense layers use the model's ffn.
+struct MoeShape {
+    std::int64_t experts = 0;         // routed experts E
+    std::int64_t topK = 0;            // experts per token k
+    std::int64_t expertFfn = 0;       // routed expert width I_e
+    std::int64_t sharedExperts = 0;   // always-active experts
+    std::int64_t sharedExpertFfn = 0; // width of each shared expert (0: expertFfn)
+    bool sharedExpertGate = false;    // Qwen2-MoE: sigmoid gate h -> 1 on the shared expert
+    std::int64_t firstDenseLayers = 0;
+    std::int64_t layerFreq = 1;
+    std::int64_t layerOffset = 0;
+    std::vector<std::uint8_t> moeLayers; // explicit 0/1 per layer (overrides the rule)
+    bool routerBias = false;          // a bias of E on the router
+    bool expertBias = false;          // gpt-oss: biases on each expert's projections
+    bool scoreCorrectionBias = false; // DeepSeek-V3 aux-loss-free balancing: an E-vector per MoE layer
+};
 
 // A decoder-only transformer. headDim need not equal dModel / heads (Gemma-style), kvHeads < heads
 // is GQA, kvHeads == 1 is MQA.
@@ -35,8 +60,21 @@ struct TransformerShape {
     BiasKind biases = BiasKind::None;
     PositionKind positions = PositionKind::Rotary;
     bool dropout = false; // GPT-style dropout masks (Korthikanti counts them)
-    bool qkNorm = false;  // OLMo 2: RMSNorm on q and k
+    QkNorm qkNorm = QkNorm::None;
+    MoeShape moe;
 };
+
+// Mixture-of-experts helpers. isMoe: any routed experts. isMoeLayer: the placement rule above.
+bool isMoe(const TransformerShape& s);
+bool isMoeLayer(const TransformerShape& s, std::int64_t layer);
+std::int64_t moeLayerCount(const TransformerShape& s);
+// The MLP work of an average layer per token, as a width of the model's MLP kind: ffn for a dense
+// model; (L_dense · ffn + L_moe · (k · I_e + shared · I_s)) / L with experts. FLOPs and saved
+// activations are linear in the width, so their sums over the layers are exact.
+double mlpWidth(const TransformerShape& s);
+// The MLP weights an average layer holds, as the same kind of width: E · I_e + shared · I_s on MoE
+// layers (every expert's weights are read, k of them per token).
+double mlpWeightWidth(const TransformerShape& s);
 
 // CS336 lecture 2's toy deep linear model: L layers of D x D, optional D -> 1 head.
 struct MlpShape {
@@ -65,6 +103,15 @@ struct ParamCounts {
     double head = 0;        // untied output projection
     double finalNorm = 0;
     double nonEmbedding = 0;
+    // Parameters a token runs through (mixture of experts: k routed experts, shared experts, router;
+    // equal to total for a dense model). Model cards differ on the input embedding: "active" counts
+    // it (Mistral, Qwen, Meta, AI2), "activeExclEmbedding" does not (DeepSeek, OpenAI).
+    double active = 0;
+    double activeExclEmbedding = 0;
+    double routedExperts = 0; // all routed experts' weights (and biases), all layers
+    double router = 0;        // router weights (+ biases, score-correction vectors), all layers
+    double denseLayer = 0;    // one dense layer; perLayer is the mean over all layers
+    double moeLayer = 0;      // one MoE layer (0 without experts)
     double matrices = 0;    // weight tensors (for per-tensor scales)
     double adafactorStateElems = 0; // factored second moment: r + c per matrix, n per vector
     bool derivedShape = false;
@@ -81,18 +128,22 @@ TransformerShape deriveShape(double params, std::string* note = nullptr);
 
 // Reads {"kind":"transformer", ...} fields (or overrides on top of a preset) into shape.
 // Keys: layers, d_model, heads, kv_heads, head_dim, ffn, ffn_kind, vocab, tied_embeddings, norm,
-// biases, positions, max_positions, dropout, qk_norm.
+// biases, positions, max_positions, dropout, qk_norm, moe {experts, top_k, expert_ffn, shared_experts,
+// shared_expert_ffn, shared_expert_gate, first_dense_layers, layer_freq, layer_offset, moe_layers,
+// router_bias, expert_bias, score_correction_bias}.
 class ObjectReader;
 void readTransformerFields(ObjectReader& r, TransformerShape& shape);
 // Checks divisibility and consistency; errors name fields under path.
 void validateShape(const TransformerShape& s, const std::string& path, Errors& errors);
 
-// Hugging Face config.json (Llama, Mistral, Qwen2, GPT-2, GPT-NeoX, OLMo, OLMo 2 families).
+// Hugging Face config.json (Llama, Mistral, Qwen2, Qwen3, GPT-2, GPT-NeoX, OLMo, OLMo 2 families; the
+// mixture-of-experts Mixtral, Qwen2-MoE, Qwen3-MoE and OLMoE).
 ModelSpec modelFromHfConfig(const nlohmann::json& config, const std::string& origin, Errors& errors);
 
 const char* toString(FfnKind k);
 const char* toString(NormKind k);
 const char* toString(BiasKind k);
 const char* toString(PositionKind k);
+const char* toString(QkNorm k);
 
 } // namespace napkin::core

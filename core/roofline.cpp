@@ -60,6 +60,9 @@ TransformerShape tensorParallelShard(const TransformerShape& m, int t)
     r.kvHeads = split(m.kvHeads);
     r.ffn = split(m.ffn);
     r.vocab = split(m.vocab);
+    // Experts split the same way (expert tensor parallelism = TP, Megatron-Core's default).
+    r.moe.expertFfn = m.moe.expertFfn > 0 ? split(m.moe.expertFfn) : 0;
+    r.moe.sharedExpertFfn = m.moe.sharedExpertFfn > 0 ? split(m.moe.sharedExpertFfn) : 0;
     return r;
 }
 
@@ -73,6 +76,7 @@ struct LayerOpBuilder {
         const char* dgrad;
         const char* wgrad;
         double M, K, N, count;
+        double weights = 1; // weights read / K x N (mixture of experts: every expert's)
     };
 
     std::vector<RooflineOp>& ops;
@@ -81,7 +85,11 @@ struct LayerOpBuilder {
     const HardwareSummary& hw;
     double s, b, e, w, g; // sequence, micro-batch; activation, weight and gradient bytes
     double n = s * b, h = double(m.dModel), a = double(m.heads), hd = double(m.headDim);
-    double qd = a * hd, kvd = double(m.kvHeads) * hd, f = double(m.ffn), V = double(m.vocab), L = double(m.layers);
+    double qd = a * hd, kvd = double(m.kvHeads) * hd, f = mlpWidth(m), V = double(m.vocab), L = double(m.layers);
+    // Mixture of experts: the MLP's GEMMs do the k routed experts' work per token (f above) and read
+    // every expert's weights (moe-notes.md §1.1); the router is a d x E GEMM on the MoE layers.
+    double weightRatio = f > 0 ? mlpWeightWidth(m) / f : 1.0;
+    double experts = double(m.moe.experts), moeLayers = double(moeLayerCount(m));
     double keys = 0, nk = 0, scores = 0; // keys per query, key/value rows read, b · a · s · keys
     bool swiglu = m.ffnKind == FfnKind::Swiglu;
     // Norm FLOPs per element: LayerNorm 9 forward / 14 backward (Calculon, layers.py LayerNorm);
@@ -126,7 +134,7 @@ struct LayerOpBuilder {
     }
     void qkNormAndRope(Pass pass)
     {
-        if (m.qkNorm) // OLMo 2: RMSNorm over q and k
+        if (m.qkNorm != QkNorm::None) // OLMo 2, Qwen3: RMSNorm over q and k
             kernel(pass == Pass::Forward ? "qk_norm" : "qk_norm.bwd", pass, rmsNormCost(opt.fusion, pass, e), n * (qd + kvd));
         if (rope)
             kernel(pass == Pass::Forward ? "rope" : "rope.bwd", pass, ropeCost(opt.fusion, pass, e), n * (qd + kvd));
@@ -151,15 +159,15 @@ struct LayerOpBuilder {
     // each 2MKN (CS336 lecture 2: forward + two backward matmuls = 6 M P).
     void gemmFwd(const Gemm& x)
     {
-        add(x.fwd, Pass::Forward, OpUnit::Tensor, {2 * x.M * x.K * x.N, e * x.M * x.K + w * x.K * x.N + e * x.M * x.N}, x.count);
+        add(x.fwd, Pass::Forward, OpUnit::Tensor, {2 * x.M * x.K * x.N, e * x.M * x.K + w * x.K * x.N * x.weights + e * x.M * x.N}, x.count);
         shape(OpKind::Gemm, x.M, x.N, x.K);
     }
     void gemmBwd(const Gemm& x)
     {
         // dX[M x K] = dY[M x N] W^T; dW[K x N] = X^T dY (reduction over the M rows).
-        add(x.dgrad, Pass::Backward, OpUnit::Tensor, {2 * x.M * x.K * x.N, e * x.M * x.N + w * x.K * x.N + e * x.M * x.K}, x.count);
+        add(x.dgrad, Pass::Backward, OpUnit::Tensor, {2 * x.M * x.K * x.N, e * x.M * x.N + w * x.K * x.N * x.weights + e * x.M * x.K}, x.count);
         shape(OpKind::Gemm, x.M, x.K, x.N);
-        add(x.wgrad, Pass::Backward, OpUnit::Tensor, {2 * x.M * x.K * x.N, e * x.M * x.K + e * x.M * x.N + g * x.K * x.N}, x.count);
+        add(x.wgrad, Pass::Backward, OpUnit::Tensor, {2 * x.M * x.K * x.N, e * x.M * x.K + e * x.M * x.N + g * x.K * x.N * x.weights}, x.count);
         shape(OpKind::Gemm, x.K, x.N, x.M);
     }
     Gemm qkv() const { return {"qkv_proj", "qkv_proj.dgrad", "qkv_proj.wgrad", n, h, qd + 2 * kvd, L}; }
@@ -167,9 +175,10 @@ struct LayerOpBuilder {
     Gemm up() const
     {
         return {swiglu ? "mlp_gate_up" : "mlp_up", swiglu ? "mlp_gate_up.dgrad" : "mlp_up.dgrad",
-                swiglu ? "mlp_gate_up.wgrad" : "mlp_up.wgrad", n, h, swiglu ? 2 * f : f, L};
+                swiglu ? "mlp_gate_up.wgrad" : "mlp_up.wgrad", n, h, swiglu ? 2 * f : f, L, weightRatio};
     }
-    Gemm down() const { return {"mlp_down", "mlp_down.dgrad", "mlp_down.wgrad", n, f, h, L}; }
+    Gemm down() const { return {"mlp_down", "mlp_down.dgrad", "mlp_down.wgrad", n, f, h, L, weightRatio}; }
+    Gemm router() const { return {"router", "router.dgrad", "router.wgrad", n, h, experts, moeLayers}; }
     Gemm logits() const { return {"logits", "logits.dgrad", "logits.wgrad", n, h, V, 1}; }
 };
 
@@ -202,6 +211,8 @@ void forwardOps(LayerOpBuilder& x)
     x.gemmFwd(x.out());
     x.residual("residual_attn", Pass::Forward);
     x.norm("norm_mlp", Pass::Forward);
+    if (x.moeLayers > 0)
+        x.gemmFwd(x.router());
     x.gemmFwd(x.up());
     if (x.swiglu)
         x.kernel("silu_mul", Pass::Forward, swigluCost(x.opt.fusion, Pass::Forward, e), n * x.f);
@@ -226,6 +237,8 @@ void backwardOps(LayerOpBuilder& x)
     else
         x.add("gelu.bwd", Pass::Backward, OpUnit::Vector, {20 * n * x.f, 3 * e * n * x.f}, L);
     x.gemmBwd(x.up());
+    if (x.moeLayers > 0)
+        x.gemmBwd(x.router());
     x.norm("norm_mlp.bwd", Pass::Backward);
     x.residual("residual_attn.bwd", Pass::Backward);
     x.gemmBwd(x.out());

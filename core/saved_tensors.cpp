@@ -69,7 +69,7 @@ void fusedList(ListBuilder& x, const Widths& w, const TransformerShape& m)
     const char* E = x.c.eName;
     x.token("input_norm.input", "input_layernorm (the layer input)", w.rep, e, E, 0);
     x.token("input_norm.output", "qkv_proj (its input)", w.rep, e, E, kFullOp | kDropLayernorm);
-    if (m.qkNorm) {
+    if (m.qkNorm != QkNorm::None) {
         x.token("q_norm.input", "q_layernorm", w.q, e, E, kFullOp);
         x.token("k_norm.input", "k_layernorm", w.kv, e, E, kFullOp);
     }
@@ -135,7 +135,7 @@ void eagerList(ListBuilder& x, const Widths& w, const TransformerShape& m)
     // wv's output is SDPA's v when no head repeats it; else only the op policy keeps it (mm 3).
     x.token("wv.output", w.repeat ? "kept by the op policy (mm 3)" : "sdpa (values)", w.kv, e, E,
             w.repeat ? std::uint16_t(kCheckpointOnly | kDropFull) : std::uint16_t(kDropFull));
-    if (m.qkNorm) {
+    if (m.qkNorm != QkNorm::None) {
         x.token("q_norm.fp32_input", "q_norm (x.float())", w.q, 4, "fp32", kFullOp);
         x.token("k_norm.fp32_input", "k_norm (x.float())", w.kv, 4, "fp32", kFullOp);
     }
@@ -180,7 +180,7 @@ void eagerList(ListBuilder& x, const Widths& w, const TransformerShape& m)
 
 double opPolicyRecomputedParams(const TransformerShape& m)
 {
-    const double h = double(m.dModel), f = double(m.ffn);
+    const double h = double(m.dModel), f = mlpWidth(m);
     const double qd = double(m.heads) * double(m.headDim), kvd = double(m.kvHeads) * double(m.headDim);
     return h * kvd + qd * h + h * f; // wk, wo, and w3 (SwiGLU) or w2 (GELU): both h × f
 }
@@ -233,7 +233,7 @@ void layerSavedTensors(const TransformerShape& m, const TensorContext& c, LayerT
     w.row = c.sequenceParallel ? 1 / t : 1;
     w.q = double(m.heads) * double(m.headDim) / t;
     w.kv = double(m.kvHeads) * double(m.headDim) / t;
-    w.f = double(m.ffn) / t;
+    w.f = mlpWidth(m) / t; // mixture of experts: the k routed experts' rows and the shared experts
     w.heads = double(m.heads) / t;
     w.swiglu = m.ffnKind == FfnKind::Swiglu;
     w.rope = m.positions == PositionKind::Rotary;

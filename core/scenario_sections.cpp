@@ -39,7 +39,7 @@ void readModel(const nlohmann::json& node, const Catalog& catalog, Scenario& sc,
                           "{\"preset\": ID} | {\"hf_config\": PATH} | {\"params\": N} | {\"kind\": \"transformer\"|\"mlp\", ...}"});
         r.accept({"preset", "hf_config", "params", "kind"});
         r.accept({"layers", "d_model", "heads", "kv_heads", "head_dim", "ffn", "ffn_kind", "vocab", "tied_embeddings",
-                  "norm", "biases", "positions", "max_positions", "dropout", "qk_norm", "width", "head"});
+                  "norm", "biases", "positions", "max_positions", "dropout", "qk_norm", "moe", "width", "head"});
         r.finish();
         return;
     }
@@ -97,7 +97,7 @@ void readModel(const nlohmann::json& node, const Catalog& catalog, Scenario& sc,
             } else {
                 r.error("preset", shortDump(*id), "unknown model preset" + didYouMean(*id, catalog.modelIdList()), catalog.modelIds());
                 r.accept({"layers", "d_model", "heads", "kv_heads", "head_dim", "ffn", "ffn_kind", "vocab",
-                          "tied_embeddings", "norm", "biases", "positions", "max_positions", "dropout", "qk_norm"});
+                          "tied_embeddings", "norm", "biases", "positions", "max_positions", "dropout", "qk_norm", "moe"});
                 r.finish();
                 return;
             }
@@ -128,7 +128,7 @@ void readModel(const nlohmann::json& node, const Catalog& catalog, Scenario& sc,
     // Architecture overrides on top of a preset or an HF config.
     bool overridden = false;
     for (const char* k : {"layers", "d_model", "heads", "kv_heads", "head_dim", "ffn", "ffn_kind", "vocab",
-                          "tied_embeddings", "norm", "biases", "positions", "max_positions", "dropout", "qk_norm"})
+                          "tied_embeddings", "norm", "biases", "positions", "max_positions", "dropout", "qk_norm", "moe"})
         overridden = overridden || r.has(k);
     readTransformerFields(r, m.shape);
     r.finish();

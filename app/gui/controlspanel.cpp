@@ -130,7 +130,8 @@ ControlsPanel::ControlsPanel(PlanController* controller, QWidget* parent)
          tr("Whether the output layer reuses the embedding matrix")},
         {"dropout", tr("Dropout"), {QStringLiteral("false"), QStringLiteral("true")}, {tr("no"), tr("yes (masks stored)")},
          tr("GPT-style dropout: its masks are saved activations (Korthikanti et al. 2022)")},
-        {"qk_norm", tr("QK-norm"), {QStringLiteral("false"), QStringLiteral("true")}, {tr("no"), tr("yes (OLMo 2)")},
+        {"qk_norm", tr("QK-norm"), {QStringLiteral("false"), QStringLiteral("true"), QStringLiteral("head")},
+         {tr("no"), tr("full projections (OLMo 2)"), tr("per head (Qwen3)")},
          tr("RMSNorm over the q and k projections")},
     };
     for (const auto& ch : choices) {
@@ -471,6 +472,12 @@ void ControlsPanel::updateDerivedLabels()
     const auto& s = sc.model.shape;
     if (sc.model.kind == core::ModelKind::Mlp)
         m_shape->setText(tr("Deep linear model: %1 layers of width %2").arg(sc.model.mlp.layers).arg(sc.model.mlp.width));
+    else if (core::isMoe(s)) // mixture of experts: the routed experts stand where the dense ffn would
+        m_shape->setText(tr("%1 layers (%2 MoE), d %3, %4 heads (%5 KV) of %6, %7 of %8 experts of %9 per token%10, vocab %11")
+                             .arg(s.layers).arg(core::moeLayerCount(s)).arg(s.dModel).arg(s.heads).arg(s.kvHeads)
+                             .arg(s.headDim).arg(s.moe.topK).arg(s.moe.experts).arg(s.moe.expertFfn)
+                             .arg(s.moe.sharedExperts > 0 ? tr(" + %1 shared").arg(s.moe.sharedExperts) : QString())
+                             .arg(s.vocab));
     else
         m_shape->setText(tr("%1%2 layers, d %3, %4 heads (%5 KV) of %6, %7 ffn %8, vocab %9")
                              .arg(plan.params.derivedShape ? tr("Derived shape: ") : QString())
@@ -493,7 +500,8 @@ void ControlsPanel::updateDerivedLabels()
         {QStringLiteral("model.positions"), QLatin1String(core::toString(s.positions))},
         {QStringLiteral("model.tied_embeddings"), s.tiedEmbeddings ? QStringLiteral("true") : QStringLiteral("false")},
         {QStringLiteral("model.dropout"), s.dropout ? QStringLiteral("true") : QStringLiteral("false")},
-        {QStringLiteral("model.qk_norm"), s.qkNorm ? QStringLiteral("true") : QStringLiteral("false")}};
+        {QStringLiteral("model.qk_norm"), s.qkNorm == core::QkNorm::Head ? QStringLiteral("head")
+                                         : s.qkNorm == core::QkNorm::Full ? QStringLiteral("true") : QStringLiteral("false")}};
     for (auto it = archIds.cbegin(); it != archIds.cend(); ++it)
         if (auto* c = m_combos.value(it.key()))
             c->setCurrentIndex(c->findData(it.value()));

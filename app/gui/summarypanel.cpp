@@ -117,7 +117,11 @@ void SummaryPanel::updateValues()
     auto set = [this](const char* q, const QString& text) { m_values.value(QLatin1String(q))->setText(text); };
     // core::humanNumber: the numbers the text output and the reports print, as people write them.
     auto human = [](double v, core::Quantity q) { return QString::fromStdString(core::humanNumber(v, q)); };
-    set("params.total", human(p.params.total, core::Quantity::Parameters));
+    QString params = human(p.params.total, core::Quantity::Parameters);
+    if (p.params.active < p.params.total) // mixture of experts: total and what a token runs through
+        params = tr("%1 · %2 active").arg(QString::fromStdString(core::formatCount(p.params.total)),
+                                          QString::fromStdString(core::formatCount(p.params.active)));
+    set("params.total", params);
     set("compute.flops_per_token", human(p.compute.flopsPerToken, core::Quantity::Flops));
     set("compute.training_flops", human(p.compute.trainingFlops, core::Quantity::Flops));
     set("compute.hardware_flops", human(p.compute.hardwareFlops, core::Quantity::Flops));

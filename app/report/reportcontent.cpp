@@ -49,6 +49,9 @@ QString words(const app::PlanController& c, const Options& o)
     const auto& p = c.plan();
     const auto& s = sc.model.shape;
     QString model = esc(qs(sc.model.name)) + QStringLiteral(", ") + intText(p.params.total) + QStringLiteral(" parameters");
+    if (p.params.active < p.params.total) // mixture of experts: the convention named (moe-notes.md §0.3)
+        model += QStringLiteral(" (%1 active per token with the input embedding, %2 without)")
+                     .arg(intText(p.params.active), intText(p.params.activeExclEmbedding));
     if (sc.model.kind == core::ModelKind::Mlp)
         model += QStringLiteral(" (deep linear model: %1 layers of width %2)").arg(sc.model.mlp.layers).arg(sc.model.mlp.width);
     else
@@ -56,6 +59,10 @@ QString words(const app::PlanController& c, const Options& o)
                      .arg(p.params.derivedShape ? QStringLiteral("derived shape: ") : QString())
                      .arg(s.layers).arg(s.dModel).arg(s.heads).arg(s.kvHeads)
                      .arg(QLatin1String(core::toString(s.ffnKind))).arg(s.ffn).arg(s.vocab);
+    if (core::isMoe(s))
+        model += QStringLiteral("; %1 of %2 experts of width %3 per token on %4 of %5 layers%6")
+                     .arg(s.moe.topK).arg(s.moe.experts).arg(s.moe.expertFfn).arg(core::moeLayerCount(s)).arg(s.layers)
+                     .arg(s.moe.sharedExperts > 0 ? QStringLiteral(", %1 shared").arg(s.moe.sharedExperts) : QString());
     const auto& pr = sc.precision;
     QString h;
     h += QStringLiteral("<p><b>Model:</b> %1.</p>").arg(model);

@@ -65,6 +65,116 @@ private slots:
         QCOMPARE(core::countParams(m).total, expected);
     }
 
+    void moeConfigs_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("key");
+        // Each count by hand (h hidden, L layers; attention 2·h·qd + 2·h·kvd; SwiGLU experts 3·h·I_e;
+        // router h·E; two RMSNorms 2h per layer; final norm h; embedding and head V·h each):
+        // Mixtral 8x7B: per layer 41,943,040 + 8 · 176,160,768 + 32,768 + 8,192 = 1,451,270,144;
+        //   × 32 + 2 · 32000 · 4096 + 4096 = 46,702,792,704; active: 2 experts = 12,879,925,248.
+        // Qwen3-30B-A3B: attention 18,874,368 + per-head q/k norms 256; 128 experts of 3 · 2048 · 768;
+        //   router 262,144; × 48 + 2 · 151936 · 2048 + 2048 = 30,532,122,624; 8 experts: 3,353,032,704.
+        // OLMoE-1B-7B: attention 16,777,216 + full q/k norms 4,096; 64 experts of 3 · 2048 · 1024;
+        //   × 16 + 2 · 50304 · 2048 + 2048 = 6,919,161,856; 8 experts: 1,282,017,280.
+        // Qwen1.5-MoE-A2.7B (qwen2_moe): attention 16,777,216 + q/k/v biases 6,144; 60 experts of
+        //   3 · 2048 · 1408; router 122,880; one shared expert 3 · 2048 · 5632 and its gate 2,048;
+        //   × 24 + 2 · 151936 · 2048 + 2048 = 14,315,784,192; 4 experts: 2,689,173,504.
+        QTest::newRow("mixtral (mixtral)") << QStringLiteral("hf/mixtral-8x7b.json") << QStringLiteral("mixtral-8x7b");
+        QTest::newRow("qwen3-30b-a3b (qwen3_moe)") << QStringLiteral("hf/qwen3-30b-a3b.json") << QStringLiteral("qwen3-30b-a3b");
+        QTest::newRow("olmoe (olmoe)") << QStringLiteral("hf/olmoe-1b-7b.json") << QStringLiteral("olmoe-1b-7b");
+        QTest::newRow("qwen1.5-moe (qwen2_moe, shared expert)") << QStringLiteral("hf/qwen1.5-moe-a2.7b.json")
+                                                                << QStringLiteral("qwen1.5-moe-a2.7b");
+    }
+    void moeConfigs()
+    {
+        QFETCH(QString, file);
+        QFETCH(QString, key);
+        core::Errors errors;
+        const auto m = core::modelFromHfConfig(readJson(file.toStdString()), file.toStdString(), errors);
+        QVERIFY2(errors.empty(), errors.empty() ? "" : core::describe(errors.front()).c_str());
+        const auto& g = golden()["active_param_counts"][key.toStdString()];
+        const auto c = core::countParams(m);
+        const double total = g.contains("total") ? g["total"].get<double>() : golden()["param_counts"][key.toStdString()].get<double>();
+        QCOMPARE(c.total, total);
+        QCOMPARE(c.active, g["active"].get<double>());
+        QCOMPARE(c.activeExclEmbedding, g["active_excl_embedding"].get<double>());
+        QCOMPARE(c.active - c.activeExclEmbedding, c.embedding);
+        // The preset of the same model counts the same.
+        if (const auto* preset = core::builtinCatalog().model(key.toStdString()))
+            QCOMPARE(core::countParams(*preset).active, c.active);
+    }
+
+    void qwen3DenseHeadNorm()
+    {
+        // Qwen3-8B: attention 2 · 4096 · 4096 + 2 · 4096 · 1024 = 41,943,040, per-head q/k norms 2 · 128,
+        // MLP 3 · 4096 · 12288, norms 8,192: 192,940,288 × 36 + 2 · 151936 · 4096 + 4096 = 8,190,735,360.
+        core::Errors errors;
+        const auto m = core::modelFromHfConfig(readJson("hf/qwen3-8b.json"), "qwen3-8b", errors);
+        QVERIFY(errors.empty());
+        QCOMPARE(int(m.shape.qkNorm), int(core::QkNorm::Head));
+        const auto c = core::countParams(m);
+        QCOMPARE(c.total, golden()["active_param_counts"]["qwen3-8b"]["total"].get<double>());
+        QCOMPARE(c.active, c.total); // dense: every parameter is active
+    }
+
+    void moeLayerPlacement()
+    {
+        // Layer i is MoE iff i >= first_dense_layers and (i + 1 - offset) % freq == 0.
+        core::TransformerShape s;
+        s.layers = 8;
+        s.moe.experts = 4;
+        s.moe.topK = 1;
+        s.moe.expertFfn = 16;
+        QCOMPARE(core::moeLayerCount(s), std::int64_t(8));
+        s.moe.firstDenseLayers = 3; // DeepSeek first_k_dense_replace
+        QVERIFY(!core::isMoeLayer(s, 2));
+        QVERIFY(core::isMoeLayer(s, 3));
+        QCOMPARE(core::moeLayerCount(s), std::int64_t(5));
+        s.moe.firstDenseLayers = 0;
+        s.moe.layerFreq = 2; // HF Llama 4 interleave_moe_layer_step 2: layers 1, 3, 5, 7
+        QVERIFY(!core::isMoeLayer(s, 0));
+        QVERIFY(core::isMoeLayer(s, 1));
+        s.moe.layerOffset = 1; // Megatron --moe-layer-freq 2: layers 0, 2, 4, 6
+        QVERIFY(core::isMoeLayer(s, 0));
+        QVERIFY(!core::isMoeLayer(s, 1));
+        QCOMPARE(core::moeLayerCount(s), std::int64_t(4));
+        s.moe.moeLayers = {0, 0, 1, 1, 0, 0, 1, 1}; // an explicit list wins
+        QCOMPARE(core::moeLayerCount(s), std::int64_t(4));
+        QVERIFY(core::isMoeLayer(s, 2) && !core::isMoeLayer(s, 0));
+        // mlpWidth: dense width on dense layers, k·I_e on MoE layers, averaged: (4 · 64 + 4 · 16) / 8.
+        s.ffn = 64;
+        QCOMPARE(core::mlpWidth(s), (4 * 64.0 + 4 * 16.0) / 8);
+        QCOMPARE(core::mlpWeightWidth(s), (4 * 64.0 + 4 * 4 * 16.0) / 8);
+    }
+
+    void moeKeysThroughScenario()
+    {
+        // model.moe on top of a preset, and errors that name the field.
+        const auto sc = napkin::test::scenario({R"(model={"preset": "mixtral-8x7b", "moe": {"top_k": 1}})"});
+        const auto c = core::countParams(sc.model);
+        QCOMPARE(c.total, 46702792704.0);
+        QCOMPARE(c.active, 12879925248.0 - 32 * 176160768.0); // one expert fewer per layer
+        auto errorsOf = [](const char* set) {
+            nlohmann::json doc = core::defaultScenarioJson();
+            core::Errors errors;
+            core::applySet(doc, set, errors);
+            core::parseScenario(doc, core::builtinCatalog(), errors);
+            return errors;
+        };
+        auto firstField = [&](const char* set) {
+            const auto e = errorsOf(set);
+            return e.empty() ? std::string() : e.front().field;
+        };
+        QCOMPARE(firstField(R"(model={"preset": "mixtral-8x7b", "moe": {"top_k": 9}})"), std::string("model.moe.top_k"));
+        QCOMPARE(firstField(R"(model={"preset": "mixtral-8x7b", "moe": {"experts": 8, "topk": 2}})"), std::string("model.moe.topk"));
+        QCOMPARE(firstField(R"(model={"preset": "mixtral-8x7b", "moe": {"moe_layers": [1, 0]}})"), std::string("model.moe.moe_layers"));
+        QCOMPARE(firstField(R"(model={"preset": "llama-2-7b", "moe": {"experts": 8, "top_k": 2}})"), std::string("model.moe.expert_ffn"));
+        QCOMPARE(firstField(R"(model={"preset": "mixtral-8x7b", "moe": {"first_dense_layers": 32}})"),
+                 std::string("model.moe.first_dense_layers"));
+        QCOMPARE(firstField(R"(model={"preset": "qwen3-8b-nope", "moe": {}})").substr(0, 12), std::string("model.preset"));
+    }
+
     void hfConfigNamesItsModel()
     {
         // Named from the config (issue 13), not "llama" or "Custom architecture".
