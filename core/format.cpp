@@ -287,6 +287,7 @@ nlohmann::json planToJson(const Plan& p)
                    {"active_excl_embedding", p.params.activeExclEmbedding},
                    {"routed_experts", p.params.routedExperts},
                    {"router", p.params.router},
+                   {"mtp", p.params.mtp},
                    {"derived_shape", p.params.derivedShape}};
     const auto& m = p.memory;
     json perGpu = json::object();

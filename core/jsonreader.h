@@ -92,6 +92,12 @@ public:
     const nlohmann::json* child(std::string_view key);
     // Marks keys as known without reading them (handled elsewhere).
     void accept(std::initializer_list<std::string_view> keys);
+    template <typename Range>
+    void acceptAll(const Range& keys)
+    {
+        for (const auto& k : keys)
+            accept({std::string_view(k)});
+    }
 
     void error(std::string_view key, std::string value, std::string why, std::string allowed = {});
     Errors& errors() { return m_errors; }

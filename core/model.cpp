@@ -9,13 +9,23 @@
 
 namespace napkin::core {
 
-const char* toString(FfnKind k) { return k == FfnKind::Gelu ? "gelu" : "swiglu"; }
+const char* toString(FfnKind k)
+{
+    switch (k) {
+    case FfnKind::Gelu: return "gelu";
+    case FfnKind::Swiglu: return "swiglu";
+    case FfnKind::Geglu: return "geglu";
+    }
+    return "";
+}
+const char* toString(AttentionKind k) { return k == AttentionKind::Mla ? "mla" : "mha"; }
 const char* toString(NormKind k)
 {
     switch (k) {
     case NormKind::LayerNorm: return "layernorm";
     case NormKind::RmsNorm: return "rmsnorm";
     case NormKind::NonParametric: return "nonparametric";
+    case NormKind::LayerNormNoBias: return "layernorm_nobias";
     }
     return "";
 }
@@ -111,6 +121,7 @@ double normParams(NormKind k, double d)
     case NormKind::LayerNorm: return 2 * d; // weight + bias
     case NormKind::RmsNorm: return d;       // weight only
     case NormKind::NonParametric: return 0; // OLMo 1: no affine parameters
+    case NormKind::LayerNormNoBias: return d; // DBRX: weight only
     }
     return 0;
 }
@@ -124,6 +135,31 @@ ParamCounts countTransformer(const TransformerShape& s)
     double common = d * qd + 2 * d * kvd + qd * d;
     double matrices = 4, factored = (d + qd) + 2 * (d + kvd) + (qd + d);
     double vectors = 0;
+    if (s.attention == AttentionKind::Mla) {
+        // MLA (moe-notes.md §2.1; DeepSeek-V3 inference/model.py): q = d·r_q + r_q (q_a_layernorm) +
+        // r_q·H·(d_n + d_r), or d·H·(d_n + d_r) without a q rank; kv = d·(r_kv + d_r) + r_kv
+        // (kv_a_layernorm) + r_kv·H·(d_n + d_v); o = H·d_v·d.
+        const auto& a = s.mla;
+        const double H = double(s.heads), rq = double(a.qLoraRank), rkv = double(a.kvLoraRank);
+        const double dq = double(a.qkNopeHeadDim + a.qkRopeHeadDim), dr = double(a.qkRopeHeadDim), dv = double(a.vHeadDim);
+        const double dn = double(a.qkNopeHeadDim);
+        if (rq > 0) {
+            common = d * rq + rq * H * dq;
+            vectors += rq;
+            matrices = 2;
+            factored = (d + rq) + (rq + H * dq);
+        } else {
+            common = d * H * dq;
+            matrices = 1;
+            factored = d + H * dq;
+        }
+        common += d * (rkv + dr) + rkv * H * (dn + dv) + H * dv * d;
+        vectors += rkv;
+        matrices += 3;
+        factored += (d + rkv + dr) + (rkv + H * (dn + dv)) + (H * dv + d);
+    }
+    if (s.attentionSinks)
+        vectors += double(s.heads); // gpt-oss: one sink logit per head
     const bool qkvBias = s.biases == BiasKind::All || s.biases == BiasKind::Qkv || s.biases == BiasKind::Attention;
     const bool outBias = s.biases == BiasKind::All || s.biases == BiasKind::Attention;
     const bool mlpBias = s.biases == BiasKind::All || s.biases == BiasKind::Mlp;
@@ -143,11 +179,11 @@ ParamCounts countTransformer(const TransformerShape& s)
         factored += 2 * d;
         vectors += 2 * d;
     }
-    vectors += 2 * normParams(s.norm, d);
+    vectors += (s.sandwichNorm ? 4 : 2) * normParams(s.norm, d); // Gemma 2/3: pre and post norms
     common += vectors;
     factored += vectors;
     // MLP: GELU fc (d x f) + proj (f x d); SwiGLU gate, up (d x f) + down (f x d).
-    const double g = s.ffnKind == FfnKind::Swiglu ? 3 : 2;
+    const double g = isGated(s.ffnKind) ? 3 : 2;
     const double denseMlp = g * d * f + (mlpBias ? (g - 1) * f + d : 0);
     c.denseLayer = common + denseMlp;
     const double denseMatrices = matrices + g, denseFactored = factored + g * (d + f) + (mlpBias ? (g - 1) * f + d : 0);
@@ -177,6 +213,13 @@ ParamCounts countTransformer(const TransformerShape& s)
     c.perLayer = L > 0 ? c.layers / L : 0;
     if (!isMoe(s))
         c.active = c.layers;
+    // Multi-token prediction (DeepSeek-V3 README_WEIGHTS.md): per depth enorm and hnorm (2d), eh_proj
+    // (2d x d), one layer of the last layer's kind, and the shared head's norm (d); the embedding and
+    // output head are the main model's.
+    if (s.mtpLayers > 0) {
+        const double last = isMoeLayer(s, s.layers - 1) ? c.moeLayer : c.denseLayer;
+        c.mtp = double(s.mtpLayers) * (2 * normParams(s.norm, d) + 2 * d * d + last + normParams(s.norm, d));
+    }
     c.embedding = V * d;
     c.positional = s.positions == PositionKind::Learned ? double(s.maxPositions) * d : 0;
     c.head = s.tiedEmbeddings ? 0 : V * d;
@@ -352,11 +395,13 @@ void readTransformerFields(ObjectReader& r, TransformerShape& s)
     const bool hdGiven = r.has("head_dim");
     if (auto v = r.integer("head_dim", 1, 65536)) s.headDim = *v;
     if (auto v = r.integer("ffn", 1, big)) s.ffn = *v;
-    if (auto v = r.choice<FfnKind>("ffn_kind", {{"gelu", FfnKind::Gelu}, {"swiglu", FfnKind::Swiglu}})) s.ffnKind = *v;
+    if (auto v = r.choice<FfnKind>("ffn_kind", {{"gelu", FfnKind::Gelu}, {"swiglu", FfnKind::Swiglu}, {"geglu", FfnKind::Geglu}}))
+        s.ffnKind = *v;
     if (auto v = r.integer("vocab", 1, 1LL << 30)) s.vocab = *v;
     if (auto v = r.boolean("tied_embeddings")) s.tiedEmbeddings = *v;
     if (auto v = r.choice<NormKind>("norm", {{"layernorm", NormKind::LayerNorm}, {"rmsnorm", NormKind::RmsNorm},
-                                             {"nonparametric", NormKind::NonParametric}}))
+                                             {"nonparametric", NormKind::NonParametric},
+                                             {"layernorm_nobias", NormKind::LayerNormNoBias}}))
         s.norm = *v;
     if (auto v = r.choice<BiasKind>("biases", {{"none", BiasKind::None}, {"all", BiasKind::All}, {"qkv", BiasKind::Qkv},
                                                   {"attention", BiasKind::Attention}, {"mlp", BiasKind::Mlp}}))
@@ -372,6 +417,33 @@ void readTransformerFields(ObjectReader& r, TransformerShape& s)
         s.qkNorm = *v;
     if (const auto* j = r.child("moe"); j && !j->is_null())
         readMoeFields(*j, r.fieldPath("moe"), r.errors(), s.moe);
+    if (auto v = r.choice<AttentionKind>("attention", {{"mha", AttentionKind::Mha}, {"mla", AttentionKind::Mla}})) s.attention = *v;
+    if (auto v = r.integer("q_lora_rank", 0, big)) s.mla.qLoraRank = *v;
+    if (auto v = r.integer("kv_lora_rank", 1, big)) s.mla.kvLoraRank = *v;
+    if (auto v = r.integer("qk_nope_head_dim", 0, 65536)) s.mla.qkNopeHeadDim = *v;
+    if (auto v = r.integer("qk_rope_head_dim", 0, 65536)) s.mla.qkRopeHeadDim = *v;
+    if (auto v = r.integer("v_head_dim", 1, 65536)) s.mla.vHeadDim = *v;
+    if (auto v = r.integer("mtp_layers", 0, 64)) s.mtpLayers = *v;
+    if (auto v = r.boolean("sandwich_norm")) s.sandwichNorm = *v;
+    if (auto v = r.boolean("attention_sinks")) s.attentionSinks = *v;
+    if (auto v = r.integer("sliding_window", 0, 1LL << 26)) s.slidingWindow = *v;
+    if (auto v = r.integer("attention_chunk", 0, 1LL << 26)) s.attentionChunk = *v;
+    if (const auto* list = r.child("layer_types"); list && !list->is_null()) {
+        // Hugging Face's layer_types: "sliding_attention" or "full_attention" per layer.
+        s.slidingLayers.clear();
+        bool ok = list->is_array() && list->size() <= 100000;
+        for (std::size_t i = 0; ok && i < list->size(); ++i) {
+            const auto& x = (*list)[i];
+            ok = x.is_string() && (x == "sliding_attention" || x == "full_attention");
+            if (ok)
+                s.slidingLayers.push_back(x == "sliding_attention" ? 1 : 0);
+        }
+        if (!ok) {
+            r.error("layer_types", shortDump(*list), "must name each layer's attention",
+                    "an array of \"sliding_attention\" or \"full_attention\", one per layer");
+            s.slidingLayers.clear();
+        }
+    }
     // Defaults that follow from other fields when not given: MHA, d / heads.
     // An MHA model stays MHA when only its head count changes.
     if (!kvGiven && (s.kvHeads == 0 || s.kvHeads == oldHeads))
@@ -410,6 +482,19 @@ void validateShape(const TransformerShape& s, const std::string& path, Errors& e
     if (s.positions == PositionKind::Learned && s.maxPositions <= 0)
         errors.push_back({f("max_positions"), "", "learned positions need a table size", "a positive integer"});
     validateMoe(s, path, errors);
+    if (s.attention == AttentionKind::Mla) {
+        const std::pair<std::int64_t, const char*> need[] = {{s.mla.kvLoraRank, "kv_lora_rank"},
+                                                             {s.mla.qkNopeHeadDim + s.mla.qkRopeHeadDim, "qk_nope_head_dim"},
+                                                             {s.mla.vHeadDim, "v_head_dim"}};
+        for (const auto& [v, key] : need)
+            if (v <= 0)
+                errors.push_back({f(key), "", "missing: attention \"mla\" needs kv_lora_rank, qk_nope_head_dim, "
+                                              "qk_rope_head_dim and v_head_dim", "a positive integer"});
+    }
+    if (!s.slidingLayers.empty() && std::int64_t(s.slidingLayers.size()) != s.layers)
+        errors.push_back({f("layer_types"), std::to_string(s.slidingLayers.size()) + " entries",
+                          "must have one entry per layer (" + std::to_string(s.layers) + ")",
+                          "an array of " + std::to_string(s.layers) + " attention types"});
 }
 
 namespace {
@@ -484,7 +569,8 @@ std::string hfModelName(const nlohmann::json& c, const std::string& origin, cons
 namespace {
 
 constexpr const char* kHfFamilies =
-    "llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, olmo, olmo2, olmoe, gpt2, gpt_neox "
+    "llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, olmo, olmo2, olmoe, granitemoe, phi3, gemma2, "
+    "gemma3 (text), llama4 (text), gpt_oss, deepseek_v2, deepseek_v3, dbrx, gpt2, gpt_neox "
     "(or describe the model with kind: \"transformer\": layers, d_model, heads, kv_heads, ffn, vocab, moe)";
 
 // The mixture-of-experts fields of the HF families (transformers' configuration_*.py):
@@ -493,12 +579,14 @@ constexpr const char* kHfFamilies =
 //            i not in mlp_only_layers and (i + 1) % decoder_sparse_step == 0; qwen2_moe adds one shared
 //            expert of shared_expert_intermediate_size with a sigmoid gate (shared_expert_gate: h -> 1)
 //   olmoe    num_experts, num_experts_per_tok; experts of intermediate_size; every layer
+//   granitemoe  num_local_experts, num_experts_per_tok; experts of intermediate_size (input_linear 2·I·h,
+//            output_linear I·h); every layer
 void readHfMoe(const nlohmann::json& c, const std::string& type, const std::string& origin, Errors& errors,
                TransformerShape& s)
 {
     auto& m = s.moe;
-    if (type == "mixtral" || type == "olmoe") {
-        m.experts = hfInt(c, {type == "mixtral" ? "num_local_experts" : "num_experts"}, origin, errors, true, 0, 65536);
+    if (type == "mixtral" || type == "olmoe" || type == "granitemoe") {
+        m.experts = hfInt(c, {type == "olmoe" ? "num_experts" : "num_local_experts"}, origin, errors, true, 0, 65536);
         m.topK = hfInt(c, {"num_experts_per_tok"}, origin, errors, true, 0, 65536);
         m.expertFfn = s.ffn;
         return;
@@ -529,6 +617,163 @@ void readHfMoe(const nlohmann::json& c, const std::string& type, const std::stri
     }
 }
 
+
+// The per-layer list HF writes as layer_types ("sliding_attention" / "full_attention"), or the
+// family's fixed pattern when the config predates the field: sliding iff the predicate holds.
+template <typename Pred>
+void hfSlidingLayers(const nlohmann::json& c, TransformerShape& s, Pred sliding)
+{
+    s.slidingLayers.assign(std::size_t(std::max<std::int64_t>(0, s.layers)), 0);
+    const auto it = c.find("layer_types");
+    const bool listed = it != c.end() && it->is_array() && std::int64_t(it->size()) == s.layers;
+    for (std::int64_t i = 0; i < s.layers; ++i)
+        s.slidingLayers[std::size_t(i)] =
+            (listed ? (*it)[std::size_t(i)] == "sliding_attention" : sliding(i)) ? 1 : 0;
+}
+
+// The fields every Llama-like family names the same way.
+void readHfCommon(const nlohmann::json& c, const std::string& origin, Errors& errors, TransformerShape& s)
+{
+    s.dModel = hfInt(c, {"hidden_size"}, origin, errors, true, 0, 1LL << 24);
+    s.layers = hfInt(c, {"num_hidden_layers"}, origin, errors, true, 0, 100000);
+    s.heads = hfInt(c, {"num_attention_heads"}, origin, errors, true, 0, 65536);
+    s.kvHeads = hfInt(c, {"num_key_value_heads"}, origin, errors, false, s.heads);
+    s.ffn = hfInt(c, {"intermediate_size"}, origin, errors);
+    s.vocab = hfInt(c, {"vocab_size"}, origin, errors);
+    s.maxPositions = hfInt(c, {"max_position_embeddings"}, origin, errors, false, 4096);
+    s.ffnKind = FfnKind::Swiglu;
+    s.norm = NormKind::RmsNorm;
+    s.positions = PositionKind::Rotary;
+    s.biases = hfBool(c, "attention_bias", false) ? BiasKind::Attention : BiasKind::None;
+}
+
+bool readGemma(const nlohmann::json& c, const std::string& type, const std::string& origin, Errors& errors,
+               TransformerShape& s)
+{
+    readHfCommon(c, origin, errors, s);
+    s.ffnKind = FfnKind::Geglu; // gelu_pytorch_tanh(gate) * up
+    s.sandwichNorm = true;
+    s.tiedEmbeddings = hfBool(c, "tie_word_embeddings", true);
+    s.slidingWindow = hfInt(c, {"sliding_window"}, origin, errors, false, 0, 1LL << 26);
+    if (type == "gemma2") {
+        hfSlidingLayers(c, s, [](std::int64_t i) { return i % 2 == 0; });
+    } else {
+        s.qkNorm = QkNorm::Head;
+        const std::int64_t pattern = hfInt(c, {"sliding_window_pattern"}, origin, errors, false, 6, 100000);
+        hfSlidingLayers(c, s, [pattern](std::int64_t i) { return (i + 1) % pattern != 0; });
+    }
+    return true;
+}
+
+// The families of 2024-2026 whose layers differ from Llama's (transformers' modeling_*.py):
+//   gemma2, gemma3_text  GeGLU, pre and post norms around attention and MLP, tied embeddings,
+//       head_dim from the config; Gemma 2 slides on even layers (window 4096), Gemma 3 on all but every
+//       sliding_window_pattern-th (default 6) and adds per-head q/k norms
+//   llama4_text  routed experts of intermediate_size plus one shared expert of the same width on the
+//       MoE layers (interleave_moe_layer_step, or moe_layers), dense layers of intermediate_size_mlp;
+//       its q/k L2 norm has no weights; attention_chunk_size
+//   gpt_oss  q, k, v and o biases, a sink logit per head, experts with biases (gate_up 2·I, down h)
+//       and a biased router; sliding window on the layers layer_types names
+//   deepseek_v2, deepseek_v3  MLA, n_routed_experts of moe_intermediate_size, n_shared_experts of
+//       the same width, first_k_dense_replace dense layers of intermediate_size and MoE on
+//       i % moe_layer_freq == 0 after them; V3: noaux_tc score-correction bias, num_nextn_predict_layers MTP
+//   dbrx     d_model, n_heads, n_layers, attn_config.kv_n_heads, ffn_config (ffn_hidden_size,
+//       moe_num_experts, moe_top_k); LayerNorm without bias; untied
+bool readHfFamily2025(const nlohmann::json& c, const std::string& type, const std::string& origin, Errors& errors,
+                      TransformerShape& s)
+{
+    auto common = [&] { readHfCommon(c, origin, errors, s); };
+    if (type == "gemma2" || type == "gemma3_text") {
+        nlohmann::json g = c;
+        if (type == "gemma3_text" && !g.contains("vocab_size"))
+            g["vocab_size"] = 262208; // Gemma3TextConfig's default: the released 4B-27B text_configs omit it
+        return readGemma(g, type, origin, errors, s);
+    }
+    if (type == "llama4_text") {
+        common();
+        s.tiedEmbeddings = hfBool(c, "tie_word_embeddings", false);
+        s.ffn = hfInt(c, {"intermediate_size_mlp"}, origin, errors, false, s.ffn); // dense layers
+        auto& m = s.moe;
+        m.experts = hfInt(c, {"num_local_experts"}, origin, errors, true, 0, 65536);
+        m.topK = hfInt(c, {"num_experts_per_tok"}, origin, errors, false, 1, 65536);
+        m.expertFfn = hfInt(c, {"intermediate_size"}, origin, errors);
+        m.sharedExperts = 1;
+        m.layerFreq = hfInt(c, {"interleave_moe_layer_step"}, origin, errors, false, 1, 100000);
+        if (auto it = c.find("moe_layers"); it != c.end() && it->is_array() && s.layers > 0) {
+            m.moeLayers.assign(std::size_t(s.layers), 0);
+            for (const auto& x : *it)
+                if (x.is_number_integer() && x.get<std::int64_t>() >= 0 && x.get<std::int64_t>() < s.layers)
+                    m.moeLayers[std::size_t(x.get<std::int64_t>())] = 1;
+        }
+        s.attentionChunk = hfInt(c, {"attention_chunk_size"}, origin, errors, false, 0, 1LL << 26);
+        return true;
+    }
+    if (type == "gpt_oss") {
+        common();
+        s.biases = BiasKind::Attention; // GptOssAttention: q, k, v, o Linear(bias=True)
+        s.attentionSinks = true;
+        s.tiedEmbeddings = hfBool(c, "tie_word_embeddings", false);
+        auto& m = s.moe;
+        m.experts = hfInt(c, {"num_local_experts"}, origin, errors, true, 0, 65536);
+        m.topK = hfInt(c, {"num_experts_per_tok", "experts_per_token"}, origin, errors, true, 0, 65536);
+        m.expertFfn = s.ffn;
+        m.expertBias = true;
+        m.routerBias = true;
+        s.slidingWindow = hfInt(c, {"sliding_window"}, origin, errors, false, 0, 1LL << 26);
+        hfSlidingLayers(c, s, [](std::int64_t i) { return i % 2 == 0; });
+        return true;
+    }
+    if (type == "deepseek_v2" || type == "deepseek_v3") {
+        common();
+        s.biases = BiasKind::None;
+        s.tiedEmbeddings = hfBool(c, "tie_word_embeddings", false);
+        s.attention = AttentionKind::Mla;
+        auto& a = s.mla;
+        a.qLoraRank = hfInt(c, {"q_lora_rank"}, origin, errors, false, 0, 1LL << 24); // null: no query compression
+        a.kvLoraRank = hfInt(c, {"kv_lora_rank"}, origin, errors, true, 0, 1LL << 24);
+        a.qkNopeHeadDim = hfInt(c, {"qk_nope_head_dim"}, origin, errors, true, 0, 65536);
+        a.qkRopeHeadDim = hfInt(c, {"qk_rope_head_dim"}, origin, errors, true, 0, 65536);
+        a.vHeadDim = hfInt(c, {"v_head_dim"}, origin, errors, true, 0, 65536);
+        s.headDim = a.vHeadDim; // what each head hands the output projection
+        auto& m = s.moe;
+        m.experts = hfInt(c, {"n_routed_experts"}, origin, errors, true, 0, 65536);
+        m.topK = hfInt(c, {"num_experts_per_tok"}, origin, errors, true, 0, 65536);
+        m.expertFfn = hfInt(c, {"moe_intermediate_size"}, origin, errors, true, 0, 1LL << 24);
+        m.sharedExperts = hfInt(c, {"n_shared_experts"}, origin, errors, false, 0, 65536);
+        m.firstDenseLayers = hfInt(c, {"first_k_dense_replace"}, origin, errors, false, 0, 100000);
+        m.layerFreq = hfInt(c, {"moe_layer_freq"}, origin, errors, false, 1, 100000);
+        m.layerOffset = 1; // DeepSeek: i % moe_layer_freq == 0
+        if (auto it = c.find("topk_method"); it != c.end() && *it == "noaux_tc")
+            m.scoreCorrectionBias = true; // e_score_correction_bias
+        if (type == "deepseek_v3")
+            s.mtpLayers = hfInt(c, {"num_nextn_predict_layers"}, origin, errors, false, 0, 64);
+        return true;
+    }
+    if (type == "dbrx") {
+        s.dModel = hfInt(c, {"d_model"}, origin, errors, true, 0, 1LL << 24);
+        s.layers = hfInt(c, {"n_layers"}, origin, errors, true, 0, 100000);
+        s.heads = hfInt(c, {"n_heads"}, origin, errors, true, 0, 65536);
+        s.vocab = hfInt(c, {"vocab_size"}, origin, errors);
+        s.maxPositions = hfInt(c, {"max_seq_len"}, origin, errors, false, 4096);
+        const auto attn = c.find("attn_config");
+        const auto ffn = c.find("ffn_config");
+        const nlohmann::json empty = nlohmann::json::object();
+        const auto& ac = attn != c.end() && attn->is_object() ? *attn : empty;
+        const auto& fc = ffn != c.end() && ffn->is_object() ? *ffn : empty;
+        s.kvHeads = hfInt(ac, {"kv_n_heads"}, origin + ".attn_config", errors, false, s.heads);
+        s.ffn = hfInt(fc, {"ffn_hidden_size"}, origin + ".ffn_config", errors);
+        s.ffnKind = FfnKind::Swiglu;
+        s.norm = NormKind::LayerNormNoBias;
+        s.positions = PositionKind::Rotary;
+        s.tiedEmbeddings = hfBool(c, "tie_word_embeddings", false);
+        auto& m = s.moe;
+        m.experts = hfInt(fc, {"moe_num_experts"}, origin + ".ffn_config", errors, true, 0, 65536);
+        m.topK = hfInt(fc, {"moe_top_k"}, origin + ".ffn_config", errors, true, 0, 65536);
+        m.expertFfn = s.ffn;
+        return true;
+    }
+    return false;
+}
 } // namespace
 
 ModelSpec modelFromHfConfig(const nlohmann::json& c, const std::string& origin, Errors& errors)
@@ -544,6 +789,23 @@ ModelSpec modelFromHfConfig(const nlohmann::json& c, const std::string& origin, 
     std::string type;
     if (auto it = c.find("model_type"); it != c.end() && it->is_string())
         type = it->get<std::string>();
+    // Multimodal Llama 4 and Gemma 3 configs hold the language model in text_config: Napkin counts
+    // the text model (the vision tower is not trained here).
+    if (type == "llama4" || type == "gemma3") {
+        const auto tc = c.find("text_config");
+        if (tc != c.end() && tc->is_object()) {
+            nlohmann::json text = *tc;
+            text["model_type"] = type + "_text";
+            if (!text.contains("_name_or_path") && c.contains("_name_or_path"))
+                text["_name_or_path"] = c["_name_or_path"];
+            if (c.contains("tie_word_embeddings") && !text.contains("tie_word_embeddings"))
+                text["tie_word_embeddings"] = c["tie_word_embeddings"];
+            ModelSpec t = modelFromHfConfig(text, origin + ".text_config", errors);
+            t.name = hfModelName(c, origin, type);
+            t.source = "Hugging Face config.json: " + origin + " (text_config; the vision tower is not counted)";
+            return t;
+        }
+    }
     m.name = hfModelName(c, origin, type);
     auto& s = m.shape;
     const std::size_t before = errors.size();
@@ -578,7 +840,8 @@ ModelSpec modelFromHfConfig(const nlohmann::json& c, const std::string& origin, 
         s.biases = hfBool(c, "attention_bias", true) ? BiasKind::All : BiasKind::Mlp;
         s.positions = PositionKind::Rotary;
     } else if (type == "llama" || type == "mistral" || type == "mixtral" || type == "qwen2" || type == "qwen2_moe" ||
-               type == "qwen3" || type == "qwen3_moe" || type == "olmo" || type == "olmo2" || type == "olmoe") {
+               type == "qwen3" || type == "qwen3_moe" || type == "olmo" || type == "olmo2" || type == "olmoe" ||
+               type == "phi3" || type == "granitemoe") {
         s.dModel = hfInt(c, {"hidden_size"}, origin, errors, true, 0, 1LL << 24);
         s.layers = hfInt(c, {"num_hidden_layers"}, origin, errors, true, 0, 100000);
         s.heads = hfInt(c, {"num_attention_heads"}, origin, errors, true, 0, 65536);
@@ -602,6 +865,9 @@ ModelSpec modelFromHfConfig(const nlohmann::json& c, const std::string& origin, 
         else if (type == "qwen3" || type == "qwen3_moe")
             s.qkNorm = QkNorm::Head;
         readHfMoe(c, type, origin, errors, s);
+        if (type == "mistral") // Mistral 7B v0.1: sliding_window 4096 on every layer (null from v0.2)
+            s.slidingWindow = hfInt(c, {"sliding_window"}, origin, errors, false, 0, 1LL << 26);
+    } else if (readHfFamily2025(c, type, origin, errors, s)) {
     } else {
         errors.push_back({origin + ".model_type", type.empty() ? "" : "\"" + type + "\"",
                           type.empty() ? "missing required field" : "unsupported model family",
@@ -610,7 +876,8 @@ ModelSpec modelFromHfConfig(const nlohmann::json& c, const std::string& origin, 
     }
     if (errors.size() != before)
         return m;
-    s.headDim = hfInt(c, {"head_dim"}, origin, errors, false, s.heads > 0 && s.dModel % s.heads == 0 ? s.dModel / s.heads : 0);
+    if (s.headDim == 0) // MLA sets its own (v_head_dim)
+        s.headDim = hfInt(c, {"head_dim"}, origin, errors, false, s.heads > 0 && s.dModel % s.heads == 0 ? s.dModel / s.heads : 0);
     if (s.headDim == 0)
         errors.push_back({origin + ".num_attention_heads", std::to_string(s.heads),
                           "does not divide hidden_size " + std::to_string(s.dModel) + " and no head_dim is given",

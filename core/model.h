@@ -12,8 +12,24 @@
 namespace napkin::core {
 
 enum class ModelKind { Transformer, Mlp, ParamsOnly };
-enum class FfnKind { Gelu, Swiglu };
-enum class NormKind { LayerNorm, RmsNorm, NonParametric };
+enum class FfnKind { Gelu, Swiglu, Geglu };
+// Gated MLPs (SwiGLU, GeGLU) have three matrices (gate, up, down); GELU two.
+inline bool isGated(FfnKind k) { return k != FfnKind::Gelu; }
+// Attention: multi-head (GQA/MQA through kv_heads) or DeepSeek's multi-head latent attention.
+enum class AttentionKind { Mha, Mla };
+
+// DeepSeek-V2/V3 multi-head latent attention (DeepSeek-AI 2024, arXiv 2405.04434 §2.1; moe-notes.md
+// §2.1): q through an optional rank-r_q bottleneck, k and v through a shared rank-r_kv latent plus
+// one RoPE key of d_r per token; per head q and k of d_n + d_r, v of d_v.
+struct MlaShape {
+    std::int64_t qLoraRank = 0; // 0: no query compression (DeepSeek-V2-Lite)
+    std::int64_t kvLoraRank = 0;
+    std::int64_t qkNopeHeadDim = 0;
+    std::int64_t qkRopeHeadDim = 0;
+    std::int64_t vHeadDim = 0;
+};
+// LayerNormNoBias: a LayerNorm with a weight and no bias (DBRX: nn.LayerNorm(bias=False)).
+enum class NormKind { LayerNorm, RmsNorm, NonParametric, LayerNormNoBias };
 // Which linear layers carry biases: all (GPT-2/3), q/k/v only (Qwen2), q/k/v/o (Llama attention_bias),
 // MLP only (GPT-NeoX with attention_bias false).
 enum class BiasKind { None, All, Qkv, Attention, Mlp };
@@ -62,6 +78,19 @@ struct TransformerShape {
     bool dropout = false; // GPT-style dropout masks (Korthikanti counts them)
     QkNorm qkNorm = QkNorm::None;
     MoeShape moe;
+    AttentionKind attention = AttentionKind::Mha;
+    MlaShape mla;
+    // DeepSeek-V3 multi-token prediction depths: each 2 norms, a 2d -> d projection, one layer of the
+    // last layer's kind and a norm (arXiv 2412.19437 §2.2); counted in params.mtp, not in total.
+    std::int64_t mtpLayers = 0;
+    bool sandwichNorm = false;   // Gemma 2/3: norms before and after attention and MLP (4 per layer)
+    bool attentionSinks = false; // gpt-oss: one learned logit per head per layer
+    // Sliding-window attention (Gemma 2/3, gpt-oss, Mistral 7B v0.1): layers that attend to the last
+    // slidingWindow keys only. slidingLayers lists them (1 = sliding) as HF layer_types does; empty
+    // with a window means every layer. attentionChunk: Llama 4's chunked local attention.
+    std::int64_t slidingWindow = 0;
+    std::vector<std::uint8_t> slidingLayers;
+    std::int64_t attentionChunk = 0;
 };
 
 // Mixture-of-experts helpers. isMoe: any routed experts. isMoeLayer: the placement rule above.
@@ -112,6 +141,7 @@ struct ParamCounts {
     double router = 0;        // router weights (+ biases, score-correction vectors), all layers
     double denseLayer = 0;    // one dense layer; perLayer is the mean over all layers
     double moeLayer = 0;      // one MoE layer (0 without experts)
+    double mtp = 0;           // multi-token prediction modules (DeepSeek-V3), not in total
     double matrices = 0;    // weight tensors (for per-tensor scales)
     double adafactorStateElems = 0; // factored second moment: r + c per matrix, n per vector
     bool derivedShape = false;
@@ -131,6 +161,12 @@ TransformerShape deriveShape(double params, std::string* note = nullptr);
 // biases, positions, max_positions, dropout, qk_norm, moe {experts, top_k, expert_ffn, shared_experts,
 // shared_expert_ffn, shared_expert_gate, first_dense_layers, layer_freq, layer_offset, moe_layers,
 // router_bias, expert_bias, score_correction_bias}.
+// Every key readTransformerFields reads (the model object's architecture fields).
+inline constexpr const char* kTransformerKeys[] = {
+    "layers", "d_model", "heads", "kv_heads", "head_dim", "ffn", "ffn_kind", "vocab", "tied_embeddings", "norm",
+    "biases", "positions", "max_positions", "dropout", "qk_norm", "moe", "attention", "q_lora_rank", "kv_lora_rank",
+    "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "mtp_layers", "sandwich_norm", "attention_sinks",
+    "sliding_window", "attention_chunk", "layer_types"};
 class ObjectReader;
 void readTransformerFields(ObjectReader& r, TransformerShape& shape);
 // Checks divisibility and consistency; errors name fields under path.
@@ -145,5 +181,6 @@ const char* toString(NormKind k);
 const char* toString(BiasKind k);
 const char* toString(PositionKind k);
 const char* toString(QkNorm k);
+const char* toString(AttentionKind k);
 
 } // namespace napkin::core

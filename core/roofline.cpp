@@ -68,6 +68,33 @@ TransformerShape tensorParallelShard(const TransformerShape& m, int t)
 
 namespace {
 
+// Multi-head latent attention as the op list sees it (moe-notes.md §2.2: training does not absorb the
+// up-projections): the projections from the layer input are q (d·r_q, r_q·H·(d_n + d_r)) and kv
+// (d·(r_kv + d_r), r_kv·H·(d_n + d_v)), one GEMM of their summed width; K and V are materialised per
+// head, q and k of d_n + d_r, v of d_v, so the core's QK^T and PV average (d_qk + d_v) / 2 per head.
+// H is this rank's share of the heads: the down-projections are not split by TP (Megatron-Core).
+double attentionHeadDim(const TransformerShape& m)
+{
+    if (m.attention != AttentionKind::Mla)
+        return double(m.headDim);
+    return double(m.mla.qkNopeHeadDim + m.mla.qkRopeHeadDim + m.mla.vHeadDim) / 2;
+}
+double qkvWidth(const TransformerShape& m)
+{
+    const double H = double(m.heads);
+    if (m.attention != AttentionKind::Mla)
+        return (H + 2 * double(m.kvHeads)) * double(m.headDim);
+    const auto& a = m.mla;
+    const double h = double(m.dModel), dq = double(a.qkNopeHeadDim + a.qkRopeHeadDim);
+    const double q = a.qLoraRank > 0 ? h * double(a.qLoraRank) + double(a.qLoraRank) * H * dq : h * H * dq;
+    const double kv = h * double(a.kvLoraRank + a.qkRopeHeadDim) + double(a.kvLoraRank) * H * double(a.qkNopeHeadDim + a.vHeadDim);
+    return (q + kv) / h;
+}
+double outWidth(const TransformerShape& m)
+{
+    return double(m.heads) * double(m.attention == AttentionKind::Mla ? m.mla.vHeadDim : m.headDim);
+}
+
 // One layer's ops for appendLayerOps: the dimensions of one rank's shard and a helper per kind of
 // op, so that forwardOps and backwardOps read as the layer's execution order.
 struct LayerOpBuilder {
@@ -84,8 +111,10 @@ struct LayerOpBuilder {
     const LayerOpOptions& opt;
     const HardwareSummary& hw;
     double s, b, e, w, g; // sequence, micro-batch; activation, weight and gradient bytes
-    double n = s * b, h = double(m.dModel), a = double(m.heads), hd = double(m.headDim);
-    double qd = a * hd, kvd = double(m.kvHeads) * hd, f = mlpWidth(m), V = double(m.vocab), L = double(m.layers);
+    double n = s * b, h = double(m.dModel), a = double(m.heads), hd = attentionHeadDim(m);
+    double kvHeads = m.attention == AttentionKind::Mla ? a : double(m.kvHeads);
+    double qd = a * hd, kvd = kvHeads * hd, f = mlpWidth(m), V = double(m.vocab), L = double(m.layers);
+    double qkvN = qkvWidth(m), outK = outWidth(m);
     // Mixture of experts: the MLP's GEMMs do the k routed experts' work per token (f above) and read
     // every expert's weights (moe-notes.md §1.1); the router is a d x E GEMM on the MoE layers.
     double weightRatio = f > 0 ? mlpWeightWidth(m) / f : 1.0;
@@ -94,11 +123,11 @@ struct LayerOpBuilder {
     bool swiglu = m.ffnKind == FfnKind::Swiglu;
     // Norm FLOPs per element: LayerNorm 9 forward / 14 backward (Calculon, layers.py LayerNorm);
     // RMSNorm skips the mean: 5 / 8 here.
-    bool ln = m.norm == NormKind::LayerNorm;
+    bool ln = m.norm == NormKind::LayerNorm || m.norm == NormKind::LayerNormNoBias;
     bool rope = m.positions == PositionKind::Rotary; // rotary embedding of q and k (Su et al. 2021)
     // Eager GQA repeats K and V to every query head before SDPA (torchtitan repeat_kv: expand +
     // reshape copies); fused kernels read the shared heads directly.
-    bool repeatKv = opt.fusion == KernelFusion::Eager && m.kvHeads < m.heads;
+    bool repeatKv = opt.fusion == KernelFusion::Eager && kvHeads < a;
     double kvRead = repeatKv ? qd : kvd; // K and V columns attention reads
 
     void add(const char* name, Pass pass, OpUnit u, OpCost c, double count, double kernels = 1, const char* impl = "")
@@ -170,8 +199,8 @@ struct LayerOpBuilder {
         add(x.wgrad, Pass::Backward, OpUnit::Tensor, {2 * x.M * x.K * x.N, e * x.M * x.K + e * x.M * x.N + g * x.K * x.N * x.weights}, x.count);
         shape(OpKind::Gemm, x.K, x.N, x.M);
     }
-    Gemm qkv() const { return {"qkv_proj", "qkv_proj.dgrad", "qkv_proj.wgrad", n, h, qd + 2 * kvd, L}; }
-    Gemm out() const { return {"out_proj", "out_proj.dgrad", "out_proj.wgrad", n, qd, h, L}; }
+    Gemm qkv() const { return {"qkv_proj", "qkv_proj.dgrad", "qkv_proj.wgrad", n, h, qkvN, L}; }
+    Gemm out() const { return {"out_proj", "out_proj.dgrad", "out_proj.wgrad", n, outK, h, L}; }
     Gemm up() const
     {
         return {swiglu ? "mlp_gate_up" : "mlp_up", swiglu ? "mlp_gate_up.dgrad" : "mlp_up.dgrad",

@@ -233,13 +233,20 @@ void layerSavedTensors(const TransformerShape& m, const TensorContext& c, LayerT
     w.row = c.sequenceParallel ? 1 / t : 1;
     w.q = double(m.heads) * double(m.headDim) / t;
     w.kv = double(m.kvHeads) * double(m.headDim) / t;
+    if (m.attention == AttentionKind::Mla) {
+        // MLA materialises per-head q and k of d_n + d_r and v of d_v (moe-notes.md §2.3): k and v are
+        // listed at their mean width, so their sum is exact. The compressed latents are not listed yet.
+        const double dq = double(m.mla.qkNopeHeadDim + m.mla.qkRopeHeadDim), dv = double(m.mla.vHeadDim);
+        w.q = double(m.heads) * dq / t;
+        w.kv = double(m.heads) * (dq + dv) / 2 / t;
+    }
     w.f = mlpWidth(m) / t; // mixture of experts: the k routed experts' rows and the shared experts
     w.heads = double(m.heads) / t;
     w.swiglu = m.ffnKind == FfnKind::Swiglu;
     w.rope = m.positions == PositionKind::Rotary;
     w.dropout = m.dropout;
-    w.repeat = m.kvHeads < m.heads;
-    w.layerNorm = m.norm == NormKind::LayerNorm;
+    w.repeat = m.attention != AttentionKind::Mla && m.kvHeads < m.heads;
+    w.layerNorm = m.norm == NormKind::LayerNorm || m.norm == NormKind::LayerNormNoBias;
     ListBuilder x{c, out};
     if (c.eager)
         eagerList(x, w, m);

@@ -38,8 +38,8 @@ void readModel(const nlohmann::json& node, const Catalog& catalog, Scenario& sc,
                                          : "has more than one of preset, hf_config, params and kind",
                           "{\"preset\": ID} | {\"hf_config\": PATH} | {\"params\": N} | {\"kind\": \"transformer\"|\"mlp\", ...}"});
         r.accept({"preset", "hf_config", "params", "kind"});
-        r.accept({"layers", "d_model", "heads", "kv_heads", "head_dim", "ffn", "ffn_kind", "vocab", "tied_embeddings",
-                  "norm", "biases", "positions", "max_positions", "dropout", "qk_norm", "moe", "width", "head"});
+        r.acceptAll(kTransformerKeys);
+        r.accept({"width", "head"});
         r.finish();
         return;
     }
@@ -96,8 +96,7 @@ void readModel(const nlohmann::json& node, const Catalog& catalog, Scenario& sc,
                 m = *p;
             } else {
                 r.error("preset", shortDump(*id), "unknown model preset" + didYouMean(*id, catalog.modelIdList()), catalog.modelIds());
-                r.accept({"layers", "d_model", "heads", "kv_heads", "head_dim", "ffn", "ffn_kind", "vocab",
-                          "tied_embeddings", "norm", "biases", "positions", "max_positions", "dropout", "qk_norm", "moe"});
+                r.acceptAll(kTransformerKeys);
                 r.finish();
                 return;
             }
@@ -127,8 +126,7 @@ void readModel(const nlohmann::json& node, const Catalog& catalog, Scenario& sc,
     }
     // Architecture overrides on top of a preset or an HF config.
     bool overridden = false;
-    for (const char* k : {"layers", "d_model", "heads", "kv_heads", "head_dim", "ffn", "ffn_kind", "vocab",
-                          "tied_embeddings", "norm", "biases", "positions", "max_positions", "dropout", "qk_norm", "moe"})
+    for (const char* k : kTransformerKeys)
         overridden = overridden || r.has(k);
     readTransformerFields(r, m.shape);
     r.finish();

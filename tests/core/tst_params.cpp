@@ -4,6 +4,7 @@
 #include "catalog.h"
 #include "model.h"
 
+#include <algorithm>
 #include <fstream>
 
 using namespace napkin;
@@ -85,6 +86,53 @@ private slots:
         QTest::newRow("olmoe (olmoe)") << QStringLiteral("hf/olmoe-1b-7b.json") << QStringLiteral("olmoe-1b-7b");
         QTest::newRow("qwen1.5-moe (qwen2_moe, shared expert)") << QStringLiteral("hf/qwen1.5-moe-a2.7b.json")
                                                                 << QStringLiteral("qwen1.5-moe-a2.7b");
+        // DeepSeek-V3 (MLA, moe-notes.md §2.1): attention 11,010,048 + 1,536 + 37,748,736 + 4,128,768 +
+        //   512 + 16,777,216 + 117,440,512 = 187,107,328 and two norms; 3 dense layers (3 · 7168 · 18432);
+        //   58 MoE layers of 256 + 1 shared experts of 3 · 7168 · 2048, router 7168 · 256 + 256 (the
+        //   noaux_tc score-correction bias); + 2 · 129280 · 7168 + 7168 = 671,026,419,200; 8 routed
+        //   experts: 37,552,297,472. MTP: 2 · 7168 + 2 · 7168² + one MoE layer + 7168 = 11,610,068,224.
+        // DeepSeek-V2-Lite: no q rank (7168 · 16 · 192 becomes 2048 · 16 · 192), 1 dense layer, 26 MoE
+        //   layers of 64 + 2 shared experts of 1408, top 6: 15,706,484,224; 2,451,435,008 without the
+        //   input embedding (the card's "2.4B activated").
+        // gpt-oss-120b: attention 2880 · 4096 · 2 + 2880 · 512 · 2 with q, k, v, o biases (8,000) and 64
+        //   sinks; 128 experts of 3 · 2880² + 2 · 2880 + 2880 (biases); router 2880 · 128 + 128; × 36 +
+        //   2 · 201088 · 2880 + 2880 = 116,829,156,672; 4 experts without the embedding: 5,132,849,472.
+        // Gemma 2 9B: 3584 · 4096 · 2 + 3584 · 2048 · 2, GeGLU 3 · 3584 · 14336, four norms 4 · 3584;
+        //   × 42 + 256000 · 3584 (tied) + 3584 = 9,241,705,984.
+        // Llama 4 Scout (text_config): 16 experts + 1 shared of 3 · 5120 · 8192, router 5120 · 16; × 48
+        //   + 2 · 202048 · 5120 + 5120 = 107,769,861,120; 1 routed + shared: 17,172,894,720.
+        // DBRX: 16 experts of 3 · 6144 · 10752, weight-only LayerNorms; × 40 + 2 · 100352 · 6144 + 6144
+        //   = 131,596,523,520; 4 experts: 36,469,708,800. Phi-3-mini: Llama's layout, 3,821,079,552.
+        QTest::newRow("deepseek-v3 (MLA, MTP)") << QStringLiteral("hf/deepseek-v3.json") << QStringLiteral("deepseek-v3");
+        QTest::newRow("deepseek-v2-lite (no q rank)") << QStringLiteral("hf/deepseek-v2-lite.json") << QStringLiteral("deepseek-v2-lite");
+        QTest::newRow("gpt-oss-120b (sinks, expert biases)") << QStringLiteral("hf/gpt-oss-120b.json") << QStringLiteral("gpt-oss-120b");
+        QTest::newRow("gemma-2-9b (GeGLU, four norms, tied)") << QStringLiteral("hf/gemma-2-9b.json") << QStringLiteral("gemma-2-9b");
+        QTest::newRow("llama-4-scout (text_config, shared expert)") << QStringLiteral("hf/llama-4-scout.json") << QStringLiteral("llama-4-scout");
+        QTest::newRow("dbrx (nested configs)") << QStringLiteral("hf/dbrx.json") << QStringLiteral("dbrx");
+        QTest::newRow("phi-3-mini (phi3)") << QStringLiteral("hf/phi-3-mini.json") << QStringLiteral("phi-3-mini");
+        // Gemma 3 27B (gemma3 with text_config, vocab_size absent: Gemma3TextConfig's 262208): 5376 ·
+        //   4096 · 2 + 5376 · 2048 · 2, per-head q/k norms 256, GeGLU 3 · 5376 · 21504, four norms; × 62 +
+        //   262208 · 5376 (tied) + 5376 = 27,009,346,304 (the report's 25.6B + 1.4B).
+        QTest::newRow("gemma-3-27b-it (gemma3 text_config)") << QStringLiteral("hf/gemma-3-27b-it.json")
+                                                              << QStringLiteral("gemma-3-27b-it");
+    }
+
+    void slidingWindowLayers()
+    {
+        // Gemma 3: every 6th layer global (sliding_window_pattern 6): 62 layers, 10 global (5, 11, ... 59).
+        core::Errors errors;
+        const auto g3 = core::modelFromHfConfig(readJson("hf/gemma-3-27b-it.json"), "gemma3", errors);
+        QCOMPARE(g3.shape.slidingWindow, std::int64_t(1024));
+        QCOMPARE(std::count(g3.shape.slidingLayers.begin(), g3.shape.slidingLayers.end(), 1), std::ptrdiff_t(52));
+        QCOMPARE(int(g3.shape.slidingLayers[5]), 0);
+        // Gemma 2 slides on even layers; gpt-oss as its layer_types list says (alternating, 18 of 36).
+        const auto g2 = core::modelFromHfConfig(readJson("hf/gemma-2-9b.json"), "gemma2", errors);
+        QCOMPARE(std::count(g2.shape.slidingLayers.begin(), g2.shape.slidingLayers.end(), 1), std::ptrdiff_t(21));
+        QCOMPARE(int(g2.shape.slidingLayers[0]), 1);
+        const auto oss = core::modelFromHfConfig(readJson("hf/gpt-oss-120b.json"), "gpt_oss", errors);
+        QCOMPARE(oss.shape.slidingWindow, std::int64_t(128));
+        QCOMPARE(std::count(oss.shape.slidingLayers.begin(), oss.shape.slidingLayers.end(), 1), std::ptrdiff_t(18));
+        QVERIFY(errors.empty());
     }
     void moeConfigs()
     {
@@ -100,6 +148,8 @@ private slots:
         QCOMPARE(c.active, g["active"].get<double>());
         QCOMPARE(c.activeExclEmbedding, g["active_excl_embedding"].get<double>());
         QCOMPARE(c.active - c.activeExclEmbedding, c.embedding);
+        if (g.contains("mtp"))
+            QCOMPARE(c.mtp, g["mtp"].get<double>());
         // The preset of the same model counts the same.
         if (const auto* preset = core::builtinCatalog().model(key.toStdString()))
             QCOMPARE(core::countParams(*preset).active, c.active);
