@@ -2,6 +2,7 @@
 
 #include "estimate.h"
 #include "estimate_stages.h"
+#include "flops_megatron.h"
 #include "framework.h"
 
 #include <algorithm>
@@ -112,6 +113,15 @@ double estimateFlops(const Scenario& sc, Plan& p)
                    : "Kaplan et al. 2020; CS336 lecture 2: forward 2P + backward 4P per token",
                {{"P", P}});
         forwardRecompute = 2 * P;
+    } else if (conv == FlopsConvention::MegatronCore) {
+        const auto f = megatronCoreFlopsPerToken(shape, s);
+        c.flopsPerToken = f.total;
+        derive(p, "compute.flops_per_token", "{linear} + {core} + {mlp} + {logits} + {mtp}", c.flopsPerToken, "FLOP",
+               "Megatron-Core num_floating_point_operations (megatron/training/training.py), the convention of NVIDIA's "
+               "Model TFLOP/s tables: active experts, causal halving, exact sliding-window context, MTP, no router "
+               "(core/flops_megatron.h)",
+               {{"linear", f.linear}, {"core", f.core}, {"mlp", f.mlp}, {"logits", f.logits}, {"mtp", f.mtp}});
+        forwardRecompute = (f.total - f.logits) / 3; // one more forward of everything but the head
     } else if (conv == FlopsConvention::Palm) {
         // PaLM (Chowdhery et al. 2022) App. B: 6N + 12 L H Q T; N excludes learned position tables
         // (nanoGPT estimate_mfu).

@@ -135,6 +135,7 @@ const char* toString(FlopsConvention f)
     case FlopsConvention::SixPT: return "6PT";
     case FlopsConvention::Palm: return "palm";
     case FlopsConvention::Megatron: return "megatron";
+    case FlopsConvention::MegatronCore: return "megatron-core";
     }
     return "";
 }

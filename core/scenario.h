@@ -19,7 +19,7 @@
 namespace napkin::core {
 
 enum class OptimizerKind { Sgd, Momentum, AdaGrad, RmsProp, Adam, AdamW, Lion, Adafactor, Muon };
-enum class FlopsConvention { Auto, SixPT, Palm, Megatron };
+enum class FlopsConvention { Auto, SixPT, Palm, Megatron, MegatronCore };
 // PyTorch FSDP sharding strategies (Zhao et al. 2023, PyTorch FSDP): FULL_SHARD is ZeRO-3,
 // SHARD_GRAD_OP is ZeRO-2, HYBRID_SHARD is ZeRO-3 inside a node and replication across nodes.
 enum class Fsdp { None, Full, GradOp, Hybrid };

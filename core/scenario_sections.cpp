@@ -475,7 +475,8 @@ void readFlops(const nlohmann::json& node, Scenario& sc, Errors& errors)
     ObjectReader r(node, "flops", errors);
     sc.flops = r.choice<FlopsConvention>("convention",
                                          {{"auto", FlopsConvention::Auto}, {"6PT", FlopsConvention::SixPT},
-                                          {"palm", FlopsConvention::Palm}, {"megatron", FlopsConvention::Megatron}},
+                                          {"palm", FlopsConvention::Palm}, {"megatron", FlopsConvention::Megatron},
+                                          {"megatron-core", FlopsConvention::MegatronCore}},
                                          true)
                    .value_or(FlopsConvention::Auto);
     r.finish();

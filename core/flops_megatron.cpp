@@ -1,0 +1,72 @@
+#include "flops_megatron.h"
+
+#include <algorithm>
+
+namespace napkin::core {
+
+namespace {
+
+// Mean keys a query attends to under a causal mask: s/2, or with a window W < s, W - W(W-1)/(2s)
+// (Megatron-Bridge flop_utils.py: the exact mean causal context of a sliding window).
+double causalContext(double s, double window)
+{
+    if (window > 0 && window < s)
+        return window - window * (window - 1) / (2 * s);
+    return s / 2;
+}
+
+bool slidingLayer(const TransformerShape& m, std::int64_t i)
+{
+    if (m.slidingWindow <= 0)
+        return false;
+    if (m.slidingLayers.empty())
+        return true;
+    return std::size_t(i) < m.slidingLayers.size() && m.slidingLayers[std::size_t(i)] != 0;
+}
+
+} // namespace
+
+MegatronCoreFlops megatronCoreFlopsPerToken(const TransformerShape& m, double s)
+{
+    MegatronCoreFlops r;
+    const double d = double(m.dModel), H = double(m.heads), V = double(m.vocab);
+    const double g = isGated(m.ffnKind) ? 3 : 2;
+    double linear = 0, qkHead = 0, vHead = 0;
+    if (m.attention == AttentionKind::Mla) {
+        const auto& a = m.mla;
+        const double dq = double(a.qkNopeHeadDim + a.qkRopeHeadDim), rq = double(a.qLoraRank), rkv = double(a.kvLoraRank);
+        const double q = rq > 0 ? rq * (d + H * dq + 1) : d * H * dq;
+        const double kv = rkv * (d + H * double(a.qkNopeHeadDim + a.vHeadDim) + 1) + d * double(a.qkRopeHeadDim);
+        linear = 6 * (q + kv + H * double(a.vHeadDim) * d);
+        qkHead = dq;
+        vHead = double(a.vHeadDim);
+    } else {
+        const double qd = H * double(m.headDim), kvd = double(m.kvHeads) * double(m.headDim);
+        linear = 6 * (d * (qd + 2 * kvd) + qd * d);
+        qkHead = vHead = double(m.headDim);
+    }
+    const auto& e = m.moe;
+    const double moeMlp = 6 * d * g * (double(e.topK) * double(e.expertFfn) +
+                                       double(e.sharedExperts) * double(e.sharedExpertFfn > 0 ? e.sharedExpertFfn : e.expertFfn));
+    const double denseMlp = 6 * d * g * double(m.ffn);
+    for (std::int64_t i = 0; i < m.layers; ++i) {
+        double window = slidingLayer(m, i) ? double(m.slidingWindow) : 0;
+        if (m.attentionChunk > 0 && window == 0)
+            window = double(m.attentionChunk); // Llama 4: chunked local attention on the RoPE layers
+        // QK^T and PV over ctx keys, forward 2 · 2 multiply-adds per key per head, × 3 with backward.
+        r.core += 6 * H * (qkHead + vHead) * causalContext(s, window);
+        r.linear += linear;
+        r.mlp += isMoeLayer(m, i) ? moeMlp : denseMlp;
+    }
+    const double mtp = double(std::max<std::int64_t>(0, m.mtpLayers));
+    if (mtp > 0) {
+        const bool lastMoe = isMoeLayer(m, m.layers - 1);
+        r.mtp = mtp * (linear + 6 * H * (qkHead + vHead) * causalContext(s, 0) + (lastMoe ? moeMlp : denseMlp) +
+                       6 * (3 * d + 2 * d * d));
+    }
+    r.logits = 6 * d * V * (1 + mtp);
+    r.total = r.linear + r.core + r.mlp + r.logits + r.mtp;
+    return r;
+}
+
+} // namespace napkin::core

@@ -1,0 +1,94 @@
+// Model FLOPs of the 2025-26 architectures: Megatron-Core's convention (core/flops_megatron.h) by
+// hand on DeepSeek-V3, Qwen3-235B-A22B and gpt-oss-120b at s = 4096, and 6PT / palm on the active
+// parameters of a mixture of experts.
+#include "testsupport.h"
+
+#include "flops_megatron.h"
+#include "model.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace napkin;
+
+namespace {
+
+const core::TransformerShape& preset(const char* id)
+{
+    const auto* m = core::builtinCatalog().model(id);
+    if (!m)
+        qFatal("preset %s missing", id);
+    return m->shape;
+}
+
+bool close(double a, double b, double tol = 1e-12) { return std::fabs(a / b - 1) <= tol; }
+
+} // namespace
+
+class TestFlops : public QObject {
+    Q_OBJECT
+private slots:
+    void deepseekV3()
+    {
+        // Per token at s = 4096 (moe-notes.md §1.2, §2.2): MLA projections 187,107,328 parameters
+        // (norms included) × 6 × 61 = 68.48 GFLOP; core 6 · 128 · (192 + 128) · 2048 × 61 = 30.70 GFLOP;
+        // MLP 6 · 7168 · 3 · (3 · 18432 + 58 · (8 + 1) · 2048) = 145.07 GFLOP; logits 6 · 7168 · 129280
+        // = 5.56 GFLOP: 249.8 GFLOP without MTP. The MTP depth adds one MoE layer, 6 · (3 · 7168 + 2 ·
+        // 7168²) and one more logit GEMM: 260.0 GFLOP (the figures the notes derive from Megatron-Core).
+        auto s = preset("deepseek-v3");
+        const double linear = 6.0 * 187107328 * 61, core = 6.0 * 128 * 320 * 2048 * 61;
+        const double mlp = 6.0 * 7168 * 3 * (3 * 18432 + 58 * 9 * 2048.0), logits = 6.0 * 7168 * 129280;
+        s.mtpLayers = 0;
+        const auto f0 = core::megatronCoreFlopsPerToken(s, 4096);
+        QVERIFY(close(f0.linear, linear));
+        QVERIFY(close(f0.core, core));
+        QVERIFY(close(f0.mlp, mlp));
+        QVERIFY(close(f0.logits, logits));
+        QVERIFY(close(f0.total, linear + core + mlp + logits));
+        QVERIFY(std::fabs(f0.total / 1e9 - 249.8) < 0.05);
+        const auto f1 = core::megatronCoreFlopsPerToken(preset("deepseek-v3"), 4096);
+        const double mtp = 6.0 * 187107328 + 6.0 * 128 * 320 * 2048 + 6.0 * 7168 * 3 * 9 * 2048 + 6 * (3 * 7168.0 + 2 * 7168.0 * 7168);
+        QVERIFY(close(f1.mtp, mtp));
+        QVERIFY(close(f1.total, f0.total + mtp + logits));
+        QVERIFY(std::fabs(f1.total / 1e9 - 260.0) < 0.05);
+    }
+
+    void qwen3MoE()
+    {
+        // Qwen3-235B-A22B: GQA 6 · (4096 · (8192 + 2 · 512) + 8192 · 4096), core 6 · 64 · 256 · 2048,
+        // MLP 6 · 4096 · 3 · 8 · 1536 per layer, × 94; logits 6 · 4096 · 151936 (router not counted).
+        const auto f = core::megatronCoreFlopsPerToken(preset("qwen3-235b-a22b"), 4096);
+        const double perLayer = 6.0 * (4096 * (8192 + 1024.0) + 8192.0 * 4096) + 6.0 * 64 * 256 * 2048 + 6.0 * 4096 * 3 * 8 * 1536;
+        QVERIFY(close(f.total, 94 * perLayer + 6.0 * 4096 * 151936));
+    }
+
+    void gptOssSlidingWindow()
+    {
+        // gpt-oss-120b: 18 layers with a 128-key window: mean causal context 128 - 128 · 127 / (2 · 4096)
+        // = 126.015625 keys per query; 18 full layers: 2048. Core per layer 12 · 64 · 64 · ctx.
+        const auto f = core::megatronCoreFlopsPerToken(preset("gpt-oss-120b"), 4096);
+        const double ctxWindow = 128 - 128.0 * 127 / (2 * 4096);
+        QVERIFY(close(f.core, 18 * 12.0 * 64 * 64 * ctxWindow + 18 * 12.0 * 64 * 64 * 2048));
+        // A window as long as the sequence is full causal attention.
+        auto s = preset("gpt-oss-120b");
+        s.slidingWindow = 4096;
+        QVERIFY(close(core::megatronCoreFlopsPerToken(s, 4096).core, 36 * 12.0 * 64 * 64 * 2048));
+    }
+
+    void activeParametersCarryTheFlops()
+    {
+        // 6PT on a mixture of experts is 6 × the active parameters (Mixtral: 6 · 12,879,925,248).
+        const auto plan = core::estimate(test::scenario({"model.preset=mixtral-8x7b", "flops.convention=6PT"}));
+        QCOMPARE(plan.compute.flopsPerToken, 6 * 12879925248.0);
+        // The Megatron-Core convention through a scenario, and eq. 3 warned about for experts.
+        const auto mc = core::estimate(test::scenario({"model.preset=qwen3-235b-a22b", "flops.convention=megatron-core",
+                                                        "training.seq_len=4096"}));
+        QVERIFY(close(mc.compute.flopsPerToken, core::megatronCoreFlopsPerToken(preset("qwen3-235b-a22b"), 4096).total));
+        const auto eq3 = core::estimate(test::scenario({"model.preset=mixtral-8x7b", "flops.convention=megatron"}));
+        QVERIFY(std::any_of(eq3.warnings.begin(), eq3.warnings.end(),
+                            [](const core::Warning& w) { return w.code == std::string("flops_convention_dense"); }));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestFlops)
+#include "tst_flops.moc"
