@@ -108,6 +108,10 @@ ControlsPanel::ControlsPanel(PlanController* controller, QWidget* parent)
         {"ffn", tr("FFN size"), 64, 262144, tr("Inner size of the MLP")},
         {"head_dim", tr("Head size"), 16, 1024, tr("Width of each attention head (d_model / heads unless set)")},
         {"vocab", tr("Vocabulary"), 256, 1048576, tr("Rows of the embedding and columns of the logits")},
+        {"moe.experts", tr("Routed experts"), 0, 1024, tr("Mixture of experts: routed experts per MoE layer (0 = dense)")},
+        {"moe.top_k", tr("Experts per token"), 1, 64, tr("Routed experts each token runs through (top-k)")},
+        {"moe.expert_ffn", tr("Expert FFN size"), 16, 262144, tr("Inner size of each routed expert")},
+        {"moe.shared_experts", tr("Shared experts"), 0, 64, tr("Experts every token runs through (DeepSeek, Qwen2-MoE, Llama 4)")},
     };
     for (const auto& f : fields) {
         auto* s = addSlider(archBody, QStringLiteral("model.") + QLatin1String(f.key), f.label, f.min, f.max, true, true,
@@ -118,10 +122,12 @@ ControlsPanel::ControlsPanel(PlanController* controller, QWidget* parent)
     }
     struct ArchChoice { const char* key; QString label; QStringList ids; QStringList names; QString tip; };
     const ArchChoice choices[] = {
-        {"ffn_kind", tr("MLP"), {QStringLiteral("swiglu"), QStringLiteral("gelu")}, {tr("SwiGLU (3 matrices)"), tr("GELU (2 matrices)")},
-         tr("Gated SwiGLU or a 2-matrix GELU MLP")},
-        {"norm", tr("Norm"), {QStringLiteral("rmsnorm"), QStringLiteral("layernorm"), QStringLiteral("nonparametric")},
-         {tr("RMSNorm (weight)"), tr("LayerNorm (weight + bias)"), tr("non-parametric (OLMo 1)")}, tr("Normalisation layers and their parameters")},
+        {"ffn_kind", tr("MLP"), {QStringLiteral("swiglu"), QStringLiteral("geglu"), QStringLiteral("gelu")},
+         {tr("SwiGLU (3 matrices)"), tr("GeGLU (3 matrices, Gemma)"), tr("GELU (2 matrices)")},
+         tr("Gated SwiGLU or GeGLU, or a 2-matrix GELU MLP")},
+        {"norm", tr("Norm"), {QStringLiteral("rmsnorm"), QStringLiteral("layernorm"), QStringLiteral("layernorm_nobias"), QStringLiteral("nonparametric")},
+         {tr("RMSNorm (weight)"), tr("LayerNorm (weight + bias)"), tr("LayerNorm (weight only, DBRX)"), tr("non-parametric (OLMo 1)")},
+         tr("Normalisation layers and their parameters")},
         {"biases", tr("Biases"), {QStringLiteral("none"), QStringLiteral("all"), QStringLiteral("qkv"), QStringLiteral("attention"), QStringLiteral("mlp")},
          {tr("none (Llama)"), tr("all (GPT-2/3)"), tr("q, k, v (Qwen2)"), tr("q, k, v, o"), tr("MLP only")}, tr("Which linear layers carry biases")},
         {"positions", tr("Positions"), {QStringLiteral("rotary"), QStringLiteral("learned"), QStringLiteral("relative"), QStringLiteral("none")},
@@ -360,8 +366,26 @@ void ControlsPanel::editArchitecture(const QString& key, const nlohmann::json& v
     if (m_syncing)
         return;
     const auto& model = m_controller->document().value("model", nlohmann::json::object());
+    QString field = key;
+    nlohmann::json v = value;
+    if (key.startsWith(QLatin1String("moe."))) {
+        // The experts' fields travel as one object, so that a dense model given experts gets a whole,
+        // valid one: k = min(2, E) experts of the dense width to start from.
+        const auto& m = m_controller->scenario().model.shape.moe;
+        const auto& sh = m_controller->scenario().model.shape;
+        nlohmann::json moe = model.value("moe", nlohmann::json::object());
+        moe["experts"] = m.experts;
+        moe["top_k"] = std::max<std::int64_t>(1, m.topK);
+        moe["expert_ffn"] = m.expertFfn > 0 ? m.expertFfn : sh.ffn;
+        moe[key.mid(4).toStdString()] = value;
+        if (m.experts == 0 && key == QLatin1String("moe.experts"))
+            moe["top_k"] = std::min<std::int64_t>(2, std::max<std::int64_t>(1, value.get<std::int64_t>()));
+        moe["top_k"] = std::min(moe["top_k"].get<std::int64_t>(), std::max<std::int64_t>(1, moe["experts"].get<std::int64_t>()));
+        field = QStringLiteral("moe");
+        v = moe;
+    }
     if (model.contains("preset") || model.contains("hf_config") || model.contains("kind")) {
-        m_controller->set(QStringLiteral("model.") + key, value);
+        m_controller->set(QStringLiteral("model.") + field, v);
         return;
     }
     // A bare parameter count becomes a custom architecture from its derived shape.
@@ -369,7 +393,7 @@ void ControlsPanel::editArchitecture(const QString& key, const nlohmann::json& v
     nlohmann::json arch = {{"kind", "transformer"}, {"layers", s.layers}, {"d_model", s.dModel}, {"heads", s.heads},
                            {"kv_heads", s.kvHeads}, {"ffn", s.ffn}, {"ffn_kind", core::toString(s.ffnKind)},
                            {"vocab", s.vocab}, {"tied_embeddings", s.tiedEmbeddings}};
-    arch[key.toStdString()] = value;
+    arch[field.toStdString()] = v;
     nlohmann::json doc = m_controller->document();
     doc["model"] = arch;
     m_controller->setDocument(doc, tr("Change model.%1").arg(key));
@@ -489,7 +513,11 @@ void ControlsPanel::updateDerivedLabels()
                                       {QStringLiteral("model.kv_heads"), double(s.kvHeads)},
                                       {QStringLiteral("model.ffn"), double(s.ffn)},
                                       {QStringLiteral("model.head_dim"), double(s.headDim)},
-                                      {QStringLiteral("model.vocab"), double(s.vocab)}};
+                                      {QStringLiteral("model.vocab"), double(s.vocab)},
+                                      {QStringLiteral("model.moe.experts"), double(s.moe.experts)},
+                                      {QStringLiteral("model.moe.top_k"), double(std::max<std::int64_t>(1, s.moe.topK))},
+                                      {QStringLiteral("model.moe.expert_ffn"), double(s.moe.expertFfn > 0 ? s.moe.expertFfn : s.ffn)},
+                                      {QStringLiteral("model.moe.shared_experts"), double(s.moe.sharedExperts)}};
     for (auto it = arch.cbegin(); it != arch.cend(); ++it)
         if (auto* sl = m_sliders.value(it.key()))
             sl->setValue(it.value());

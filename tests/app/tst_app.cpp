@@ -581,6 +581,25 @@ private slots:
         QCOMPARE(m_controller->scenario().model.shape.norm, core::NormKind::LayerNorm);
     }
 
+    void expertsSliderMakesAMixture()
+    {
+        // Llama 2 7B given 8 experts: top 2 of 8 experts of its own FFN width (11008) on every layer.
+        // Per layer the MLP's 3 · 4096 · 11008 becomes 8 of them plus a 4096 · 8 router; active: 2.
+        auto* experts = m_window->controls()->slider(QStringLiteral("model.moe.experts"));
+        QVERIFY(experts);
+        emit experts->valueEdited(8);
+        m_controller->recomputeNow();
+        QVERIFY2(!m_controller->hasErrors(), "experts slider left an invalid scenario");
+        const double mlp = 3.0 * 4096 * 11008, router = 4096.0 * 8;
+        QCOMPARE(m_controller->scenario().model.shape.moe.topK, std::int64_t(2));
+        QCOMPARE(m_controller->plan().params.total, 6738415616.0 + 32 * (7 * mlp + router));
+        QCOMPARE(m_controller->plan().params.active, 6738415616.0 + 32 * (mlp + router));
+        // Back to 0 experts: the dense model's count again.
+        emit experts->valueEdited(0);
+        m_controller->recomputeNow();
+        QCOMPARE(m_controller->plan().params.total, 6738415616.0);
+    }
+
     void dtypeExplorer()
     {
         napkin::app::DtypeDialog d;
