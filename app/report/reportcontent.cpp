@@ -63,6 +63,12 @@ QString words(const app::PlanController& c, const Options& o)
         model += QStringLiteral("; %1 of %2 experts of width %3 per token on %4 of %5 layers%6")
                      .arg(s.moe.topK).arg(s.moe.experts).arg(s.moe.expertFfn).arg(core::moeLayerCount(s)).arg(s.layers)
                      .arg(s.moe.sharedExperts > 0 ? QStringLiteral(", %1 shared").arg(s.moe.sharedExperts) : QString());
+    if (s.attention == core::AttentionKind::Mla)
+        model += QStringLiteral("; latent attention (q rank %1, kv rank %2, head dims %3 + %4 / %5)")
+                     .arg(s.mla.qLoraRank).arg(s.mla.kvLoraRank).arg(s.mla.qkNopeHeadDim).arg(s.mla.qkRopeHeadDim).arg(s.mla.vHeadDim);
+    if (p.params.mtp > 0)
+        model += QStringLiteral("; %1 multi-token prediction depth(s), %2 parameters not in the total")
+                     .arg(s.mtpLayers).arg(intText(p.params.mtp));
     const auto& pr = sc.precision;
     QString h;
     h += QStringLiteral("<p><b>Model:</b> %1.</p>").arg(model);

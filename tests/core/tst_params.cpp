@@ -113,6 +113,11 @@ private slots:
         // Gemma 3 27B (gemma3 with text_config, vocab_size absent: Gemma3TextConfig's 262208): 5376 ·
         //   4096 · 2 + 5376 · 2048 · 2, per-head q/k norms 256, GeGLU 3 · 5376 · 21504, four norms; × 62 +
         //   262208 · 5376 (tied) + 5376 = 27,009,346,304 (the report's 25.6B + 1.4B).
+        // Granite 3.0 1B-A400M (granitemoe): 1024 · 1024 · 2 + 1024 · 512 · 2 attention, 32 experts of
+        //   3 · 1024 · 512 (input_linear 2 · I · h, output_linear I · h), router 1024 · 32; × 24 + 49155 ·
+        //   1024 (tied) + 1024 = 1,334,628,352; 8 experts: 428,658,688.
+        QTest::newRow("granite-3.0-1b-a400m (granitemoe, tied)") << QStringLiteral("hf/granite-3.0-1b-a400m.json")
+                                                                 << QStringLiteral("granite-3.0-1b-a400m");
         QTest::newRow("gemma-3-27b-it (gemma3 text_config)") << QStringLiteral("hf/gemma-3-27b-it.json")
                                                               << QStringLiteral("gemma-3-27b-it");
     }
