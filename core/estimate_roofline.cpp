@@ -1,10 +1,12 @@
 // The roofline stage of estimate(): one rank's layer, op by op, and the MFU bound it implies.
 
 #include "estimate_stages.h"
+#include "flops_megatron.h"
 #include "roofline.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string_view>
 
 namespace napkin::core::detail {
@@ -42,7 +44,13 @@ void estimateRoofline(const Scenario& sc, Plan& p)
     options.flash = tr.flashAttention;
     options.fusion = sc.stepTime.kernelFusion == KernelFusion::Eager ? KernelFusion::Eager : KernelFusion::Fused;
     options.loss = lossKernelFor(sc.stepTime.framework);
-    appendLayerOps(p.ops, tensorParallelShard(shape, int(tp)), s / double(cp), b, e, ew, eg, options, hw, s);
+    // Sliding windows and chunks: a fused kernel visits only the blocks inside the window (FlashAttention
+    // window_size), so the average layer's attention sees keys = 2 · mean causal context instead of s;
+    // an unfused path computes and masks the whole square.
+    double keys = s;
+    if (tr.flashAttention && (shape.slidingWindow > 0 || shape.attentionChunk > 0))
+        keys = std::min(s, 2 * meanCausalContext(shape, s));
+    appendLayerOps(p.ops, tensorParallelShard(shape, int(tp)), s / double(cp), b, e, ew, eg, options, hw, keys);
     if (par.sequenceParallel && tp > 1) {
         // Sequence parallelism splits the norms, residuals and dropouts over the TP ranks
         // (Korthikanti et al. 2022 §4.2.2).

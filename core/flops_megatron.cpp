@@ -24,7 +24,24 @@ bool slidingLayer(const TransformerShape& m, std::int64_t i)
     return std::size_t(i) < m.slidingLayers.size() && m.slidingLayers[std::size_t(i)] != 0;
 }
 
+double layerWindow(const TransformerShape& m, std::int64_t i)
+{
+    if (slidingLayer(m, i))
+        return double(m.slidingWindow);
+    return m.attentionChunk > 0 ? double(m.attentionChunk) : 0.0; // Llama 4: chunked local attention
+}
+
 } // namespace
+
+double meanCausalContext(const TransformerShape& m, double s)
+{
+    if (m.layers <= 0)
+        return s / 2;
+    double sum = 0;
+    for (std::int64_t i = 0; i < m.layers; ++i)
+        sum += causalContext(s, layerWindow(m, i));
+    return sum / double(m.layers);
+}
 
 MegatronCoreFlops megatronCoreFlopsPerToken(const TransformerShape& m, double s)
 {
@@ -50,9 +67,7 @@ MegatronCoreFlops megatronCoreFlopsPerToken(const TransformerShape& m, double s)
                                        double(e.sharedExperts) * double(e.sharedExpertFfn > 0 ? e.sharedExpertFfn : e.expertFfn));
     const double denseMlp = 6 * d * g * double(m.ffn);
     for (std::int64_t i = 0; i < m.layers; ++i) {
-        double window = slidingLayer(m, i) ? double(m.slidingWindow) : 0;
-        if (m.attentionChunk > 0 && window == 0)
-            window = double(m.attentionChunk); // Llama 4: chunked local attention on the RoPE layers
+        const double window = layerWindow(m, i);
         // QK^T and PV over ctx keys, forward 2 · 2 multiply-adds per key per head, × 3 with backward.
         r.core += 6 * H * (qkHead + vHead) * causalContext(s, window);
         r.linear += linear;

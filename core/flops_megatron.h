@@ -20,4 +20,8 @@ struct MegatronCoreFlops {
 
 MegatronCoreFlops megatronCoreFlopsPerToken(const TransformerShape& s, double seqLen);
 
+// Mean keys a query attends to over the layers under a causal mask: s/2 on full layers, W − W(W−1)/(2s)
+// on sliding (or chunked) layers with W < s (Megatron-Bridge flop_utils.py).
+double meanCausalContext(const TransformerShape& s, double seqLen);
+
 } // namespace napkin::core

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 
 using namespace napkin;
 
@@ -73,6 +74,25 @@ private slots:
         auto s = preset("gpt-oss-120b");
         s.slidingWindow = 4096;
         QVERIFY(close(core::megatronCoreFlopsPerToken(s, 4096).core, 36 * 12.0 * 64 * 64 * 2048));
+    }
+
+    void slidingWindowShortensFusedAttention()
+    {
+        // Gemma 2 9B at s = 8192: 21 layers slide over 4096 keys, mean causal context 4096 − 4096 · 4095
+        // / (2 · 8192) = 3072.25; 21 full layers 4096. A fused kernel's average layer sees keys = 2 ·
+        // 3584.125 = 7168.25 instead of 8192; an unfused path computes the whole square.
+        auto flashFlops = [](const core::Plan& p) {
+            for (const auto& op : p.ops)
+                if (std::string_view(op.name) == "attention_flash")
+                    return op.flops;
+            return 0.0;
+        };
+        const auto windowed = core::estimate(test::scenario({"model.preset=gemma-2-9b", "training.seq_len=8192"}));
+        const auto full = core::estimate(test::scenario({"model.preset=gemma-2-9b", "training.seq_len=8192",
+                                                          "model.sliding_window=0"}));
+        QVERIFY(flashFlops(full) > 0);
+        QVERIFY(close(flashFlops(windowed) / flashFlops(full), 7168.25 / 8192, 1e-9));
+        QCOMPARE(core::meanCausalContext(preset("gemma-2-9b"), 8192), (21 * 3072.25 + 21 * 4096.0) / 42);
     }
 
     void activeParametersCarryTheFlops()
