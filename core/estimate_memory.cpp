@@ -37,6 +37,7 @@ struct LedgerInputs {
     double layersAll = 0, firstParts = 0, lastParts = 0, allParts = 0;
     double L = 0, stageLayers = 0;               // layers, and layers per pipeline stage (even split)
     std::vector<double> layersOf;                // layers of each stage (uneven: parallel.*_stage_layers)
+    std::vector<double> stageLayerParams;        // mixed dense and MoE layers: each stage's layer parameters
     double inflightFirst = 0;                    // micro-batches in flight on the first stage
     const LayerTensors* layer = nullptr;         // one layer's saved tensors (the same on every stage): in the plan
     double lossBytesPerLogit = 0;                // the loss path's bytes per logit at its peak
@@ -50,6 +51,30 @@ struct LedgerInputs {
     bool weightsAreMaster = false;
     CommBuffers comm;                            // communicators and buckets (core/comm_buffers.h)
 };
+
+// Layer parameters of each pipeline stage when dense and MoE layers differ (DeepSeek's dense first
+// layers, Llama 4's interleaving): the stage's layers in Megatron's order. Without virtual stages a
+// stage holds a contiguous run (parallel.*_stage_layers sizes); with v chunks per stage, chunk c of
+// L / (p · v) layers sits on stage c mod p (Narayanan et al. 2021 §2.2).
+std::vector<double> stageMixedLayerParams(const TransformerShape& shape, const ParamCounts& pc,
+                                          const std::vector<double>& layersOf, std::int64_t virtualStages)
+{
+    const std::size_t pp = layersOf.size();
+    std::vector<double> out(pp, 0.0);
+    auto layer = [&](std::int64_t i) { return isMoeLayer(shape, i) ? pc.moeLayer : pc.denseLayer; };
+    const std::int64_t L = shape.layers;
+    const std::int64_t chunk = virtualStages > 1 ? L / (std::int64_t(pp) * virtualStages) : 0;
+    if (chunk > 0 && chunk * std::int64_t(pp) * virtualStages == L) {
+        for (std::int64_t i = 0; i < L; ++i)
+            out[std::size_t((i / chunk) % std::int64_t(pp))] += layer(i);
+        return out;
+    }
+    std::int64_t i = 0;
+    for (std::size_t st = 0; st < pp; ++st)
+        for (std::int64_t n = 0; n < std::int64_t(std::llround(layersOf[st])) && i < L; ++n, ++i)
+            out[st] += layer(i);
+    return out;
+}
 
 // The loss path at its peak, per logit (a vocabulary-parallel rank's share). Megatron's
 // vocab-parallel cross-entropy: the logits (e) and one fp32 copy that it turns into the softmax in
@@ -141,6 +166,8 @@ LedgerInputs ledgerInputs(const Scenario& sc, Plan& p)
     in.layersOf = in.isMlp ? std::vector<double>(std::size_t(in.pp), in.stageLayers)
                            : stageLayerCounts(sc.parallel, sc.model.shape.layers);
     in.scales = info(pr.weights).perTensorScaleBytes * pc.matrices / pp;
+    if (!in.isMlp && in.pp > 1 && isMoe(sc.model.shape) && pc.denseLayer != pc.moeLayer)
+        in.stageLayerParams = stageMixedLayerParams(sc.model.shape, pc, in.layersOf, lay.virtualStages);
     // 1F1B keeps min(p, m) micro-batches in flight on the first stage, one on the last; the
     // interleaved schedule adds (p - 1) / (p · v) (Korthikanti et al. 2022 §4.2.3).
     const std::int64_t vStages = lay.virtualStages;
@@ -218,7 +245,9 @@ StageTensors buildStage(const Scenario& sc, const LedgerInputs& in, std::int64_t
     // The stage's share of the layers' parameters (uneven stages: its own layer count), plus the
     // embedding on the first and the output layer on the last.
     const double even = in.layersAll / double(pp);
-    const double layerParams = stageLayers == in.stageLayers || in.L <= 0 ? even : in.layersAll * stageLayers / in.L;
+    double layerParams = stageLayers == in.stageLayers || in.L <= 0 ? even : in.layersAll * stageLayers / in.L;
+    if (!in.stageLayerParams.empty()) // dense and MoE layers differ: the stage's own layers
+        layerParams = in.stageLayerParams[std::size_t(index)];
     double parts = first ? in.firstParts : (last ? in.lastParts : even);
     if (layerParams != even)
         parts += layerParams - even;

@@ -173,6 +173,20 @@ private slots:
         QCOMPARE(c.active, c.total); // dense: every parameter is active
     }
 
+    void pipelineStagesHoldTheirOwnLayers()
+    {
+        // DeepSeek-V3 on two stages of 30 and 31 layers: the first holds the 3 dense layers, 27 MoE
+        // layers and the embedding; the second 31 MoE layers, the head and the final norm (no TP, so
+        // each stage's parameters are exactly these sums).
+        const auto plan = core::estimate(napkin::test::scenario(
+            {"model.preset=deepseek-v3", "parallel.pp=2", "parallel.first_stage_layers=30", "parallel.last_stage_layers=31", "cluster.gpus=64"}));
+        const auto& c = plan.params;
+        QCOMPARE(plan.memory.perStage.size(), std::size_t(2));
+        QCOMPARE(plan.memory.perStage[0].params, 3 * c.denseLayer + 27 * c.moeLayer + c.embedding);
+        QCOMPARE(plan.memory.perStage[1].params, 31 * c.moeLayer + c.head + c.finalNorm);
+        QCOMPARE(plan.memory.perStage[0].params + plan.memory.perStage[1].params, c.total);
+    }
+
     void moeLayerPlacement()
     {
         // Layer i is MoE iff i >= first_dense_layers and (i + 1 - offset) % freq == 0.
