@@ -160,7 +160,8 @@ ControlsPanel::ControlsPanel(PlanController* controller, QWidget* parent)
     m_chinchilla->setFlat(true);
     m_chinchilla->setAutoFillBackground(true);
     m_chinchilla->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
-    m_chinchilla->setToolTip(tr("Hoffmann et al. 2022: about 20 tokens per parameter is compute-optimal"));
+    m_chinchilla->setToolTip(tr("Hoffmann et al. 2022: about 20 tokens per parameter is compute-optimal (fitted on dense "
+                                "models; a mixture of experts is counted by its total parameters)"));
     connect(m_chinchilla, &QPushButton::clicked, this,
             [this] { m_controller->set(QStringLiteral("training.tokens"), 20.0 * m_controller->plan().params.total); });
     training->layout()->addWidget(m_chinchilla);
@@ -496,13 +497,18 @@ void ControlsPanel::updateDerivedLabels()
     const auto& s = sc.model.shape;
     if (sc.model.kind == core::ModelKind::Mlp)
         m_shape->setText(tr("Deep linear model: %1 layers of width %2").arg(sc.model.mlp.layers).arg(sc.model.mlp.width));
-    else if (core::isMoe(s)) // mixture of experts: the routed experts stand where the dense ffn would
-        m_shape->setText(tr("%1 layers (%2 MoE), d %3, %4 heads (%5 KV) of %6, %7 of %8 experts of %9 per token%10, vocab %11")
-                             .arg(s.layers).arg(core::moeLayerCount(s)).arg(s.dModel).arg(s.heads).arg(s.kvHeads)
-                             .arg(s.headDim).arg(s.moe.topK).arg(s.moe.experts).arg(s.moe.expertFfn)
+    else if (core::isMoe(s)) { // mixture of experts: the routed experts stand where the dense ffn would
+        // Latent attention has no KV heads to speak of: its ranks say what it stores.
+        const QString attention = s.attention == core::AttentionKind::Mla
+                                      ? tr("%1 heads, latent attention (q rank %2, kv rank %3)")
+                                            .arg(s.heads).arg(s.mla.qLoraRank).arg(s.mla.kvLoraRank)
+                                      : tr("%1 heads (%2 KV) of %3").arg(s.heads).arg(s.kvHeads).arg(s.headDim);
+        m_shape->setText(tr("%1 layers (%2 MoE), d %3, %4, %5 of %6 experts of %7 per token%8, vocab %9")
+                             .arg(s.layers).arg(core::moeLayerCount(s)).arg(s.dModel).arg(attention)
+                             .arg(s.moe.topK).arg(s.moe.experts).arg(s.moe.expertFfn)
                              .arg(s.moe.sharedExperts > 0 ? tr(" + %1 shared").arg(s.moe.sharedExperts) : QString())
                              .arg(s.vocab));
-    else
+    } else
         m_shape->setText(tr("%1%2 layers, d %3, %4 heads (%5 KV) of %6, %7 ffn %8, vocab %9")
                              .arg(plan.params.derivedShape ? tr("Derived shape: ") : QString())
                              .arg(s.layers).arg(s.dModel).arg(s.heads).arg(s.kvHeads).arg(s.headDim)
@@ -538,7 +544,10 @@ void ControlsPanel::updateDerivedLabels()
                                 .arg(sc.training.microBatch)
                                 .arg(plan.compute.dataParallel)
                                 .arg(plan.compute.effectiveGlobalBatch));
-    m_chinchilla->setText(tr("Chinchilla: 20 tokens/param = %1").arg(formatCount(20.0 * plan.params.total)));
+    // Hoffmann et al.'s law was fitted on dense models: for a mixture of experts say which count it takes.
+    m_chinchilla->setText(plan.params.active < plan.params.total
+                              ? tr("Chinchilla: 20 × total params = %1").arg(formatCount(20.0 * plan.params.total))
+                              : tr("Chinchilla: 20 tokens/param = %1").arg(formatCount(20.0 * plan.params.total)));
     m_layout->setText(tr("Layout: TP %1 × PP %2 × CP %3 × DP %4 = %5 GPUs%6")
                           .arg(sc.parallel.tp).arg(sc.parallel.pp).arg(sc.parallel.cp).arg(plan.compute.dataParallel)
                           .arg(sc.cluster.gpus)
