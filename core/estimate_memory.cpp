@@ -138,7 +138,9 @@ LedgerInputs ledgerInputs(const Scenario& sc, Plan& p)
     in.pp = lay.pp;
     in.cp = lay.cp;
     in.accumulationSteps = c.accumulationSteps;
-    in.P = p.params.total;
+    // Multi-token prediction modules train with the model (arXiv 2412.19437 §2.2): their weights,
+    // gradients and states are in the ledger although params.total leaves them out.
+    in.P = p.params.total + p.params.mtp;
     const int zero = effectiveZeroStage(sc);
     const double N = double(shardGroupSize(sc, c.dataParallel));
     in.shardW = zero >= 3 ? N : 1;
@@ -158,9 +160,11 @@ LedgerInputs ledgerInputs(const Scenario& sc, Plan& p)
     const auto& pc = p.params;
     const double pp = double(in.pp);
     in.layersAll = in.isMlp ? in.P : pc.layers;
-    in.firstParts = in.layersAll / pp + pc.embedding + pc.positional + (in.pp == 1 ? pc.head + pc.finalNorm : 0);
-    in.lastParts = in.layersAll / pp + pc.head + pc.finalNorm;
-    in.allParts = in.layersAll + pc.embedding + pc.positional + pc.head + pc.finalNorm;
+    // Megatron-Core builds the MTP block on the last stage, beside the output layer it shares.
+    const double tail = pc.head + pc.finalNorm + pc.mtp;
+    in.firstParts = in.layersAll / pp + pc.embedding + pc.positional + (in.pp == 1 ? tail : 0);
+    in.lastParts = in.layersAll / pp + tail;
+    in.allParts = in.layersAll + pc.embedding + pc.positional + tail;
     in.L = in.isMlp ? double(sc.model.mlp.layers) : double(sc.model.shape.layers);
     in.stageLayers = in.L / pp;
     in.layersOf = in.isMlp ? std::vector<double>(std::size_t(in.pp), in.stageLayers)
@@ -385,6 +389,11 @@ void deriveModelStates(const Scenario& sc, const LedgerInputs& in, const StageTe
 {
     const auto& m = p.memory;
     const double P = in.P, tp = double(in.tp);
+    if (p.params.mtp > 0)
+        derive(p, "memory.params_trained", "{total} + {mtp}", P, "parameters",
+               "arXiv 2412.19437 §2.2: the multi-token prediction modules train with the model; Megatron-Core "
+               "builds them on the last pipeline stage",
+               {{"total", p.params.total}, {"mtp", p.params.mtp}});
     if (in.tp > 1 || in.pp > 1)
         derive(p, "memory.params_per_rank", "{P} · {stage_share} / {tp}", chosen.memory.params, "parameters",
                "Narayanan et al. 2021: layers split over p pipeline stages (embedding first, output layer last), "

@@ -176,15 +176,19 @@ private slots:
     void pipelineStagesHoldTheirOwnLayers()
     {
         // DeepSeek-V3 on two stages of 30 and 31 layers: the first holds the 3 dense layers, 27 MoE
-        // layers and the embedding; the second 31 MoE layers, the head and the final norm (no TP, so
-        // each stage's parameters are exactly these sums).
+        // layers and the embedding; the second 31 MoE layers, the head, the final norm and the MTP
+        // depth, which trains with the model (2h + 2h² + one MoE layer + h = 11,610,068,224:
+        // DeepSeek-V3 README_WEIGHTS.md "11.5B unique"). No TP, so each stage's parameters are exactly
+        // these sums.
         const auto plan = core::estimate(napkin::test::scenario(
             {"model.preset=deepseek-v3", "parallel.pp=2", "parallel.first_stage_layers=30", "parallel.last_stage_layers=31", "cluster.gpus=64"}));
         const auto& c = plan.params;
         QCOMPARE(plan.memory.perStage.size(), std::size_t(2));
         QCOMPARE(plan.memory.perStage[0].params, 3 * c.denseLayer + 27 * c.moeLayer + c.embedding);
-        QCOMPARE(plan.memory.perStage[1].params, 31 * c.moeLayer + c.head + c.finalNorm);
-        QCOMPARE(plan.memory.perStage[0].params + plan.memory.perStage[1].params, c.total);
+        QCOMPARE(c.mtp, 2 * 7168.0 + 2 * 7168.0 * 7168 + c.moeLayer + 7168);
+        QCOMPARE(c.mtp, 11610068224.0);
+        QCOMPARE(plan.memory.perStage[1].params, 31 * c.moeLayer + c.head + c.finalNorm + c.mtp);
+        QCOMPARE(plan.memory.perStage[0].params + plan.memory.perStage[1].params, c.total + c.mtp);
     }
 
     void moeLayerPlacement()
