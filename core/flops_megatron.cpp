@@ -50,21 +50,18 @@ MegatronCoreFlops megatronCoreFlopsPerToken(const TransformerShape& m, double s)
     const double g = isGated(m.ffnKind) ? 3 : 2;
     double linear = 0, qkHead = 0, vHead = 0;
     if (m.attention == AttentionKind::Mla) {
-        const auto& a = m.mla;
-        const double dq = double(a.qkNopeHeadDim + a.qkRopeHeadDim), rq = double(a.qLoraRank), rkv = double(a.kvLoraRank);
-        const double q = rq > 0 ? rq * (d + H * dq + 1) : d * H * dq;
-        const double kv = rkv * (d + H * double(a.qkNopeHeadDim + a.vHeadDim) + 1) + d * double(a.qkRopeHeadDim);
-        linear = 6 * (q + kv + H * double(a.vHeadDim) * d);
-        qkHead = dq;
-        vHead = double(a.vHeadDim);
+        // Megatron-Core counts the latent norms' weights with the projections (training.py L1128-1140).
+        const MlaProjections proj = mlaProjections(m);
+        linear = 6 * (proj.q + proj.kv + proj.out + proj.norms);
+        qkHead = double(m.mla.qkNopeHeadDim + m.mla.qkRopeHeadDim);
+        vHead = double(m.mla.vHeadDim);
     } else {
         const double qd = H * double(m.headDim), kvd = double(m.kvHeads) * double(m.headDim);
         linear = 6 * (d * (qd + 2 * kvd) + qd * d);
         qkHead = vHead = double(m.headDim);
     }
     const auto& e = m.moe;
-    const double moeMlp = 6 * d * g * (double(e.topK) * double(e.expertFfn) +
-                                       double(e.sharedExperts) * double(e.sharedExpertFfn > 0 ? e.sharedExpertFfn : e.expertFfn));
+    const double moeMlp = 6 * d * g * (double(e.topK) * double(e.expertFfn) + sharedExpertWidth(e));
     const double denseMlp = 6 * d * g * double(m.ffn);
     for (std::int64_t i = 0; i < m.layers; ++i) {
         const double window = layerWindow(m, i);

@@ -85,12 +85,25 @@ std::int64_t moeLayerCount(const TransformerShape& s)
     return n;
 }
 
-namespace {
-
-double sharedWidth(const MoeShape& m)
+double sharedExpertWidth(const MoeShape& m)
 {
     return double(m.sharedExperts) * double(m.sharedExpertFfn > 0 ? m.sharedExpertFfn : m.expertFfn);
 }
+
+MlaProjections mlaProjections(const TransformerShape& s)
+{
+    const auto& a = s.mla;
+    const double d = double(s.dModel), H = double(s.heads), rq = double(a.qLoraRank), rkv = double(a.kvLoraRank);
+    const double dq = double(a.qkNopeHeadDim + a.qkRopeHeadDim);
+    MlaProjections m;
+    m.q = rq > 0 ? d * rq + rq * H * dq : d * H * dq;
+    m.kv = d * (rkv + double(a.qkRopeHeadDim)) + rkv * H * double(a.qkNopeHeadDim + a.vHeadDim);
+    m.out = H * double(a.vHeadDim) * d;
+    m.norms = rq + rkv;
+    return m;
+}
+
+namespace {
 
 double averageWidth(const TransformerShape& s, double moeWidth)
 {
@@ -105,12 +118,12 @@ double averageWidth(const TransformerShape& s, double moeWidth)
 
 double mlpWidth(const TransformerShape& s)
 {
-    return averageWidth(s, double(s.moe.topK) * double(s.moe.expertFfn) + sharedWidth(s.moe));
+    return averageWidth(s, double(s.moe.topK) * double(s.moe.expertFfn) + sharedExpertWidth(s.moe));
 }
 
 double mlpWeightWidth(const TransformerShape& s)
 {
-    return averageWidth(s, double(s.moe.experts) * double(s.moe.expertFfn) + sharedWidth(s.moe));
+    return averageWidth(s, double(s.moe.experts) * double(s.moe.expertFfn) + sharedExpertWidth(s.moe));
 }
 
 namespace {
@@ -143,18 +156,11 @@ ParamCounts countTransformer(const TransformerShape& s)
         const double H = double(s.heads), rq = double(a.qLoraRank), rkv = double(a.kvLoraRank);
         const double dq = double(a.qkNopeHeadDim + a.qkRopeHeadDim), dr = double(a.qkRopeHeadDim), dv = double(a.vHeadDim);
         const double dn = double(a.qkNopeHeadDim);
-        if (rq > 0) {
-            common = d * rq + rq * H * dq;
-            vectors += rq;
-            matrices = 2;
-            factored = (d + rq) + (rq + H * dq);
-        } else {
-            common = d * H * dq;
-            matrices = 1;
-            factored = d + H * dq;
-        }
-        common += d * (rkv + dr) + rkv * H * (dn + dv) + H * dv * d;
-        vectors += rkv;
+        const MlaProjections proj = mlaProjections(s);
+        common = proj.q + proj.kv + proj.out;
+        vectors += proj.norms;
+        matrices = rq > 0 ? 2 : 1;
+        factored = rq > 0 ? (d + rq) + (rq + H * dq) : d + H * dq;
         matrices += 3;
         factored += (d + rkv + dr) + (rkv + H * (dn + dv)) + (H * dv + d);
     }

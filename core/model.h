@@ -104,6 +104,15 @@ double mlpWidth(const TransformerShape& s);
 // The MLP weights an average layer holds, as the same kind of width: E · I_e + shared · I_s on MoE
 // layers (every expert's weights are read, k of them per token).
 double mlpWeightWidth(const TransformerShape& s);
+// The summed width of an MoE layer's shared experts: shared · I_s (I_s = I_e when not given).
+double sharedExpertWidth(const MoeShape& m);
+// MLA's projection weights per layer (moe-notes.md §2.1; DeepSeek-V3 inference/model.py): query
+// d·r_q + r_q·H·(d_n + d_r), or d·H·(d_n + d_r) without a query rank; key/value d·(r_kv + d_r) +
+// r_kv·H·(d_n + d_v); output H·d_v·d; the latent norms r_q + r_kv (one weight per rank element).
+struct MlaProjections {
+    double q = 0, kv = 0, out = 0, norms = 0;
+};
+MlaProjections mlaProjections(const TransformerShape& s);
 
 // CS336 lecture 2's toy deep linear model: L layers of D x D, optional D -> 1 head.
 struct MlpShape {

@@ -84,11 +84,8 @@ double qkvWidth(const TransformerShape& m)
     const double H = double(m.heads);
     if (m.attention != AttentionKind::Mla)
         return (H + 2 * double(m.kvHeads)) * double(m.headDim);
-    const auto& a = m.mla;
-    const double h = double(m.dModel), dq = double(a.qkNopeHeadDim + a.qkRopeHeadDim);
-    const double q = a.qLoraRank > 0 ? h * double(a.qLoraRank) + double(a.qLoraRank) * H * dq : h * H * dq;
-    const double kv = h * double(a.kvLoraRank + a.qkRopeHeadDim) + double(a.kvLoraRank) * H * double(a.qkNopeHeadDim + a.vHeadDim);
-    return (q + kv) / h;
+    const MlaProjections proj = mlaProjections(m);
+    return (proj.q + proj.kv) / double(m.dModel);
 }
 double outWidth(const TransformerShape& m)
 {
