@@ -169,6 +169,7 @@ Plan estimate(const Scenario& sc)
     detail::estimateHardware(sc, p);
     detail::estimateParams(sc, p);
     detail::estimateBatch(sc, p);
+    detail::estimateMoeRun(sc, p);
     detail::estimateMemory(sc, p);
     const double recomputePerToken = detail::estimateFlops(sc, p);
     detail::estimateRoofline(sc, p);

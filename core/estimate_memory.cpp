@@ -38,6 +38,8 @@ struct LedgerInputs {
     double L = 0, stageLayers = 0;               // layers, and layers per pipeline stage (even split)
     std::vector<double> layersOf;                // layers of each stage (uneven: parallel.*_stage_layers)
     std::vector<double> stageLayerParams;        // mixed dense and MoE layers: each stage's layer parameters
+    std::vector<double> stageExperts;            // routed-expert parameters of each stage (MTP's on the last)
+    double bwExpert = 0;                         // bytes per routed-expert weight (precision.expert_weights)
     double inflightFirst = 0;                    // micro-batches in flight on the first stage
     const LayerTensors* layer = nullptr;         // one layer's saved tensors (the same on every stage): in the plan
     double lossBytesPerLogit = 0;                // the loss path's bytes per logit at its peak
@@ -52,27 +54,31 @@ struct LedgerInputs {
     CommBuffers comm;                            // communicators and buckets (core/comm_buffers.h)
 };
 
-// Layer parameters of each pipeline stage when dense and MoE layers differ (DeepSeek's dense first
-// layers, Llama 4's interleaving): the stage's layers in Megatron's order. Without virtual stages a
-// stage holds a contiguous run (parallel.*_stage_layers sizes); with v chunks per stage, chunk c of
-// L / (p · v) layers sits on stage c mod p (Narayanan et al. 2021 §2.2).
-std::vector<double> stageMixedLayerParams(const TransformerShape& shape, const ParamCounts& pc,
-                                          const std::vector<double>& layersOf, std::int64_t virtualStages)
+// Dense and MoE layers of each pipeline stage (DeepSeek's dense first layers, Llama 4's
+// interleaving), in Megatron's order. Without virtual stages a stage holds a contiguous run
+// (parallel.*_stage_layers sizes); with v chunks per stage, chunk c of L / (p · v) layers sits on
+// stage c mod p (Narayanan et al. 2021 §2.2).
+struct StageLayerMix {
+    double dense = 0, moe = 0;
+};
+
+std::vector<StageLayerMix> stageLayerMix(const TransformerShape& shape, const std::vector<double>& layersOf,
+                                         std::int64_t virtualStages)
 {
     const std::size_t pp = layersOf.size();
-    std::vector<double> out(pp, 0.0);
-    auto layer = [&](std::int64_t i) { return isMoeLayer(shape, i) ? pc.moeLayer : pc.denseLayer; };
+    std::vector<StageLayerMix> out(pp);
+    auto add = [&](std::size_t st, std::int64_t i) { (isMoeLayer(shape, i) ? out[st].moe : out[st].dense) += 1; };
     const std::int64_t L = shape.layers;
     const std::int64_t chunk = virtualStages > 1 ? L / (std::int64_t(pp) * virtualStages) : 0;
     if (chunk > 0 && chunk * std::int64_t(pp) * virtualStages == L) {
         for (std::int64_t i = 0; i < L; ++i)
-            out[std::size_t((i / chunk) % std::int64_t(pp))] += layer(i);
+            add(std::size_t((i / chunk) % std::int64_t(pp)), i);
         return out;
     }
     std::int64_t i = 0;
     for (std::size_t st = 0; st < pp; ++st)
         for (std::int64_t n = 0; n < std::int64_t(std::llround(layersOf[st])) && i < L; ++n, ++i)
-            out[st] += layer(i);
+            add(st, i);
     return out;
 }
 
@@ -170,8 +176,19 @@ LedgerInputs ledgerInputs(const Scenario& sc, Plan& p)
     in.layersOf = in.isMlp ? std::vector<double>(std::size_t(in.pp), in.stageLayers)
                            : stageLayerCounts(sc.parallel, sc.model.shape.layers);
     in.scales = info(pr.weights).perTensorScaleBytes * pc.matrices / pp;
-    if (!in.isMlp && in.pp > 1 && isMoe(sc.model.shape) && pc.denseLayer != pc.moeLayer)
-        in.stageLayerParams = stageMixedLayerParams(sc.model.shape, pc, in.layersOf, lay.virtualStages);
+    if (!in.isMlp && isMoe(sc.model.shape)) {
+        const auto mix = stageLayerMix(sc.model.shape, in.layersOf, lay.virtualStages);
+        for (const auto& st : mix)
+            in.stageExperts.push_back(st.moe * pc.routedExpertsPerLayer);
+        // Megatron-Core builds the MTP block on the last stage; its layer is the last layer's kind.
+        if (isMoeLayer(sc.model.shape, sc.model.shape.layers - 1))
+            in.stageExperts.back() += double(sc.model.shape.mtpLayers) * pc.routedExpertsPerLayer;
+        if (in.pp > 1 && pc.denseLayer != pc.moeLayer)
+            for (const auto& st : mix)
+                in.stageLayerParams.push_back(st.dense * pc.denseLayer + st.moe * pc.moeLayer);
+    }
+    // precision.expert_weights: the routed experts' storage (gpt-oss: MXFP4, 4.25 bits a value).
+    in.bwExpert = pr.expertWeights ? bytesPerValue(*pr.expertWeights) : in.bw;
     // 1F1B keeps min(p, m) micro-batches in flight on the first stage, one on the last; the
     // interleaved schedule adds (p - 1) / (p · v) (Korthikanti et al. 2022 §4.2.3).
     const std::int64_t vStages = lay.virtualStages;
@@ -232,6 +249,8 @@ struct StageTensors {
     double layers = 0; // transformer layers on this stage
     double offloaded = 0;                    // saved tensors on the host (offload.activations)
     double gathered = 0;                     // ZeRO-3 / FSDP parameters held all-gathered on this stage
+    double expertParams = 0;                 // routed-expert parameters on this rank
+    double weightBytesPerParam = 0;          // mean bytes per stored weight (expert_weights differ)
     HostMemory host;                         // what offload keeps off the GPU for this stage
 };
 
@@ -257,12 +276,16 @@ StageTensors buildStage(const Scenario& sc, const LedgerInputs& in, std::int64_t
         parts += layerParams - even;
     const double share = (tp == 1 && pp == 1) ? 1.0 : parts / in.allParts / double(tp);
     mem.params = in.P * share;
-    mem.weights = in.weightsAreMaster ? 0.0 : (mem.params * in.bw + in.scales) / in.shardW; // FSDP2: none stored
+    // Routed experts split over TP like the dense layers (expert parallelism: issue 16).
+    st.expertParams = in.stageExperts.empty() ? 0.0 : in.stageExperts[std::size_t(index)] / double(tp);
+    const double weightBytes = (mem.params - st.expertParams) * in.bw + st.expertParams * in.bwExpert;
+    st.weightBytesPerParam = mem.params > 0 ? weightBytes / mem.params : in.bw;
+    mem.weights = in.weightsAreMaster ? 0.0 : (weightBytes + in.scales) / in.shardW; // FSDP2: none stored
     mem.gradients = mem.params * in.bg / in.shardG;
     mem.master = mem.params * in.bm / in.shardO;
     mem.optimizer = mem.params * in.statesPerParam * in.bo / in.shardO;
     if (sc.offload.any())
-        offloadStates(sc.offload, {mem.params, in.shardG, in.shardO, in.bw, in.weightsAreMaster}, mem, st.host);
+        offloadStates(sc.offload, {mem.params, in.shardG, in.shardO, st.weightBytesPerParam, in.weightsAreMaster}, mem, st.host);
     // 1F1B: stage i holds min(p - i, m) micro-batches at its peak (Narayanan et al. 2021 §2.2.1).
     const double inflight = first ? in.inflightFirst : double(std::min<std::int64_t>(pp - index, in.accumulationSteps));
     mem.inFlight = inflight;
@@ -410,6 +433,14 @@ void deriveModelStates(const Scenario& sc, const LedgerInputs& in, const StageTe
                "PyTorch FSDP2 MixedPrecisionPolicy(param_dtype): the sharded fp32 parameter is the master copy "
                "(master_weights); the weight dtype exists only all-gathered, layer by layer (memory.per_gpu.temporaries)",
                {{"zero", 0}});
+    else if (in.bwExpert != in.bw && chosen.expertParams > 0)
+        derive(p, weights.quantity, "(({P} − {P_experts}) · {bytes} + {P_experts} · {expert_bytes} + {scales}) / {shard}",
+               m.weights, "bytes",
+               "precision.expert_weights: the routed experts stored in their own dtype (gpt-oss ships MXFP4 experts: "
+               "4-bit values with one 8-bit scale per 32, OCP MX v1.0), the rest in precision.weights; sharded as "
+               "Rajbhandari et al. 2019 (ZeRO) §3",
+               {{"P", Pr}, {"P_experts", chosen.expertParams}, {"bytes", in.bw}, {"expert_bytes", in.bwExpert},
+                {"scales", in.scales}, {"shard", in.shardW}});
     else
         derive(p, weights.quantity, weights.formula, m.weights, "bytes", kSrcZero,
                {{"P", Pr}, {"bytes", in.bw}, {"scales", in.scales}, {"shard", in.shardW}});

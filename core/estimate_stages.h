@@ -27,6 +27,8 @@ Layout layoutOf(const Scenario& sc);
 void estimateHardware(const Scenario& sc, Plan& p);
 // plan.params: the exact count, or the given one for a derived shape (estimate_compute.cpp).
 void estimateParams(const Scenario& sc, Plan& p);
+// plan.moe: routing imbalance, capacity and expert storage as the layout resolves them (moe_run.cpp).
+void estimateMoeRun(const Scenario& sc, Plan& p);
 // plan.compute's batch: data parallelism, accumulation steps, tokens and steps; the pipeline bubble.
 void estimateBatch(const Scenario& sc, Plan& p);
 // plan.memory: every pipeline stage's tensors, the most loaded one's ledger, overhead, total, fit

@@ -289,6 +289,14 @@ nlohmann::json planToJson(const Plan& p)
                    {"router", p.params.router},
                    {"mtp", p.params.mtp},
                    {"derived_shape", p.params.derivedShape}};
+    if (p.moe.applies) // plan-schema.md "moe": the run's mixture-of-experts properties
+        j["moe"] = {{"expert_ranks", p.moe.expertRanks},
+                    {"routing_imbalance", p.moe.routingImbalance},
+                    {"routing_imbalance_worst", p.moe.worst},
+                    {"capacity_factor", p.moe.capacityFactor > 0 ? json(p.moe.capacityFactor) : json(nullptr)},
+                    {"rows_per_expert", p.moe.rowsPerExpert},
+                    {"expert_capacity", p.moe.expertCapacity > 0 ? json(p.moe.expertCapacity) : json(nullptr)},
+                    {"expert_weights", p.moe.expertWeights}};
     const auto& m = p.memory;
     json perGpu = json::object();
     for (const auto& b : kMemoryBuckets)

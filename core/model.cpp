@@ -207,7 +207,8 @@ ParamCounts countTransformer(const TransformerShape& s)
         const double shared = S * g * d * Is + (m.sharedExpertGate ? d : 0);
         Lm = double(moeLayerCount(s));
         c.moeLayer = common + E * expert + router + shared;
-        c.routedExperts = Lm * E * expert;
+        c.routedExpertsPerLayer = E * expert;
+        c.routedExperts = Lm * c.routedExpertsPerLayer;
         c.router = Lm * router;
         const double activeMoe = common + k * expert + router + shared;
         c.active = (L - Lm) * c.denseLayer + Lm * activeMoe;

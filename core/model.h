@@ -147,6 +147,7 @@ struct ParamCounts {
     double active = 0;
     double activeExclEmbedding = 0;
     double routedExperts = 0; // all routed experts' weights (and biases), all layers
+    double routedExpertsPerLayer = 0; // one MoE layer's routed experts
     double router = 0;        // router weights (+ biases, score-correction vectors), all layers
     double denseLayer = 0;    // one dense layer; perLayer is the mean over all layers
     double moeLayer = 0;      // one MoE layer (0 without experts)

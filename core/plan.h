@@ -168,6 +168,19 @@ struct MemoryLedger {
     int timelineCount = 0;
 };
 
+// Mixture-of-experts run properties as they resolve for this layout (core/moe_run.cpp): what the
+// expert-parallel step time and memory (issue 16) take, shown now so a plan can explain them.
+struct MoeRun {
+    bool applies = false;          // the model has routed experts
+    std::int64_t expertRanks = 1;  // expert-parallel ranks (parallel.ep; 1 until expert parallelism)
+    double routingImbalance = 1;   // max / mean routed rows per expert rank, resolved
+    bool worst = false;            // training.routing_imbalance "worst"
+    double capacityFactor = 0;     // 0: dropless
+    double rowsPerExpert = 0;      // mean routed rows per expert per micro-batch: T·k / E
+    double expertCapacity = 0;     // rows per expert per micro-batch under the capacity factor (0: dropless)
+    const char* expertWeights = ""; // storage dtype of the routed experts' weights
+};
+
 struct ComputeBudget {
     double flopsPerToken = 0;    // model FLOPs per token (the chosen convention)
     double trainingFlops = 0;    // model FLOPs for all tokens
@@ -328,6 +341,7 @@ struct Plan {
     StepTimeBreakdown stepTimeAtPeak; // the same layout with every op at its roofline bound, links nominal
     CostBudget cost;
     HardwareSummary hardware;
+    MoeRun moe;
     std::vector<RooflineOp> ops; // one layer forward and backward, then the logits
     std::vector<Derivation> derivations;
     std::vector<Warning> warnings;

@@ -41,6 +41,12 @@ struct TrainingConfig {
     std::uint8_t recomputeModules = 0; // training.recompute_modules bits (core/saved_tensors.h)
     std::int64_t checkpointEvery = 0; // 0: auto (round(sqrt(L)))
     bool flashAttention = true;
+    // Mixture-of-experts run properties (moe-notes.md §3): the load of the busiest expert-parallel
+    // rank over the mean (1: balanced; "worst": every token's k experts on one rank), and the
+    // per-expert capacity factor (nullopt: dropless, Megatron-Core's default).
+    double routingImbalance = 1;
+    bool routingImbalanceWorst = false;
+    std::optional<double> capacityFactor;
 };
 
 struct PrecisionConfig {
@@ -51,6 +57,8 @@ struct PrecisionConfig {
     DType optimizer = DType::Fp32;
     DType activations = DType::Bf16;
     DType compute = DType::Bf16;
+    // Storage dtype of the routed experts' weights (gpt-oss ships them in MXFP4); nullopt: weights.
+    std::optional<DType> expertWeights;
 };
 
 struct ClusterConfig {

@@ -162,11 +162,29 @@ void readRecomputeModules(ObjectReader& r, TrainingConfig& t, Errors& errors)
         if (bit)
             t.recomputeModules |= bit;
         else if (item.is_string() && isMoeRecomputeModule(name))
-            errors.push_back({"training.recompute_modules", name, "recomputes a mixture-of-experts module, and "
-                              "mixture-of-experts models are not supported yet", allowed});
+            errors.push_back({"training.recompute_modules", name, "recomputes a mixture-of-experts or latent-attention "
+                              "module, whose saved tensors Napkin does not list yet (an MoE layer's activations are "
+                              "counted as a dense MLP as wide as the k routed and the shared experts a token runs through)", allowed});
         else
             errors.push_back({"training.recompute_modules", name, "unknown recompute module", allowed});
     }
+}
+
+// training.routing_imbalance (a number >= 1, or "worst") and training.moe_capacity_factor (absent
+// or null: dropless). Their meaning: moe-notes.md §3; what they change: core/moe_run.h.
+void readMoeRun(ObjectReader& r, TrainingConfig& t)
+{
+    if (const auto* v = r.child("routing_imbalance"); v && v->is_string() && v->get<std::string>() == "worst")
+        t.routingImbalanceWorst = true;
+    else if (v && v->is_string() && v->get<std::string>() == "balanced")
+        t.routingImbalance = 1;
+    else if (v && !v->is_null() && !v->is_number())
+        r.error("routing_imbalance", shortDump(*v), "must be a number or \"worst\"",
+                "a number from 1 (balanced) to 1024 (max/mean tokens per expert rank), \"balanced\" or \"worst\"");
+    else if (v && !v->is_null())
+        t.routingImbalance = r.number("routing_imbalance", 1, 1024).value_or(1);
+    if (const auto* v = r.child("moe_capacity_factor"); v && !v->is_null())
+        t.capacityFactor = r.number("moe_capacity_factor", 0, 1024, false, true);
 }
 
 void readTraining(const nlohmann::json& node, Scenario& sc, Errors& errors)
@@ -192,6 +210,7 @@ void readTraining(const nlohmann::json& node, Scenario& sc, Errors& errors)
     }
     readRecomputeModules(r, t, errors);
     t.flashAttention = r.boolean("flash_attention", true).value_or(true);
+    readMoeRun(r, t);
     r.finish();
     if (t.microBatch > 0 && t.globalBatch > 0 && t.globalBatch < t.microBatch)
         errors.push_back({"training.global_batch", std::to_string(t.globalBatch),
@@ -241,6 +260,13 @@ void readPrecision(const nlohmann::json& node, const Catalog& catalog, Scenario&
     dtype("optimizer", true, false, p.optimizer);
     dtype("activations", true, false, p.activations);
     dtype("compute", false, false, p.compute);
+    if (const auto* v = r.child("expert_weights"); v && !v->is_null() && !(v->is_string() && v->get<std::string>() == "auto")) {
+        DType expert = p.weights;
+        const std::size_t before = r.errors().size();
+        dtype("expert_weights", true, false, expert);
+        if (r.errors().size() == before)
+            p.expertWeights = expert;
+    }
     r.finish();
 }
 

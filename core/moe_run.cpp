@@ -1,0 +1,76 @@
+// Mixture-of-experts run properties (training.routing_imbalance, training.moe_capacity_factor,
+// precision.expert_weights) resolved for the plan's layout, with their derivations and warnings.
+// Formulas: ../reference moe-notes.md §1.5 (SimuMax), §1.8 (torchtitan), §1.9 (DeepSpeed-MoE), §6.2.
+
+#include "estimate_stages.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace napkin::core::detail {
+
+namespace {
+
+void warnUnused(const Scenario& sc, Plan& p)
+{
+    const auto& t = sc.training;
+    if (t.routingImbalance != 1 || t.routingImbalanceWorst || t.capacityFactor)
+        p.warnings.push_back({"moe_keys_unused", "training.routing_imbalance and training.moe_capacity_factor have no "
+                                                 "effect: " + sc.model.name + " has no routed experts"});
+    if (sc.precision.expertWeights)
+        p.warnings.push_back({"moe_keys_unused", "precision.expert_weights has no effect: " + sc.model.name +
+                                                     " has no routed experts"});
+}
+
+} // namespace
+
+void estimateMoeRun(const Scenario& sc, Plan& p)
+{
+    auto& m = p.moe;
+    const TransformerShape& shape = sc.model.shape;
+    if (sc.model.kind != ModelKind::Transformer || !isMoe(shape)) {
+        warnUnused(sc, p);
+        return;
+    }
+    const auto& t = sc.training;
+    m.applies = true;
+    m.expertRanks = 1;
+    const double E = double(shape.moe.experts), k = double(shape.moe.topK), ep = double(m.expertRanks);
+    m.worst = t.routingImbalanceWorst;
+    // The worst case: every token of every rank picks its k experts on one rank, which then receives
+    // EP · T · min(k, E / EP) rows against the balanced T · k (torchtitan token_dispatcher.py's
+    // receive-buffer bound; moe-notes.md §1.8).
+    m.routingImbalance = m.worst ? ep * std::min(k, E / ep) / k : t.routingImbalance;
+    if (m.worst)
+        derive(p, "moe.routing_imbalance", "{ep} · min({top_k}, {experts} / {ep}) / {top_k}", m.routingImbalance, "",
+               "worst case: every token's k experts on one expert-parallel rank (torchtitan token_dispatcher.py "
+               "receive-buffer bound EP·T·min(k, E_local) over the balanced T·k)",
+               {{"ep", ep}, {"top_k", k}, {"experts", E}});
+    else
+        derive(p, "moe.routing_imbalance", "{r}", m.routingImbalance, "",
+               "training.routing_imbalance: routed rows of the busiest expert-parallel rank over the mean (1: balanced)",
+               {{"r", m.routingImbalance}});
+    // Rows of one micro-batch on a rank: s / CP tokens of b sequences (sequence parallelism gathers
+    // them before the router), each sent to k experts.
+    const double tokens = double(t.seqLen) / double(std::max(1, sc.parallel.cp)) * double(t.microBatch);
+    m.rowsPerExpert = tokens * k / E;
+    derive(p, "moe.rows_per_expert", "{s} / {cp} · {b} · {top_k} / {experts}", m.rowsPerExpert, "rows",
+           "balanced routing: T·k routed rows over E experts per micro-batch (SimuMax moe_module.py; moe-notes.md §1.5)",
+           {{"s", double(t.seqLen)}, {"cp", double(std::max(1, sc.parallel.cp))}, {"b", double(t.microBatch)},
+            {"top_k", k}, {"experts", E}});
+    if (t.capacityFactor) {
+        m.capacityFactor = *t.capacityFactor;
+        m.expertCapacity = std::ceil(m.capacityFactor * m.rowsPerExpert);
+        derive(p, "moe.expert_capacity", "ceil({cf} · {rows_per_expert})", m.expertCapacity, "rows",
+               "capacity C = ceil(T/E · CF · k): rows past it are dropped, and with padding every expert computes C "
+               "rows (DeepSpeed sharded_moe.py _capacity; Megatron-Core moe_utils.get_capacity)",
+               {{"cf", m.capacityFactor}, {"rows_per_expert", m.rowsPerExpert}});
+    }
+    m.expertWeights = info(sc.precision.expertWeights.value_or(sc.precision.weights)).id.data();
+    if (m.routingImbalance > 1 && m.expertRanks == 1)
+        p.warnings.push_back({"routing_imbalance_one_rank",
+                              "training.routing_imbalance has no effect on one expert-parallel rank: every GPU holds "
+                              "all experts, so an uneven split among them changes no GPU's load"});
+}
+
+} // namespace napkin::core::detail

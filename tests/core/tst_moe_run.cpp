@@ -1,0 +1,128 @@
+// Mixture-of-experts run properties: precision.expert_weights in the weights ledger (gpt-oss's MXFP4
+// experts), training.routing_imbalance and training.moe_capacity_factor as plan.moe resolves them,
+// and the errors and warnings of each key. Every expected value is derived by hand below.
+#include "testsupport.h"
+
+#include <algorithm>
+
+using namespace napkin;
+using napkin::test::scenario;
+using napkin::test::scenarioErrors;
+
+namespace {
+bool hasWarning(const core::Plan& p, const std::string& code)
+{
+    return std::any_of(p.warnings.begin(), p.warnings.end(), [&](const core::Warning& w) { return w.code == code; });
+}
+
+std::string firstField(std::initializer_list<std::string> sets)
+{
+    const auto e = scenarioErrors(sets);
+    return e.empty() ? std::string() : e.front().field;
+}
+} // namespace
+
+class TestMoeRun : public QObject {
+    Q_OBJECT
+private slots:
+    void gptOssMxfp4Experts()
+    {
+        // gpt-oss-120b (tests/data/hf/gpt-oss-120b.json): one routed expert is gate+up (2880 -> 2 · 2880
+        // with biases) and down (2880 -> 2880 with bias): 3 · 2880² + 2 · 2880 + 2880 = 24,891,840;
+        // 128 experts on 36 layers: 114,701,598,720 routed-expert parameters of 116,829,156,672.
+        // MXFP4 stores each value in 4 bits with one 8-bit scale per 32 (OCP MX v1.0): 0.5 + 1/32
+        // bytes, so 114,701,598,720 · 0.53125 = 60,935,224,320 bytes; the other 2,127,557,952
+        // parameters in bf16 are 4,255,115,904 bytes: 65,190,340,224 in all, the size of the released
+        // checkpoint ("fits into a single 80GB GPU", OpenAI gpt-oss model card, 2025).
+        const auto bf16 = core::estimate(scenario({"model.preset=gpt-oss-120b", "cluster.gpus=1"}));
+        const auto mx = core::estimate(scenario({"model.preset=gpt-oss-120b", "cluster.gpus=1", "precision.expert_weights=mxfp4"}));
+        QCOMPARE(mx.params.routedExperts, 114701598720.0);
+        QCOMPARE(mx.params.total, 116829156672.0);
+        QCOMPARE(bf16.memory.weights, 2 * 116829156672.0);
+        QCOMPARE(mx.memory.weights, 65190340224.0);
+        // Only the weights' copy changes: gradients, master and optimizer states keep their dtypes.
+        QCOMPARE(mx.memory.gradients, bf16.memory.gradients);
+        QCOMPARE(mx.memory.optimizerStates, bf16.memory.optimizerStates);
+        QCOMPARE(mx.moe.expertWeights, "mxfp4");
+        QCOMPARE(bf16.moe.expertWeights, "bf16");
+        const auto d = std::find_if(mx.derivations.begin(), mx.derivations.end(),
+                                    [](const core::Derivation& x) { return x.quantity == std::string("memory.per_gpu.weights"); });
+        QVERIFY(d != mx.derivations.end());
+        QVERIFY(std::string(d->formula).find("{P_experts} · {expert_bytes}") != std::string::npos);
+        QCOMPARE(d->value, 65190340224.0);
+    }
+
+    void expertWeightsFollowTheirStage()
+    {
+        // DeepSeek-V3 on stages of 30 and 31 layers with fp8 experts: one MoE layer's routed experts are
+        // 256 · 3 · 7168 · 2048 = 11,274,289,152 parameters. The first stage holds layers 0-29 (3 dense,
+        // 27 MoE), the last layers 30-60 (31 MoE) and the MTP depth (one more MoE layer): 27 and 32
+        // layers of experts at 1 byte, everything else at 2.
+        const double R = 256.0 * 3 * 7168 * 2048;
+        QCOMPARE(R, 11274289152.0);
+        const auto p = core::estimate(scenario({"model.preset=deepseek-v3", "parallel.pp=2", "parallel.first_stage_layers=30",
+                                                "parallel.last_stage_layers=31", "cluster.gpus=64", "parallel.zero=0",
+                                                "precision.expert_weights=fp8_e4m3"}));
+        QCOMPARE(p.params.routedExpertsPerLayer, R);
+        const auto& st = p.memory.perStage;
+        QCOMPARE(st.size(), std::size_t(2));
+        QCOMPARE(st[0].weights, (st[0].params - 27 * R) * 2 + 27 * R);
+        QCOMPARE(st[1].weights, (st[1].params - 32 * R) * 2 + 32 * R);
+    }
+
+    void routingImbalanceAndCapacity()
+    {
+        // DeepSeek-V3 at s = 4096, b = 1: 4096 · 8 routed rows over 256 experts = 128 per expert; a
+        // capacity factor of 1.25 gives ceil(160) = 160 rows. "worst" on one expert rank is
+        // 1 · min(8, 256) / 8 = 1: one rank holds every expert.
+        const auto p = core::estimate(scenario({"model.preset=deepseek-v3", "training.moe_capacity_factor=1.25",
+                                                "training.routing_imbalance=\"worst\""}));
+        QVERIFY(p.moe.applies);
+        QCOMPARE(p.moe.rowsPerExpert, 128.0);
+        QCOMPARE(p.moe.expertCapacity, 160.0);
+        QCOMPARE(p.moe.routingImbalance, 1.0);
+        QVERIFY(p.moe.worst);
+        QVERIFY(!hasWarning(p, "routing_imbalance_one_rank"));
+        // Context parallelism splits the sequence before the router: 4096 / 2 · 2 · 8 / 256 = 64.
+        const auto cp = core::estimate(scenario({"model.preset=deepseek-v3", "parallel.cp=2", "training.micro_batch=2",
+                                                 "training.moe_capacity_factor=1.1"}));
+        QCOMPARE(cp.moe.rowsPerExpert, 128.0);
+        QCOMPARE(cp.moe.expertCapacity, std::ceil(1.1 * 128)); // 141
+        QCOMPARE(cp.moe.capacityFactor, 1.1);
+        // Dropless (the default): no capacity.
+        const auto dropless = core::estimate(scenario({"model.preset=mixtral-8x7b"}));
+        QCOMPARE(dropless.moe.expertCapacity, 0.0);
+        QCOMPARE(dropless.moe.rowsPerExpert, 4096.0 * 2 / 8);
+        // An imbalance on one expert rank changes no GPU's load, and says so.
+        const auto skew = core::estimate(scenario({"model.preset=mixtral-8x7b", "training.routing_imbalance=1.5"}));
+        QCOMPARE(skew.moe.routingImbalance, 1.5);
+        QVERIFY(hasWarning(skew, "routing_imbalance_one_rank"));
+    }
+
+    void denseModelsWarnNotFail()
+    {
+        const auto p = core::estimate(scenario({"training.routing_imbalance=2", "precision.expert_weights=mxfp4"}));
+        QVERIFY(!p.moe.applies);
+        QVERIFY(hasWarning(p, "moe_keys_unused"));
+        QCOMPARE(p.memory.weights, core::estimate(scenario({})).memory.weights);
+        QVERIFY(!hasWarning(core::estimate(scenario({})), "moe_keys_unused"));
+    }
+
+    void errorsNameTheField()
+    {
+        QCOMPARE(firstField({"training.routing_imbalance=0.5"}), std::string("training.routing_imbalance"));
+        QCOMPARE(firstField({"training.routing_imbalance=\"skewed\""}), std::string("training.routing_imbalance"));
+        QCOMPARE(firstField({"training.routing_imbalance=true"}), std::string("training.routing_imbalance"));
+        QCOMPARE(firstField({"training.moe_capacity_factor=0"}), std::string("training.moe_capacity_factor"));
+        QCOMPARE(firstField({"training.moe_capacity_factor=-1"}), std::string("training.moe_capacity_factor"));
+        QCOMPARE(firstField({"precision.expert_weights=tf32"}), std::string("precision.expert_weights"));
+        QCOMPARE(firstField({"precision.expert_weights=int3"}), std::string("precision.expert_weights"));
+        QVERIFY(scenarioErrors({"training.moe_capacity_factor=null", "training.routing_imbalance=\"balanced\"",
+                                "precision.expert_weights=auto"}).empty());
+        const auto e = scenarioErrors({"training.routing_imbalance=0.5"});
+        QVERIFY(e.front().allowed.find("1 to 1024") != std::string::npos);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestMoeRun)
+#include "tst_moe_run.moc"
