@@ -247,6 +247,8 @@ struct StageTensors {
     double saved = 0, working = 0, loss = 0; // held at the loss / brought back at the backward's start
     double optimizerTemp = 0;                // allocated by the optimizer step
     double layers = 0; // transformer layers on this stage
+    double mtpLayers = 0; // multi-token prediction depths (last stage only)
+    double mtpSaved = 0;  // their saved tensors (in outside)
     double offloaded = 0;                    // saved tensors on the host (offload.activations)
     double gathered = 0;                     // ZeRO-3 / FSDP parameters held all-gathered on this stage
     double expertParams = 0;                 // routed-expert parameters on this rank
@@ -306,8 +308,19 @@ StageTensors buildStage(const Scenario& sc, const LedgerInputs& in, std::int64_t
     // output-layer input (2 · e · sbh) on the last (Korthikanti §4.3); eager RMSNorm keeps its fp32
     // input and normalised tensor as well (4 + e + e per value, + the fp32 rsqrt). Split by SP and CP.
     const double finalNorm = in.eager && shape.norm == NormKind::RmsNorm ? 4 + 2 * e + 4 / h : 2 * e;
-    st.outside = sr * b * h * ((first && shape.dropout ? 1.0 : 0.0) + (last ? finalNorm : 0.0)) / (sp ? double(tp) : 1.0);
+    // Multi-token prediction on the last stage (arXiv 2412.19437 §2.2; Megatron-Core
+    // multi_token_prediction.py): per depth the norms' inputs (hnorm, enorm: 2 e·sbh), their
+    // concatenation that eh_proj reads (2 e·sbh), one more transformer layer, and its own final norm
+    // (2 e·sbh) before the shared output head and a second loss. Megatron-Core checkpoints the MTP
+    // layer like the decoder's under full recompute.
+    // The layer's kept tensors are its input alone under full recompute, so both cases keep lt.kept
+    // per depth and micro-batch in flight. Counted in st.outside (derivation memory.mtp_activations).
     const LayerTensors& lt = *in.layer;
+    const double mtp = last ? double(shape.mtpLayers) : 0.0;
+    st.mtpLayers = mtp;
+    st.mtpSaved = mtp * (inflight * lt.kept + sr * b * h * 6 * e / (sp ? double(tp) : 1.0));
+    st.outside = sr * b * h * ((first && shape.dropout ? 1.0 : 0.0) + (last ? finalNorm : 0.0)) / (sp ? double(tp) : 1.0) +
+                 st.mtpSaved;
     st.perLayer = lt.kept;
     if (tr.recompute == Recompute::Full) {
         st.k = tr.checkpointEvery > 0 ? tr.checkpointEvery : std::max<std::int64_t>(1, std::llround(std::sqrt(L)));
@@ -327,7 +340,9 @@ StageTensors buildStage(const Scenario& sc, const LedgerInputs& in, std::int64_t
         st.working = lt.rematerialised; // one layer's recomputed tensors during its backward
     }
     // Logits on the last stage, vocabulary-parallel over TP (Megatron's parallel cross-entropy).
-    st.loss = last ? sr * b * V * in.lossBytesPerLogit / double(tp) : 0.0;
+    // Each MTP depth computes its own logits and loss with the shared head; all are held until the
+    // backward begins.
+    st.loss = last ? (1 + mtp) * sr * b * V * in.lossBytesPerLogit / double(tp) : 0.0;
     // What ZeRO-3 / FSDP holds all-gathered is transient too: the working copy, not the model state.
     const double gathered = in.gatherWholeStage ? mem.params * in.bw : (first || last ? in.gatheredRoot : 0.0) + in.gatheredLayers;
     st.gathered = gathered;
@@ -525,6 +540,16 @@ void deriveActivations(const Scenario& sc, const LedgerInputs& in, const StageTe
                       "to GQA, SwiGLU, QK-norm and models without dropout",
            {{"s", sr}, {"b", b}, {"per_token", lt.keptPerToken}, {"per_score", lt.keptPerScore},
             {"a", double(shape.heads)}, {"stats", lt.keptStats}});
+    if (chosen.mtpSaved > 0)
+        derive(p, "memory.mtp_activations", "{mtp} · ({in_flight} · {per_layer} + {s} · {b} · {h} · 6 · {bytes} / {sp})",
+               chosen.mtpSaved, "bytes",
+               "multi-token prediction on the last stage (arXiv 2412.19437 §2.2; Megatron-Core multi_token_prediction.py): "
+               "per depth one more layer's kept tensors (its input under full recompute) per micro-batch in flight, and "
+               "hnorm/enorm inputs, eh_proj's concatenated input and the depth's final norm (6 values per token and "
+               "channel); part of {outside} in memory.per_gpu.activations",
+               {{"mtp", chosen.mtpLayers}, {"in_flight", inflightChosen}, {"per_layer", lt.kept}, {"s", sr}, {"b", b},
+                {"h", double(shape.dModel)}, {"bytes", in.e},
+                {"sp", sc.parallel.sequenceParallel ? double(in.tp) : 1.0}});
     if (tr.recompute == Recompute::Full) {
         derive(p, activations.quantity,
                atBackward ? (off ? "ceil({L_stage} / {k}) · {boundary} · {in_flight} + {k} · {layer} + {outside} - {offloaded}"
@@ -578,6 +603,14 @@ void deriveActivations(const Scenario& sc, const LedgerInputs& in, const StageTe
                "bucket (reduce_bucket_size elements); reduce_scatter: FSDP2's unsharded gradients of a block and its "
                "reduce-scatter input (memory.comm_buffers.reduce_scatter)",
                {{"gathered", m.gatheredWeights}, {"bucket", bucket}, {"reduce_scatter", in.reduceScatterBuffers}});
+    else if (chosen.mtpLayers > 0) // each MTP depth holds its own logits and loss path (arXiv 2412.19437 §2.2)
+        derive(p, temporaries.quantity,
+               bucket > 0 ? "(1 + {mtp}) · {s} · {b} · {V} · {bytes_per_logit} / {tp} + {gathered} + {bucket}"
+                          : "(1 + {mtp}) · {s} · {b} · {V} · {bytes_per_logit} / {tp} + {gathered}",
+               m.temporaries,
+               "bytes", in.lossSource,
+               {{"mtp", chosen.mtpLayers}, {"s", sr}, {"b", b}, {"V", V}, {"bytes_per_logit", in.lossBytesPerLogit},
+                {"tp", double(in.tp)}, {"gathered", m.gatheredWeights}, {"bucket", bucket}});
     else
         derive(p, temporaries.quantity,
                bucket > 0 ? "{s} · {b} · {V} · {bytes_per_logit} / {tp} + {gathered} + {bucket}"

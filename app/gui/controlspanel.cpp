@@ -112,6 +112,13 @@ ControlsPanel::ControlsPanel(PlanController* controller, QWidget* parent)
         {"moe.top_k", tr("Experts per token"), 1, 64, tr("Routed experts each token runs through (top-k)")},
         {"moe.expert_ffn", tr("Expert FFN size"), 16, 262144, tr("Inner size of each routed expert")},
         {"moe.shared_experts", tr("Shared experts"), 0, 64, tr("Experts every token runs through (DeepSeek, Qwen2-MoE, Llama 4)")},
+        // Multi-head latent attention (DeepSeek-V2 §2.1): used with Attention "latent (MLA)" only.
+        {"q_lora_rank", tr("MLA query rank"), 0, 65536, tr("Rank of the compressed query (0 = queries not compressed, DeepSeek-V2-Lite)")},
+        {"kv_lora_rank", tr("MLA key/value rank"), 1, 65536, tr("Rank of the latent that keys and values are rebuilt from: what the KV cache stores")},
+        {"qk_nope_head_dim", tr("MLA q/k head size"), 1, 1024, tr("Per-head query/key width without rotary positions")},
+        {"qk_rope_head_dim", tr("MLA rotary head size"), 1, 1024, tr("Per-head query/key width that carries rotary positions (the key part shared by all heads)")},
+        {"v_head_dim", tr("MLA value head size"), 1, 1024, tr("Per-head value width")},
+        {"mtp_layers", tr("MTP depths"), 0, 64, tr("Multi-token prediction modules (DeepSeek-V3): trained with the model, not in its parameter count")},
     };
     for (const auto& f : fields) {
         auto* s = addSlider(archBody, QStringLiteral("model.") + QLatin1String(f.key), f.label, f.min, f.max, true, true,
@@ -136,6 +143,9 @@ ControlsPanel::ControlsPanel(PlanController* controller, QWidget* parent)
          tr("Whether the output layer reuses the embedding matrix")},
         {"dropout", tr("Dropout"), {QStringLiteral("false"), QStringLiteral("true")}, {tr("no"), tr("yes (masks stored)")},
          tr("GPT-style dropout: its masks are saved activations (Korthikanti et al. 2022)")},
+        {"attention", tr("Attention"), {QStringLiteral("mha"), QStringLiteral("mla")},
+         {tr("multi-head (GQA/MQA by KV heads)"), tr("latent (MLA, DeepSeek)")},
+         tr("Multi-head attention, or DeepSeek's multi-head latent attention (keys and values from a low-rank latent)")},
         {"qk_norm", tr("QK-norm"), {QStringLiteral("false"), QStringLiteral("true"), QStringLiteral("head")},
          {tr("no"), tr("full projections (OLMo 2)"), tr("per head (Qwen3)")},
          tr("RMSNorm over the q and k projections")},
@@ -385,8 +395,20 @@ void ControlsPanel::editArchitecture(const QString& key, const nlohmann::json& v
         field = QStringLiteral("moe");
         v = moe;
     }
+    // Latent attention needs its ranks and head sizes together: a model without them starts from
+    // DeepSeek-V3's (config.json: q 1536, kv 512, 128 + 64 / 128; arXiv 2412.19437 §4.2).
+    nlohmann::json extra = nlohmann::json::object();
+    if (key == QLatin1String("attention") && value == "mla" && m_controller->scenario().model.shape.mla.kvLoraRank <= 0)
+        extra = {{"q_lora_rank", 1536}, {"kv_lora_rank", 512}, {"qk_nope_head_dim", 128}, {"qk_rope_head_dim", 64}, {"v_head_dim", 128}};
     if (model.contains("preset") || model.contains("hf_config") || model.contains("kind")) {
-        m_controller->set(QStringLiteral("model.") + field, v);
+        if (extra.empty()) {
+            m_controller->set(QStringLiteral("model.") + field, v);
+            return;
+        }
+        nlohmann::json doc = m_controller->document();
+        doc["model"][field.toStdString()] = v;
+        doc["model"].update(extra);
+        m_controller->setDocument(doc, tr("Change model.%1").arg(key));
         return;
     }
     // A bare parameter count becomes a custom architecture from its derived shape.
@@ -395,6 +417,7 @@ void ControlsPanel::editArchitecture(const QString& key, const nlohmann::json& v
                            {"kv_heads", s.kvHeads}, {"ffn", s.ffn}, {"ffn_kind", core::toString(s.ffnKind)},
                            {"vocab", s.vocab}, {"tied_embeddings", s.tiedEmbeddings}};
     arch[field.toStdString()] = v;
+    arch.update(extra);
     nlohmann::json doc = m_controller->document();
     doc["model"] = arch;
     m_controller->setDocument(doc, tr("Change model.%1").arg(key));
@@ -497,22 +520,24 @@ void ControlsPanel::updateDerivedLabels()
     const auto& s = sc.model.shape;
     if (sc.model.kind == core::ModelKind::Mlp)
         m_shape->setText(tr("Deep linear model: %1 layers of width %2").arg(sc.model.mlp.layers).arg(sc.model.mlp.width));
-    else if (core::isMoe(s)) { // mixture of experts: the routed experts stand where the dense ffn would
+    else {
         // Latent attention has no KV heads to speak of: its ranks say what it stores.
         const QString attention = s.attention == core::AttentionKind::Mla
                                       ? tr("%1 heads, latent attention (q rank %2, kv rank %3)")
                                             .arg(s.heads).arg(s.mla.qLoraRank).arg(s.mla.kvLoraRank)
                                       : tr("%1 heads (%2 KV) of %3").arg(s.heads).arg(s.kvHeads).arg(s.headDim);
-        m_shape->setText(tr("%1 layers (%2 MoE), d %3, %4, %5 of %6 experts of %7 per token%8, vocab %9")
-                             .arg(s.layers).arg(core::moeLayerCount(s)).arg(s.dModel).arg(attention)
-                             .arg(s.moe.topK).arg(s.moe.experts).arg(s.moe.expertFfn)
-                             .arg(s.moe.sharedExperts > 0 ? tr(" + %1 shared").arg(s.moe.sharedExperts) : QString())
-                             .arg(s.vocab));
-    } else
-        m_shape->setText(tr("%1%2 layers, d %3, %4 heads (%5 KV) of %6, %7 ffn %8, vocab %9")
-                             .arg(plan.params.derivedShape ? tr("Derived shape: ") : QString())
-                             .arg(s.layers).arg(s.dModel).arg(s.heads).arg(s.kvHeads).arg(s.headDim)
-                             .arg(QLatin1String(core::toString(s.ffnKind))).arg(s.ffn).arg(s.vocab));
+        if (core::isMoe(s)) // mixture of experts: the routed experts stand where the dense ffn would
+            m_shape->setText(tr("%1 layers (%2 MoE), d %3, %4, %5 of %6 experts of %7 per token%8, vocab %9")
+                                 .arg(s.layers).arg(core::moeLayerCount(s)).arg(s.dModel).arg(attention)
+                                 .arg(s.moe.topK).arg(s.moe.experts).arg(s.moe.expertFfn)
+                                 .arg(s.moe.sharedExperts > 0 ? tr(" + %1 shared").arg(s.moe.sharedExperts) : QString())
+                                 .arg(s.vocab));
+        else
+            m_shape->setText(tr("%1%2 layers, d %3, %4, %5 ffn %6, vocab %7")
+                                 .arg(plan.params.derivedShape ? tr("Derived shape: ") : QString())
+                                 .arg(s.layers).arg(s.dModel).arg(attention)
+                                 .arg(QLatin1String(core::toString(s.ffnKind))).arg(s.ffn).arg(s.vocab));
+    }
     const QHash<QString, double> arch{{QStringLiteral("model.layers"), double(s.layers)},
                                       {QStringLiteral("model.d_model"), double(s.dModel)},
                                       {QStringLiteral("model.heads"), double(s.heads)},
@@ -523,16 +548,30 @@ void ControlsPanel::updateDerivedLabels()
                                       {QStringLiteral("model.moe.experts"), double(s.moe.experts)},
                                       {QStringLiteral("model.moe.top_k"), double(std::max<std::int64_t>(1, s.moe.topK))},
                                       {QStringLiteral("model.moe.expert_ffn"), double(s.moe.expertFfn > 0 ? s.moe.expertFfn : s.ffn)},
-                                      {QStringLiteral("model.moe.shared_experts"), double(s.moe.sharedExperts)}};
+                                      {QStringLiteral("model.moe.shared_experts"), double(s.moe.sharedExperts)},
+                                      {QStringLiteral("model.q_lora_rank"), double(s.mla.qLoraRank)},
+                                      {QStringLiteral("model.kv_lora_rank"), double(s.mla.kvLoraRank)},
+                                      {QStringLiteral("model.qk_nope_head_dim"), double(s.mla.qkNopeHeadDim)},
+                                      {QStringLiteral("model.qk_rope_head_dim"), double(s.mla.qkRopeHeadDim)},
+                                      {QStringLiteral("model.v_head_dim"), double(s.mla.vHeadDim)},
+                                      {QStringLiteral("model.mtp_layers"), double(s.mtpLayers)}};
     for (auto it = arch.cbegin(); it != arch.cend(); ++it)
         if (auto* sl = m_sliders.value(it.key()))
             sl->setValue(it.value());
+    // The latent-attention sizes mean something only with latent attention; KV heads only without.
+    const bool mla = s.attention == core::AttentionKind::Mla;
+    for (const char* k : {"model.q_lora_rank", "model.kv_lora_rank", "model.qk_nope_head_dim", "model.qk_rope_head_dim", "model.v_head_dim"})
+        if (auto* sl = m_sliders.value(QLatin1String(k)))
+            sl->setEnabled(mla && sc.model.kind == core::ModelKind::Transformer);
+    if (auto* sl = m_sliders.value(QStringLiteral("model.kv_heads")))
+        sl->setEnabled(!mla);
     const QHash<QString, QString> archIds{
         {QStringLiteral("model.ffn_kind"), QLatin1String(core::toString(s.ffnKind))},
         {QStringLiteral("model.norm"), QLatin1String(core::toString(s.norm))},
         {QStringLiteral("model.biases"), QLatin1String(core::toString(s.biases))},
         {QStringLiteral("model.positions"), QLatin1String(core::toString(s.positions))},
         {QStringLiteral("model.tied_embeddings"), s.tiedEmbeddings ? QStringLiteral("true") : QStringLiteral("false")},
+        {QStringLiteral("model.attention"), QLatin1String(core::toString(s.attention))},
         {QStringLiteral("model.dropout"), s.dropout ? QStringLiteral("true") : QStringLiteral("false")},
         {QStringLiteral("model.qk_norm"), s.qkNorm == core::QkNorm::Head ? QStringLiteral("head")
                                          : s.qkNorm == core::QkNorm::Full ? QStringLiteral("true") : QStringLiteral("false")}};

@@ -600,6 +600,40 @@ private slots:
         QCOMPARE(m_controller->plan().params.total, 6738415616.0);
     }
 
+    void latentAttentionFields()
+    {
+        // Llama 2 7B switched to latent attention starts from DeepSeek-V3's sizes (q rank 1536, kv rank
+        // 512, 128 + 64 / 128 per head). Per layer (32 heads, d 4096): q 4096 · 1536 + 1536 (norm) +
+        // 1536 · 32 · 192 = 15,730,176; kv 4096 · (512 + 64) + 512 + 512 · 32 · 256 = 6,554,112; out
+        // 32 · 128 · 4096 = 16,777,216: 39,061,504 against MHA's 4 · 4096² = 67,108,864.
+        auto* attention = m_window->controls()->combo(QStringLiteral("model.attention"));
+        QVERIFY(attention);
+        auto* kvRank = m_window->controls()->slider(QStringLiteral("model.kv_lora_rank"));
+        QVERIFY(kvRank);
+        // The collapsed Architecture group disables its whole body: ask each slider about itself.
+        auto enabled = [](QWidget* w) { return w->isEnabledTo(w->parentWidget()); };
+        QVERIFY(!enabled(kvRank));
+        attention->setCurrentIndex(attention->findData(QStringLiteral("mla")));
+        emit attention->activated(attention->currentIndex());
+        m_controller->recomputeNow();
+        QVERIFY2(!m_controller->hasErrors(), "latent attention left an invalid scenario");
+        const double perLayer = 4096.0 * 1536 + 1536 + 1536.0 * 32 * 192 + 4096.0 * 576 + 512 + 512.0 * 32 * 256 + 32.0 * 128 * 4096;
+        QCOMPARE(m_controller->plan().params.total, 6738415616.0 - 32 * (4 * 4096.0 * 4096 - perLayer));
+        QVERIFY(enabled(kvRank));
+        QVERIFY(!enabled(m_window->controls()->slider(QStringLiteral("model.kv_heads"))));
+        // A smaller latent: kv 256 saves 4096 · 256 + 256 + 256 · 32 · 256 per layer.
+        emit kvRank->valueEdited(256);
+        m_controller->recomputeNow();
+        QCOMPARE(m_controller->plan().params.total,
+                 6738415616.0 - 32 * (4 * 4096.0 * 4096 - perLayer) - 32 * (4096.0 * 256 + 256 + 256.0 * 32 * 256));
+        // Back to multi-head attention: Llama 2 7B again.
+        attention->setCurrentIndex(attention->findData(QStringLiteral("mha")));
+        emit attention->activated(attention->currentIndex());
+        m_controller->recomputeNow();
+        QCOMPARE(m_controller->plan().params.total, 6738415616.0);
+        QVERIFY(!enabled(kvRank));
+    }
+
     void dtypeExplorer()
     {
         napkin::app::DtypeDialog d;

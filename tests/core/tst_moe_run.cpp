@@ -70,6 +70,27 @@ private slots:
         QCOMPARE(st[1].weights, (st[1].params - 32 * R) * 2 + 32 * R);
     }
 
+    void mtpActivationsOnTheLastStage()
+    {
+        // DeepSeek-V3's MTP depth on one GPU at s = 4096, b = 1, bf16: one more layer's kept tensors
+        // (memory.activations_per_layer) plus hnorm/enorm inputs, eh_proj's input and the depth's
+        // final norm, 6 · 4096 · 7168 · 2 = 352,321,536 bytes; and a second logits/loss path of
+        // 4096 · 129280 · (2 + 4) = 3,177,185,280 bytes.
+        const auto without = core::estimate(scenario({"model.preset=deepseek-v3", "model.mtp_layers=0"}));
+        const auto with = core::estimate(scenario({"model.preset=deepseek-v3"}));
+        const double perLayer = with.memory.activationsPerLayer;
+        QCOMPARE(perLayer, without.memory.activationsPerLayer);
+        QCOMPARE(with.memory.activations - without.memory.activations, perLayer + 352321536.0);
+        QCOMPARE(without.memory.temporaries, 4096.0 * 129280 * 6);
+        QCOMPARE(with.memory.temporaries, 2 * 4096.0 * 129280 * 6);
+        // On two stages only the last holds them.
+        const auto pp = core::estimate(scenario({"model.preset=deepseek-v3", "parallel.pp=2", "parallel.first_stage_layers=30", "parallel.last_stage_layers=31", "cluster.gpus=64"}));
+        const auto ppWithout = core::estimate(scenario({"model.preset=deepseek-v3", "parallel.pp=2", "parallel.first_stage_layers=30", "parallel.last_stage_layers=31", "cluster.gpus=64",
+                                                        "model.mtp_layers=0"}));
+        QCOMPARE(pp.memory.perStage[0].activations, ppWithout.memory.perStage[0].activations);
+        QVERIFY(pp.memory.perStage[1].activations > ppWithout.memory.perStage[1].activations);
+    }
+
     void routingImbalanceAndCapacity()
     {
         // DeepSeek-V3 at s = 4096, b = 1: 4096 · 8 routed rows over 256 experts = 128 per expert; a
