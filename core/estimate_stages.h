@@ -13,7 +13,8 @@ namespace napkin::core::detail {
 
 inline constexpr const char* kSrcCs336 = "CS336 lecture 2 (Stanford, Spring 2026)";
 
-// Appends a derivation, built in place (no copy of the term array); terms past the tenth are dropped.
+// Appends a derivation, built in place (no copy of the term array); terms past the twelfth are dropped
+// (a test checks that no derivation has that many: tst_properties derivationsSubstituteEveryTerm).
 Derivation& derive(Plan& p, const char* quantity, const char* formula, double value, const char* unit,
                    const char* source, std::initializer_list<Term> terms);
 

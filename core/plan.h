@@ -25,7 +25,7 @@ struct Term {
 struct Derivation {
     const char* quantity = "";  // plan JSON path, e.g. "compute.training_flops"
     const char* formula = "";
-    std::array<Term, 10> terms{};
+    std::array<Term, 12> terms{};
     int termCount = 0;
     double value = 0;
     const char* unit = "";

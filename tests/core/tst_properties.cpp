@@ -114,6 +114,32 @@ private slots:
         }
     }
 
+    void derivationsSubstituteEveryTerm()
+    {
+        // Every {symbol} of every formula has its term (derive() keeps at most 12: a formula that
+        // needs more would show an unsubstituted name), on plans that exercise most branches.
+        const std::vector<core::Plan> plans = {
+            core::estimate(scenario({})),
+            core::estimate(scenario({"model.preset=deepseek-v3", "flops.convention=megatron-core", "step_time.mode=predicted"})),
+            core::estimate(scenario({"model.preset=gpt-oss-120b", "precision.expert_weights=mxfp4", "training.moe_capacity_factor=1.25",
+                                     "training.routing_imbalance=\"worst\""})),
+            core::estimate(scenario({"model.preset=llama-3-70b", "parallel.tp=8", "parallel.pp=4", "cluster.gpus=256",
+                                     "training.recompute=full", "step_time.mode=predicted", "parallel.zero=3"})),
+            core::estimate(scenario({"model.preset=mixtral-8x7b", "parallel.zero=0", "parallel.fsdp=full", "step_time.framework=torchtitan",
+                                     "offload.optimizer=cpu"}))};
+        for (const auto& p : plans)
+            for (const auto& d : p.derivations) {
+                const std::string f = d.formula;
+                for (std::size_t open = f.find('{'); open != std::string::npos; open = f.find('{', open + 1)) {
+                    const std::string name = f.substr(open + 1, f.find('}', open) - open - 1);
+                    bool found = false;
+                    for (int i = 0; i < d.termCount; ++i)
+                        found = found || name == d.terms[std::size_t(i)].symbol;
+                    QVERIFY2(found, (std::string(d.quantity) + ": {" + name + "} has no term").c_str());
+                }
+            }
+    }
+
     void rooflineOpsAreConsistent()
     {
         const auto p = core::estimate(scenario({}));

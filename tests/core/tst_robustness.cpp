@@ -78,6 +78,11 @@ private slots:
         QTest::newRow("longest sequence, largest batch") << QStringLiteral("training.seq_len=16777216\ntraining.micro_batch=1073741824\ntraining.global_batch=1073741824")
                                                          << QString();
         QTest::newRow("tiny model") << QStringLiteral("model.params=1000") << QString();
+        QTest::newRow("imbalance huge") << QStringLiteral("model.preset=deepseek-v3\ntraining.routing_imbalance=1024") << QString();
+        QTest::newRow("imbalance past the range") << QStringLiteral("model.preset=deepseek-v3\ntraining.routing_imbalance=1025")
+                                                  << QStringLiteral("training.routing_imbalance");
+        QTest::newRow("capacity tiny") << QStringLiteral("model.preset=mixtral-8x7b\ntraining.moe_capacity_factor=1e-9\ntraining.seq_len=1") << QString();
+        QTest::newRow("capacity nan") << QStringLiteral("training.moe_capacity_factor=\"nan\"") << QStringLiteral("training.moe_capacity_factor");
     }
     void numericEdges()
     {
@@ -109,7 +114,8 @@ private slots:
         };
         const char* optimizers[] = {"sgd", "momentum", "adagrad", "rmsprop", "adam", "adamw", "lion", "adafactor", "muon"};
         const char* recompute[] = {"none", "selective", "full"};
-        const char* conventions[] = {"auto", "6PT", "palm", "megatron"};
+        const char* conventions[] = {"auto", "6PT", "palm", "megatron", "megatron-core"};
+        const char* expertDtypes[] = {"auto", "bf16", "fp8_e4m3", "mxfp4", "nvfp4"};
         const char* fsdp[] = {"none", "full", "grad_op", "hybrid"};
         int valid = 0, predicted = 0;
         for (int i = 0; i < 1500; ++i) {
@@ -137,7 +143,14 @@ private slots:
             doc["step_time"]["inter_node_bandwidth"] = logUniform(1e9, 1e12);
             doc["step_time"]["overlap_dp"] = rng() % 2 == 0;
             doc["parallel"]["gpus_per_node"] = std::int64_t(1) << pick(5);
-            doc["flops"]["convention"] = conventions[pick(4)];
+            doc["flops"]["convention"] = conventions[pick(5)];
+            // Mixture-of-experts run keys: on a dense model they warn, on an MoE model they resolve.
+            if (rng() % 3 == 0)
+                doc["training"]["routing_imbalance"] = rng() % 4 == 0 ? nlohmann::json("worst") : nlohmann::json(logUniform(1, 64));
+            if (rng() % 3 == 0)
+                doc["training"]["moe_capacity_factor"] = logUniform(0.05, 16);
+            if (rng() % 3 == 0)
+                doc["precision"]["expert_weights"] = expertDtypes[pick(5)];
             core::Errors errors;
             const auto sc = core::parseScenario(doc, cat, errors);
             if (!errors.empty()) {
