@@ -1,12 +1,9 @@
 // The memory stage of estimate(): every pipeline stage's tensors, the most loaded rank's ledger with
 // the derivation of each bucket, the runtime overhead, the total and the fit.
 
-#include "activations.h"
 #include "buckets.h"
-#include "comm_buffers.h"
-#include "offload.h"
 #include "kernels.h"
-#include "estimate.h"
+#include "estimate_memory_parts.h"
 #include "estimate_stages.h"
 
 #include <algorithm>
@@ -18,41 +15,6 @@ namespace napkin::core::detail {
 
 namespace {
 
-constexpr const char* kSrcZero = "Rajbhandari et al. 2019 (ZeRO), §3: stage 1 shards optimizer states, 2 also "
-                                 "gradients, 3 also parameters";
-constexpr const char* kSrcKorthikanti = "Korthikanti et al. 2022 (arXiv 2205.05198), §4.1 Eq. 1 and Table 2";
-
-
-// What every stage's tensors are computed from: the layout, the ZeRO/FSDP shard of each model state,
-// the bytes per value of each dtype, and how the parameters and layers fall on the stages.
-struct LedgerInputs {
-    bool isMlp = false;
-    std::int64_t tp = 1, pp = 1, cp = 1, accumulationSteps = 1;
-    double P = 0;                                // all parameters
-    double shardW = 1, shardG = 1, shardO = 1;   // ZeRO-3 / -2 / -1 shard counts (1: replicated)
-    double bw = 0, bg = 0, bm = 0, bo = 0, e = 0; // bytes per value: weights, grads, master, optimizer, activations
-    double s = 0, b = 0;                         // sequence length, micro-batch
-    double statesPerParam = 0;                   // optimizer states per parameter (Adafactor: factored)
-    double scales = 0;                           // per-tensor scale bytes of a stage's weights (NVFP4)
-    double layersAll = 0, firstParts = 0, lastParts = 0, allParts = 0;
-    double L = 0, stageLayers = 0;               // layers, and layers per pipeline stage (even split)
-    std::vector<double> layersOf;                // layers of each stage (uneven: parallel.*_stage_layers)
-    std::vector<double> stageLayerParams;        // mixed dense and MoE layers: each stage's layer parameters
-    std::vector<double> stageExperts;            // routed-expert parameters of each stage (MTP's on the last)
-    double bwExpert = 0;                         // bytes per routed-expert weight (precision.expert_weights)
-    double inflightFirst = 0;                    // micro-batches in flight on the first stage
-    const LayerTensors* layer = nullptr;         // one layer's saved tensors (the same on every stage): in the plan
-    double lossBytesPerLogit = 0;                // the loss path's bytes per logit at its peak
-    const char* lossSource = "";
-    bool eager = false;                          // the eager tensor list (step_time.kernel_fusion)
-    double gatheredLayers = 0;                   // ZeRO-3: bytes of the layers held unsharded
-    double gatheredRoot = 0;                     // torchtitan: the root module's parameters, unsharded
-    bool gatherWholeStage = false;               // torchtitan with PP: no reshard after forward, the stage stays gathered
-    double reduceScatterBuffers = 0;             // FSDP2: a block's unsharded gradients + the reduce-scatter input
-    double optimizerTempPerParam = 0;            // bytes per parameter the optimizer step allocates (foreach AdamW)
-    bool weightsAreMaster = false;
-    CommBuffers comm;                            // communicators and buckets (core/comm_buffers.h)
-};
 
 // Dense and MoE layers of each pipeline stage (DeepSeek's dense first layers, Llama 4's
 // interleaving), in Megatron's order. Without virtual stages a stage holds a contiguous run
@@ -152,6 +114,16 @@ LedgerInputs ledgerInputs(const Scenario& sc, Plan& p)
     in.shardW = zero >= 3 ? N : 1;
     in.shardG = zero >= 2 ? N : 1;
     in.shardO = zero >= 1 ? N : 1;
+    // Routed experts shard their states over the expert data-parallel group, EDP = tp·cp·dp / (etp·ep)
+    // ranks (Megatron-Core's distributed optimizer builds one buffer per group; torchtitan's
+    // MOE_SHARDING.md: experts FSDP-sharded over dp_shard·cp·tp / ep): the dense group's N in
+    // proportion (N = dp: EDP itself; HYBRID_SHARD: its in-node share).
+    const auto& par = sc.parallel;
+    in.expertSplit = double(par.ep) * double(par.etp);
+    const double NE = std::max(1.0, N * double(lay.tp) * double(lay.cp) / in.expertSplit);
+    in.shardWE = zero >= 3 ? NE : 1;
+    in.shardGE = zero >= 2 ? NE : 1;
+    in.shardOE = zero >= 1 ? NE : 1;
     in.bw = bytesPerValue(pr.weights);
     in.bg = bytesPerValue(pr.gradients);
     in.bm = pr.master ? bytesPerValue(*pr.master) : 0.0;
@@ -235,26 +207,6 @@ void setStateRates(const LedgerInputs& in, MemoryLedger& m, bool keepsMaster)
     m.optimizerRate = rate(in.statesPerParam, in.bo, in.shardO);
 }
 
-// One pipeline stage: the tensors the plan lists, and what the ledger's derivations quote when it is
-// the most loaded one.
-struct StageTensors {
-    StageMemory memory;
-    double perLayer = 0;
-    std::int64_t k = 0;
-    double bestK = 0;
-    LayerActivationTerms terms;
-    double outside = 0, boundary = 0, work = 0;
-    double saved = 0, working = 0, loss = 0; // held at the loss / brought back at the backward's start
-    double optimizerTemp = 0;                // allocated by the optimizer step
-    double layers = 0; // transformer layers on this stage
-    double mtpLayers = 0; // multi-token prediction depths (last stage only)
-    double mtpSaved = 0;  // their saved tensors (in outside)
-    double offloaded = 0;                    // saved tensors on the host (offload.activations)
-    double gathered = 0;                     // ZeRO-3 / FSDP parameters held all-gathered on this stage
-    double expertParams = 0;                 // routed-expert parameters on this rank
-    double weightBytesPerParam = 0;          // mean bytes per stored weight (expert_weights differ)
-    HostMemory host;                         // what offload keeps off the GPU for this stage
-};
 
 StageTensors buildStage(const Scenario& sc, const LedgerInputs& in, std::int64_t index)
 {
@@ -276,18 +228,24 @@ StageTensors buildStage(const Scenario& sc, const LedgerInputs& in, std::int64_t
     double parts = first ? in.firstParts : (last ? in.lastParts : even);
     if (layerParams != even)
         parts += layerParams - even;
-    const double share = (tp == 1 && pp == 1) ? 1.0 : parts / in.allParts / double(tp);
-    mem.params = in.P * share;
-    // Routed experts split over TP like the dense layers (expert parallelism: issue 16).
-    st.expertParams = in.stageExperts.empty() ? 0.0 : in.stageExperts[std::size_t(index)] / double(tp);
-    const double weightBytes = (mem.params - st.expertParams) * in.bw + st.expertParams * in.bwExpert;
-    st.weightBytesPerParam = mem.params > 0 ? weightBytes / mem.params : in.bw;
-    mem.weights = in.weightsAreMaster ? 0.0 : (weightBytes + in.scales) / in.shardW; // FSDP2: none stored
-    mem.gradients = mem.params * in.bg / in.shardG;
-    mem.master = mem.params * in.bm / in.shardO;
-    mem.optimizer = mem.params * in.statesPerParam * in.bo / in.shardO;
+    // The stage's parameters (allParts = P): dense ones split over TP, routed experts over EP · ETP
+    // (Megatron-Core: each EP rank holds experts / ep, each split over etp).
+    const double stageAll = (tp == 1 && pp == 1) ? in.P : parts * in.P / in.allParts;
+    const double experts = in.stageExperts.empty() ? 0.0 : in.stageExperts[std::size_t(index)];
+    st.expertParams = experts / in.expertSplit;
+    const double dense = (stageAll - experts) / double(tp);
+    mem.params = dense + st.expertParams;
+    const double E = st.expertParams;
+    mem.weights = in.weightsAreMaster ? 0.0 // FSDP2: none stored
+                                      : (dense * in.bw + in.scales) / in.shardW + E * in.bwExpert / in.shardWE;
+    st.weightBytesPerParam = mem.params > 0 ? (dense * in.bw + E * in.bwExpert) / mem.params : in.bw;
+    mem.gradients = (dense / in.shardG + E / in.shardGE) * in.bg;
+    mem.master = (dense / in.shardO + E / in.shardOE) * in.bm;
+    mem.optimizer = (dense / in.shardO + E / in.shardOE) * in.statesPerParam * in.bo;
     if (sc.offload.any())
-        offloadStates(sc.offload, {mem.params, in.shardG, in.shardO, st.weightBytesPerParam, in.weightsAreMaster}, mem, st.host);
+        offloadStates(sc.offload, {mem.params, in.shardG, in.shardO, dense / in.shardG + E / in.shardGE,
+                                   dense / in.shardO + E / in.shardOE, st.weightBytesPerParam, in.weightsAreMaster},
+                      mem, st.host);
     // 1F1B: stage i holds min(p - i, m) micro-batches at its peak (Narayanan et al. 2021 §2.2.1).
     const double inflight = first ? in.inflightFirst : double(std::min<std::int64_t>(pp - index, in.accumulationSteps));
     mem.inFlight = inflight;
@@ -422,205 +380,6 @@ StageTensors chooseStage(const Scenario& sc, const LedgerInputs& in, MemoryLedge
     return chosen;
 }
 
-// Derivations of the model states: parameters per rank, weights, gradients, master weights, optimizer.
-void deriveModelStates(const Scenario& sc, const LedgerInputs& in, const StageTensors& chosen, Plan& p)
-{
-    const auto& m = p.memory;
-    const double P = in.P, tp = double(in.tp);
-    if (p.params.mtp > 0)
-        derive(p, "memory.params_trained", "{total} + {mtp}", P, "parameters",
-               "arXiv 2412.19437 §2.2: the multi-token prediction modules train with the model; Megatron-Core "
-               "builds them on the last pipeline stage",
-               {{"total", p.params.total}, {"mtp", p.params.mtp}});
-    if (in.tp > 1 || in.pp > 1)
-        derive(p, "memory.params_per_rank", "{P} · {stage_share} / {tp}", chosen.memory.params, "parameters",
-               "Narayanan et al. 2021: layers split over p pipeline stages (embedding first, output layer last), "
-               "each stage's matrices over t tensor-parallel ranks",
-               {{"P", P}, {"stage_share", chosen.memory.params * tp / P}, {"tp", tp}});
-    const double Pr = chosen.memory.params;
-    const auto& weights = memoryBucket(Bucket::Weights);
-    const OffloadedStates off = offloadedStates(sc.offload, in.shardG, in.weightsAreMaster);
-    const char* onHost = "offloaded (offload.*): on the host or NVMe, memory.host";
-    if (off.weights)
-        derive(p, weights.quantity, "{zero}", 0, "bytes", onHost, {{"zero", 0}});
-    else if (m.weightsAreMaster)
-        derive(p, weights.quantity, "{zero}", m.weights, "bytes",
-               "PyTorch FSDP2 MixedPrecisionPolicy(param_dtype): the sharded fp32 parameter is the master copy "
-               "(master_weights); the weight dtype exists only all-gathered, layer by layer (memory.per_gpu.temporaries)",
-               {{"zero", 0}});
-    else if (in.bwExpert != in.bw && chosen.expertParams > 0)
-        derive(p, weights.quantity, "(({P} − {P_experts}) · {bytes} + {P_experts} · {expert_bytes} + {scales}) / {shard}",
-               m.weights, "bytes",
-               "precision.expert_weights: the routed experts stored in their own dtype (gpt-oss ships MXFP4 experts: "
-               "4-bit values with one 8-bit scale per 32, OCP MX v1.0), the rest in precision.weights; sharded as "
-               "Rajbhandari et al. 2019 (ZeRO) §3",
-               {{"P", Pr}, {"P_experts", chosen.expertParams}, {"bytes", in.bw}, {"expert_bytes", in.bwExpert},
-                {"scales", in.scales}, {"shard", in.shardW}});
-    else
-        derive(p, weights.quantity, weights.formula, m.weights, "bytes", kSrcZero,
-               {{"P", Pr}, {"bytes", in.bw}, {"scales", in.scales}, {"shard", in.shardW}});
-    const auto& gradients = memoryBucket(Bucket::Gradients);
-    if (off.gradients)
-        derive(p, gradients.quantity, "{zero}", 0, "bytes",
-               "ZeRO-Offload (Ren et al. 2021 §4.1): reduced gradient shards go to the host in fp32 (memory.host)", {{"zero", 0}});
-    else
-        derive(p, gradients.quantity, gradients.formula, m.gradients, "bytes", kSrcZero,
-               {{"P", Pr}, {"bytes", in.bg}, {"shard", in.shardG}});
-    const auto& master = memoryBucket(Bucket::MasterWeights);
-    const auto& optimizer = memoryBucket(Bucket::OptimizerStates);
-    if (off.master)
-        derive(p, master.quantity, "{zero}", 0, "bytes", onHost, {{"zero", 0}});
-    else
-        derive(p, master.quantity, master.formula, m.masterWeights, "bytes",
-               "ZeRO §3.1: fp32 master copy of the parameters (0 bytes when the plan keeps none)",
-               {{"P", Pr}, {"bytes", in.bm}, {"shard", in.shardO}});
-    if (off.optimizer)
-        derive(p, optimizer.quantity, "{zero}", 0, "bytes",
-               "ZeRO-Offload: the optimizer states and their update live on the CPU (memory.host)", {{"zero", 0}});
-    else if (sc.optimizer == OptimizerKind::Adafactor)
-        derive(p, optimizer.quantity, "{factored_elements} · {bytes} / {shard}", m.optimizerStates, "bytes",
-               "Shazeer & Stern 2018 (Adafactor): row + column second-moment factors per matrix, no momentum",
-               {{"factored_elements", Pr * in.statesPerParam}, {"bytes", in.bo}, {"shard", in.shardO}});
-    else
-        derive(p, optimizer.quantity, optimizer.formula, m.optimizerStates, "bytes",
-               "CS336 lecture 2 optimizer lattice: SGD 0, momentum/AdaGrad/RMSProp/Lion/Muon 1, Adam(W) 2 states",
-               {{"P", Pr}, {"states", in.statesPerParam}, {"bytes", in.bo}, {"shard", in.shardO}});
-}
-
-// Activations and temporaries of the most loaded stage: the toy model's chain, or Korthikanti's layer
-// with or without checkpointing; the logits on the last stage.
-void deriveActivations(const Scenario& sc, const LedgerInputs& in, const StageTensors& chosen, Plan& p)
-{
-    auto& m = p.memory;
-    const auto& tr = sc.training;
-    const double b = in.b, e = in.e, L = in.L;
-    const auto& activations = memoryBucket(Bucket::Activations);
-    const auto& temporaries = memoryBucket(Bucket::Temporaries);
-    m.activationsPerLayer = chosen.perLayer;
-    m.checkpointEvery = chosen.k;
-    const bool mostLoadedIsFirst = m.mostLoadedStage == 0;
-    const double inflightChosen = mostLoadedIsFirst ? in.inflightFirst : 1.0;
-    if (in.isMlp) {
-        const double D = double(sc.model.mlp.width);
-        if (tr.recompute == Recompute::Full)
-            derive(p, activations.quantity, "(ceil({L} / {k}) + {k}) · {B} · {D} · {bytes}", m.activations,
-                   "bytes", "CS336 lecture 2: checkpoint every k layers of a chain, O(L/k + k), best near k = sqrt(L)",
-                   {{"L", L}, {"k", double(chosen.k)}, {"B", b}, {"D", D}, {"bytes", e}});
-        else
-            derive(p, activations.quantity, "{B} · {D} · {L} · {bytes}", m.activations, "bytes",
-                   "CS336 lecture 2: activations B·D·L for the deep linear model",
-                   {{"B", b}, {"D", D}, {"L", L}, {"bytes", e}});
-        derive(p, temporaries.quantity, "{zero}", 0, "bytes", "the toy model has no logits", {{"zero", 0}});
-        return;
-    }
-    const TransformerShape& shape = sc.model.shape;
-    const double V = double(shape.vocab), sr = in.s / double(in.cp), stageLayers = chosen.layers;
-    const LayerTensors& lt = *in.layer;
-    const bool atBackward = std::string_view(m.peakPhase) == "backward_start";
-    const bool off = chosen.offloaded > 0; // offload.activations moved some of the saved tensors
-    if (std::string_view(m.peakPhase) == "optimizer_step") {
-        derive(p, "memory.activations_per_layer", "{s} · {b} · ({per_token} + {per_score} · {a} · {s}) + {stats}", lt.kept,
-               "bytes", "the kept tensors of memory.activation_tensors", {{"s", sr}, {"b", b}, {"per_token", lt.keptPerToken},
-               {"per_score", lt.keptPerScore}, {"a", double(shape.heads)}, {"stats", lt.keptStats}});
-        derive(p, activations.quantity, "{zero}", 0, "bytes",
-               "freed after the backward: the peak is in the optimizer step (memory.peak_phase), whose temporaries "
-               "outweigh every layer's saved tensors and the loss path",
-               {{"zero", 0}});
-        derive(p, temporaries.quantity, "{P} · {bytes} / {shard}", m.temporaries, "bytes",
-               "PyTorch foreach AdamW (torch/optim/adamw.py _multi_tensor_adamw, torchtitan's default): "
-               "_foreach_sqrt(exp_avg_sqs) allocates one copy of the second moments for the update",
-               {{"P", chosen.memory.params}, {"bytes", in.optimizerTempPerParam}, {"shard", in.shardO}});
-        return;
-    }
-    derive(p, "memory.activations_per_layer", "{s} · {b} · ({per_token} + {per_score} · {a} · {s}) + {stats}", lt.kept,
-           "bytes",
-           in.eager ? "the kept tensors of memory.activation_tensors: eager PyTorch, what each ATen op's backward saves "
-                      "(tools/autograd/derivatives.yaml; torchtitan's Llama block at 9dec370)"
-                    : "the kept tensors of memory.activation_tensors: Korthikanti et al. 2022 §4.1 Table 2, generalised "
-                      "to GQA, SwiGLU, QK-norm and models without dropout",
-           {{"s", sr}, {"b", b}, {"per_token", lt.keptPerToken}, {"per_score", lt.keptPerScore},
-            {"a", double(shape.heads)}, {"stats", lt.keptStats}});
-    if (chosen.mtpSaved > 0)
-        derive(p, "memory.mtp_activations", "{mtp} · ({in_flight} · {per_layer} + {s} · {b} · {h} · 6 · {bytes} / {sp})",
-               chosen.mtpSaved, "bytes",
-               "multi-token prediction on the last stage (arXiv 2412.19437 §2.2; Megatron-Core multi_token_prediction.py): "
-               "per depth one more layer's kept tensors (its input under full recompute) per micro-batch in flight, and "
-               "hnorm/enorm inputs, eh_proj's concatenated input and the depth's final norm (6 values per token and "
-               "channel); part of {outside} in memory.per_gpu.activations",
-               {{"mtp", chosen.mtpLayers}, {"in_flight", inflightChosen}, {"per_layer", lt.kept}, {"s", sr}, {"b", b},
-                {"h", double(shape.dModel)}, {"bytes", in.e},
-                {"sp", sc.parallel.sequenceParallel ? double(in.tp) : 1.0}});
-    if (tr.recompute == Recompute::Full) {
-        derive(p, activations.quantity,
-               atBackward ? (off ? "ceil({L_stage} / {k}) · {boundary} · {in_flight} + {k} · {layer} + {outside} - {offloaded}"
-                                 : "ceil({L_stage} / {k}) · {boundary} · {in_flight} + {k} · {layer} + {outside}")
-                          : (off ? "ceil({L_stage} / {k}) · {boundary} · {in_flight} + {outside} - {offloaded}"
-                                 : "ceil({L_stage} / {k}) · {boundary} · {in_flight} + {outside}"),
-               m.activations, "bytes",
-               "CS336 lecture 2 / Chen et al. 2016: checkpoint every k layers, O(L/k + k); boundary = the layer input "
-               "(Korthikanti Table 2, full recompute); the k recomputed layers are back at backward_start",
-               {{"L_stage", stageLayers}, {"k", double(chosen.k)}, {"boundary", chosen.boundary},
-                {"in_flight", inflightChosen}, {"layer", atBackward ? chosen.work : 0.0}, {"outside", chosen.outside},
-                {"offloaded", chosen.offloaded}});
-        m.checkpointBestK = chosen.bestK;
-        derive(p, "memory.checkpoint_best_k", "sqrt({L} · {boundary} / {layer})", chosen.bestK, "layers",
-               "minimum of ceil(L/k) · boundary + k · layer (Chen et al. 2016 chain model)",
-               {{"L", stageLayers}, {"boundary", chosen.boundary}, {"layer", chosen.work}});
-    } else if (atBackward) {
-        derive(p, activations.quantity,
-               off ? "{L_stage} · {in_flight} · {per_layer} + {outside} + {recomputed} - {offloaded}"
-                   : "{L_stage} · {in_flight} · {per_layer} + {outside} + {recomputed}",
-               m.activations,
-               "bytes",
-               "the kept tensors of every layer and micro-batch in flight, plus one layer's tensors the policy dropped, "
-               "recomputed for its backward (the peak is at backward_start)",
-               {{"L_stage", stageLayers}, {"in_flight", inflightChosen}, {"per_layer", lt.kept},
-                {"outside", chosen.outside}, {"recomputed", chosen.working}, {"offloaded", chosen.offloaded}});
-    } else {
-        derive(p, activations.quantity,
-               off ? "{L_stage} · {in_flight} · {per_layer} + {outside} - {offloaded}" : "{L_stage} · {in_flight} · {per_layer} + {outside}",
-               m.activations, "bytes",
-               chosen.offloaded > 0 ? "Korthikanti et al. 2022 Table 2 per layer; offload.activations: all but two layers' "
-                                      "saved tensors on the host (Megatron-Core --cpu-offloading, double-buffered)"
-                                    : kSrcKorthikanti,
-               {{"L_stage", stageLayers}, {"in_flight", inflightChosen}, {"per_layer", lt.kept}, {"outside", chosen.outside},
-                {"offloaded", chosen.offloaded}});
-    }
-    const double bucket = in.comm.reduceBucket;
-    if (m.mostLoadedStage != in.pp - 1)
-        derive(p, temporaries.quantity, bucket > 0 ? "{gathered} + {bucket}" : "{gathered}", m.temporaries, "bytes",
-               "the logits live on the last pipeline stage; the ledger describes a more loaded stage "
-               "(memory.most_loaded_stage); gathered: the parameters ZeRO-3 / FSDP holds all-gathered; bucket: "
-               "DeepSpeed's gradient reduction bucket",
-               {{"gathered", m.gatheredWeights}, {"bucket", bucket}});
-    else if (atBackward)
-        derive(p, temporaries.quantity,
-               in.reduceScatterBuffers > 0 ? "{gathered} + {reduce_scatter}" : bucket > 0 ? "{gathered} + {bucket}" : "{gathered}",
-               m.temporaries, "bytes",
-               "the logits and the loss path are freed before the layers' backward: the peak is at backward_start, "
-               "where the recomputed layer outweighs them (memory.peak_phase); gathered: the parameters ZeRO-3 / FSDP "
-               "holds all-gathered (two layers, torchtitan's root module); bucket: DeepSpeed's gradient reduction "
-               "bucket (reduce_bucket_size elements); reduce_scatter: FSDP2's unsharded gradients of a block and its "
-               "reduce-scatter input (memory.comm_buffers.reduce_scatter)",
-               {{"gathered", m.gatheredWeights}, {"bucket", bucket}, {"reduce_scatter", in.reduceScatterBuffers}});
-    else if (chosen.mtpLayers > 0) // each MTP depth holds its own logits and loss path (arXiv 2412.19437 §2.2)
-        derive(p, temporaries.quantity,
-               bucket > 0 ? "(1 + {mtp}) · {s} · {b} · {V} · {bytes_per_logit} / {tp} + {gathered} + {bucket}"
-                          : "(1 + {mtp}) · {s} · {b} · {V} · {bytes_per_logit} / {tp} + {gathered}",
-               m.temporaries,
-               "bytes", in.lossSource,
-               {{"mtp", chosen.mtpLayers}, {"s", sr}, {"b", b}, {"V", V}, {"bytes_per_logit", in.lossBytesPerLogit},
-                {"tp", double(in.tp)}, {"gathered", m.gatheredWeights}, {"bucket", bucket}});
-    else
-        derive(p, temporaries.quantity,
-               bucket > 0 ? "{s} · {b} · {V} · {bytes_per_logit} / {tp} + {gathered} + {bucket}"
-                          : "{s} · {b} · {V} · {bytes_per_logit} / {tp} + {gathered}",
-               m.temporaries,
-               "bytes", in.lossSource,
-               {{"s", sr}, {"b", b}, {"V", V}, {"bytes_per_logit", in.lossBytesPerLogit}, {"tp", double(in.tp)},
-                {"gathered", m.gatheredWeights}, {"bucket", bucket}});
-}
-
 // What ZeRO-3 / FSDP holds all-gathered at the peak (inside temporaries).
 void deriveGathered(const Scenario& sc, const LedgerInputs& in, const StageTensors& chosen, Plan& p)
 {
@@ -749,6 +508,23 @@ void estimateMemory(const Scenario& sc, Plan& p)
     p.memory.masterRate.offloaded = off.master;
     p.memory.optimizerRate.offloaded = off.optimizer;
     const StageTensors chosen = chooseStage(sc, in, p.memory);
+    if (chosen.expertParams > 0 && chosen.memory.params > 0) {
+        // Experts shard over EDP: each rate's shard becomes the rank's effective one, params / held.
+        const double dense = chosen.memory.params - chosen.expertParams, E = chosen.expertParams;
+        auto effective = [&](StateRate& r, double shard, double expertShard) {
+            r.shard = chosen.memory.params / (dense / shard + E / expertShard);
+            r.bytesPerParam = r.valuesPerParam * r.bytesPerValue / r.shard;
+        };
+        effective(p.memory.gradientsRate, in.shardG, in.shardGE);
+        effective(p.memory.masterRate, in.shardO, in.shardOE);
+        effective(p.memory.optimizerRate, in.shardO, in.shardOE);
+        if (in.bwExpert == in.bw)
+            effective(p.memory.weightsRate, in.shardW, in.shardWE);
+    }
+    if (p.moe.applies) { // the experts' share of the ledger's rank (plan.moe)
+        p.moe.expertParamsPerRank = chosen.expertParams;
+        p.moe.expertWeightBytesPerRank = in.weightsAreMaster || off.weights ? 0.0 : chosen.expertParams * in.bwExpert / in.shardWE;
+    }
     deriveModelStates(sc, in, chosen, p);
     deriveActivations(sc, in, chosen, p);
     deriveGathered(sc, in, chosen, p);

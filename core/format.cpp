@@ -291,12 +291,17 @@ nlohmann::json planToJson(const Plan& p)
                    {"derived_shape", p.params.derivedShape}};
     if (p.moe.applies) // plan-schema.md "moe": the run's mixture-of-experts properties
         j["moe"] = {{"expert_ranks", p.moe.expertRanks},
+                    {"expert_tensor_ranks", p.moe.expertTensorRanks},
+                    {"expert_data_parallel", p.moe.expertDataParallel},
+                    {"crosses_nodes", p.moe.crossesNodes},
                     {"routing_imbalance", p.moe.routingImbalance},
                     {"routing_imbalance_worst", p.moe.worst},
                     {"capacity_factor", p.moe.capacityFactor > 0 ? json(p.moe.capacityFactor) : json(nullptr)},
                     {"rows_per_expert", p.moe.rowsPerExpert},
                     {"expert_capacity", p.moe.expertCapacity > 0 ? json(p.moe.expertCapacity) : json(nullptr)},
-                    {"expert_weights", p.moe.expertWeights}};
+                    {"expert_weights", p.moe.expertWeights},
+                    {"expert_params_per_rank", p.moe.expertParamsPerRank},
+                    {"expert_weight_bytes_per_rank", p.moe.expertWeightBytesPerRank}};
     const auto& m = p.memory;
     json perGpu = json::object();
     for (const auto& b : kMemoryBuckets)

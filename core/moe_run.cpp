@@ -13,6 +13,9 @@ namespace {
 
 void warnUnused(const Scenario& sc, Plan& p)
 {
+    if (sc.parallel.epUnused > 1)
+        p.warnings.push_back({"moe_keys_unused", "parallel.ep " + std::to_string(sc.parallel.epUnused) +
+                                                     " has no effect: " + sc.model.name + " has no routed experts (ep = 1)"});
     const auto& t = sc.training;
     if (t.routingImbalance != 1 || t.routingImbalanceWorst || t.capacityFactor)
         p.warnings.push_back({"moe_keys_unused", "training.routing_imbalance and training.moe_capacity_factor have no "
@@ -34,7 +37,21 @@ void estimateMoeRun(const Scenario& sc, Plan& p)
     }
     const auto& t = sc.training;
     m.applies = true;
-    m.expertRanks = 1;
+    const auto& pa = sc.parallel;
+    m.expertRanks = pa.ep;
+    m.expertTensorRanks = pa.etp;
+    m.expertDataParallel = pa.edp;
+    m.crossesNodes = std::int64_t(pa.ep) * pa.etp > pa.gpusPerNode;
+    derive(p, "parallel.edp", "{tp} · {cp} · {dp} / ({etp} · {ep})", double(pa.edp), "ranks",
+           "Megatron-Core folding: the MoE layers map ETP · EP · EDP · PP onto the GPUs TP · CP · DP · PP cover "
+           "(parallel_state.py initialize_model_parallel); the routed experts' gradients and optimizer states shard "
+           "over EDP",
+           {{"tp", double(pa.tp)}, {"cp", double(pa.cp)}, {"dp", double(pa.dp)}, {"etp", double(pa.etp)}, {"ep", double(pa.ep)}});
+    if (m.crossesNodes)
+        p.warnings.push_back({"expert_parallel_crosses_nodes",
+                              "parallel.ep · etp = " + std::to_string(pa.ep * pa.etp) + " spans more than the " +
+                                  std::to_string(pa.gpusPerNode) + " GPUs of a node: the dispatch and combine all-to-all "
+                                  "leave the node and run over the NICs"});
     const double E = double(shape.moe.experts), k = double(shape.moe.topK), ep = double(m.expertRanks);
     m.worst = t.routingImbalanceWorst;
     // The worst case: every token of every rank picks its k experts on one rank, which then receives
@@ -70,7 +87,7 @@ void estimateMoeRun(const Scenario& sc, Plan& p)
     if (m.routingImbalance > 1 && m.expertRanks == 1)
         p.warnings.push_back({"routing_imbalance_one_rank",
                               "training.routing_imbalance has no effect on one expert-parallel rank: every GPU holds "
-                              "all experts, so an uneven split among them changes no GPU's load"});
+                              "all experts, so an uneven split among them changes no GPU's load (set parallel.ep)"});
 }
 
 } // namespace napkin::core::detail

@@ -45,7 +45,7 @@ void offloadStates(const OffloadConfig& o, const OffloadStates& s, StageMemory& 
     if (off.optimizer) {
         // ZeRO-Offload (Ren et al. 2021 §4.1): fp32 master copy and the moments on the CPU, which
         // runs the update (an fp32 copy even where the plan keeps no master).
-        toTarget(o.optimizer, mem.master > 0 ? mem.master : s.params * 4 / s.shardO, host.master, host, true);
+        toTarget(o.optimizer, mem.master > 0 ? mem.master : s.heldO * 4, host.master, host, true);
         toTarget(o.optimizer, mem.optimizer, host.optimizer, host, true);
         mem.master = 0;
         mem.optimizer = 0;
@@ -54,7 +54,7 @@ void offloadStates(const OffloadConfig& o, const OffloadStates& s, StageMemory& 
     }
     if (off.gradients) {
         // With ZeRO-2 the reduced gradient shards go to the host, in fp32 for the CPU update.
-        host.gradients += s.params * 4 / s.shardG;
+        host.gradients += s.heldG * 4;
         mem.gradients = 0;
     }
     if (off.weights) {

@@ -33,6 +33,9 @@ OffloadedStates offloadedStates(const OffloadConfig& o, double gradientShard, bo
 struct OffloadStates {
     double params = 0;
     double shardG = 1, shardO = 1;
+    // Values the rank holds after sharding: params / shardG and params / shardO, or with experts
+    // sharded over their own (expert data-parallel) group, the sum of both parts.
+    double heldG = 0, heldO = 0;
     double weightBytes = 2;                // bytes per value of the weight dtype
     bool weightsAreMaster = false;         // FSDP2: the sharded fp32 parameter is the master copy
 };

@@ -172,13 +172,18 @@ struct MemoryLedger {
 // expert-parallel step time and memory (issue 16) take, shown now so a plan can explain them.
 struct MoeRun {
     bool applies = false;          // the model has routed experts
-    std::int64_t expertRanks = 1;  // expert-parallel ranks (parallel.ep; 1 until expert parallelism)
+    std::int64_t expertRanks = 1;  // expert-parallel ranks (parallel.ep)
+    std::int64_t expertTensorRanks = 1; // parallel.etp, resolved
+    std::int64_t expertDataParallel = 1; // EDP = tp·cp·dp / (etp·ep)
+    bool crossesNodes = false;     // ep · etp > gpus_per_node: the all-to-all leaves the node
     double routingImbalance = 1;   // max / mean routed rows per expert rank, resolved
     bool worst = false;            // training.routing_imbalance "worst"
     double capacityFactor = 0;     // 0: dropless
     double rowsPerExpert = 0;      // mean routed rows per expert per micro-batch: T·k / E
     double expertCapacity = 0;     // rows per expert per micro-batch under the capacity factor (0: dropless)
     const char* expertWeights = ""; // storage dtype of the routed experts' weights
+    double expertParamsPerRank = 0;      // routed-expert parameters on the ledger's rank
+    double expertWeightBytesPerRank = 0; // their stored weights (0 when offloaded or FSDP2's master)
 };
 
 struct ComputeBudget {

@@ -88,6 +88,15 @@ struct ParallelConfig {
     int firstStageLayers = 0;
     int lastStageLayers = 0;
     std::vector<int> pipelineLayout;
+    // Expert parallelism (Megatron-Core): the routed experts split over ep ranks, each expert's
+    // matrices over etp; the MoE layers fold ETP · EP · EDP · PP onto the GPUs TP · CP · DP · PP
+    // cover, so EDP = tp · cp · dp / (etp · ep) (megatron/core/parallel_state.py
+    // initialize_model_parallel, expert_tensor_parallel_size).
+    int ep = 1;               // resolved: 1 for a model without routed experts
+    int etp = 1;              // resolved: tp when "auto"
+    bool etpAuto = true;
+    std::int64_t edp = 1;     // resolved: expert data-parallel ranks
+    int epUnused = 0;         // an ep > 1 given for a model without routed experts (warned, then 1)
 };
 
 // Layers each pipeline stage holds, first to last (parallel.*_stage_layers, pipeline_layout, or

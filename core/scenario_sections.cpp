@@ -443,6 +443,11 @@ void readParallel(const nlohmann::json& node, Scenario& sc, Errors& errors)
             r.error("pipeline_layout", shortDump(*lay), "must be an array of layer counts, one per pipeline stage",
                     "pp integers >= 0 summing to model.layers");
     }
+    pa.ep = int(r.integer("ep", 1, 4096).value_or(1));
+    if (const auto* e = r.child("etp"); e && !(e->is_string() && e->get<std::string>() == "auto") && !e->is_null()) {
+        pa.etpAuto = false;
+        pa.etp = int(r.integer("etp", 1, 4096).value_or(1));
+    }
     pa.fsdp = r.choice<Fsdp>("fsdp", {{"none", Fsdp::None}, {"full", Fsdp::Full}, {"grad_op", Fsdp::GradOp},
                                       {"hybrid", Fsdp::Hybrid}})
                   .value_or(Fsdp::None);
@@ -520,6 +525,39 @@ void readOverhead(const nlohmann::json& node, Scenario& sc, Errors& errors)
     r.finish();
 }
 
+// parallel.ep / parallel.etp against the experts and the dense layout; resolves etp and edp. A
+// model without routed experts keeps ep = 1 (the plan warns expert_parallel_unused).
+void checkExpertLayout(Scenario& sc, Errors& errors)
+{
+    auto& pa = sc.parallel;
+    if (pa.etpAuto)
+        pa.etp = pa.tp; // Megatron-Core: expert_tensor_parallel_size defaults to tensor_model_parallel_size
+    const bool moe = sc.model.kind == ModelKind::Transformer && isMoe(sc.model.shape);
+    const std::int64_t stageRanks = std::int64_t(pa.tp) * pa.cp * std::max<std::int64_t>(1, pa.dp);
+    if (!moe) {
+        pa.epUnused = pa.ep > 1 ? pa.ep : 0;
+        pa.ep = 1;
+        pa.edp = stageRanks / std::max(1, pa.etp);
+        return;
+    }
+    const auto& m = sc.model.shape.moe;
+    const std::int64_t fold = std::int64_t(pa.ep) * pa.etp;
+    if (m.experts % pa.ep != 0)
+        errors.push_back({"parallel.ep", std::to_string(pa.ep),
+                          "must divide the " + std::to_string(m.experts) + " routed experts (each rank holds experts / ep)",
+                          "a divisor of model.moe.experts"});
+    else if (pa.dp > 0 && stageRanks % fold != 0)
+        errors.push_back({stageRanks % pa.ep == 0 ? "parallel.etp" : "parallel.ep",
+                          std::to_string(stageRanks % pa.ep == 0 ? pa.etp : pa.ep),
+                          "ep · etp = " + std::to_string(fold) + " must divide tp · cp · dp = " + std::to_string(stageRanks) +
+                              " (the MoE layers fold ETP · EP · EDP · PP onto the GPUs of TP · CP · DP · PP)",
+                          "ep · etp a divisor of cluster.gpus / pp"});
+    else if (m.expertFfn % pa.etp != 0)
+        errors.push_back({"parallel.etp", std::to_string(pa.etp),
+                          "must divide the expert FFN size " + std::to_string(m.expertFfn), "a divisor of model.moe.expert_ffn, or \"auto\""});
+    pa.edp = std::max<std::int64_t>(1, stageRanks / fold);
+}
+
 // Cross-field checks, once each field is known to be valid on its own.
 void checkScenario(Scenario& sc, Errors& errors)
 {
@@ -565,6 +603,7 @@ void checkScenario(Scenario& sc, Errors& errors)
                 errors.push_back({"parallel.cp", std::to_string(pa.cp),
                                   "must divide training.seq_len " + std::to_string(sc.training.seqLen), "a divisor of the sequence length"});
         }
+        checkExpertLayout(sc, errors);
     }
     if (sc.model.kind == ModelKind::Mlp && sc.training.checkpointEvery > sc.model.mlp.layers && sc.model.mlp.layers > 0)
         errors.push_back({"training.checkpoint_every", std::to_string(sc.training.checkpointEvery),

@@ -286,6 +286,9 @@ ControlsPanel::ControlsPanel(PlanController* controller, QWidget* parent)
               tr("Splits the layers into stages; the first stage holds min(p, m) micro-batches in flight"));
     addSlider(cluster, QStringLiteral("parallel.cp"), tr("Context parallel (CP)"), 1, 64, true, true, tr("ranks"),
               tr("Splits the sequence over ranks; must divide the sequence length"));
+    addSlider(cluster, QStringLiteral("parallel.ep"), tr("Expert parallel (EP)"), 1, 256, true, true, tr("ranks"),
+              tr("Mixture of experts: each rank holds experts / EP of every MoE layer; EP · ETP must divide TP · CP · DP "
+                 "(Megatron-Core folds the expert layout onto the same GPUs)"));
     m_sp = new QCheckBox(tr("Sequence parallel (with TP)"));
     m_sp->setToolTip(tr("Korthikanti et al. 2022: norm and dropout activations are split over the TP ranks too"));
     cluster->layout()->addWidget(m_sp);
@@ -587,13 +590,20 @@ void ControlsPanel::updateDerivedLabels()
     m_chinchilla->setText(plan.params.active < plan.params.total
                               ? tr("Chinchilla: 20 × total params = %1").arg(formatCount(20.0 * plan.params.total))
                               : tr("Chinchilla: 20 tokens/param = %1").arg(formatCount(20.0 * plan.params.total)));
-    m_layout->setText(tr("Layout: TP %1 × PP %2 × CP %3 × DP %4 = %5 GPUs%6")
+    m_layout->setText(tr("Layout: TP %1 × PP %2 × CP %3 × DP %4 = %5 GPUs%6%7")
                           .arg(sc.parallel.tp).arg(sc.parallel.pp).arg(sc.parallel.cp).arg(plan.compute.dataParallel)
                           .arg(sc.cluster.gpus)
                           .arg(sc.parallel.pp > 1 ? tr("; bubble %1 %, ledger of stage %2")
                                                         .arg(100 * plan.memory.bubbleFraction, 0, 'f', 1)
                                                         .arg(plan.memory.mostLoadedStage)
-                                                  : QString()));
+                                                  : QString())
+                          .arg(plan.moe.applies ? tr("; experts: EP %1 × ETP %2 × EDP %3")
+                                                      .arg(plan.moe.expertRanks).arg(plan.moe.expertTensorRanks)
+                                                      .arg(plan.moe.expertDataParallel)
+                                                : QString()));
+    // Expert parallelism means something only for a mixture of experts.
+    if (auto* ep = m_sliders.value(QStringLiteral("parallel.ep")))
+        ep->setVisible(plan.moe.applies || sc.parallel.epUnused > 1);
     if (auto* tokens = m_sliders.value(QStringLiteral("training.tokens")))
         tokens->setMarker(20.0 * plan.params.total,
                           tr("▲ Chinchilla point: about 20 tokens per parameter (Hoffmann et al. 2022) = %1 tokens")

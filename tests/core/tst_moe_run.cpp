@@ -129,6 +129,59 @@ private slots:
         QVERIFY(!hasWarning(core::estimate(scenario({})), "moe_keys_unused"));
     }
 
+    void expertParallelMemoryPerRank()
+    {
+        // Mixtral 8x7B on 16 GPUs, EP 8, no TP, ZeRO-1, bf16 weights and gradients, fp32 master and
+        // Adam moments. Routed experts: 32 layers · 8 · 3 · 4096 · 14336 = 45,097,156,608 of 46,702,792,704;
+        // the rest, 1,605,636,096, is on every rank. Each EP rank holds 1 expert per layer:
+        // 5,637,144,576, so 7,242,780,672 parameters. EDP = 16 / 8 = 2: the experts' fp32 master and
+        // moments shard over 2 ranks, the rest over all 16.
+        const auto p = core::estimate(scenario({"model.preset=mixtral-8x7b", "cluster.gpus=16", "parallel.ep=8",
+                                                "precision.plan=bf16-mixed-master"}));
+        const double experts = 45097156608.0 / 8, dense = 46702792704.0 - 45097156608.0;
+        QCOMPARE(p.params.routedExperts, 45097156608.0);
+        QCOMPARE(p.memory.paramsPerRank, dense + experts);
+        QCOMPARE(p.memory.weights, 2 * (dense + experts));      // 14,485,561,344
+        QCOMPARE(p.memory.gradients, 2 * (dense + experts));
+        QCOMPARE(p.memory.masterWeights, dense * 4 / 16 + experts * 4 / 2); // 11,675,698,176
+        QCOMPARE(p.memory.masterWeights, 11675698176.0);
+        QCOMPARE(p.memory.optimizerStates, 2 * 11675698176.0);
+        QCOMPARE(p.moe.expertDataParallel, std::int64_t(2));
+        QCOMPARE(p.moe.expertParamsPerRank, experts);
+        QCOMPARE(p.moe.expertWeightBytesPerRank, 2 * experts);
+        QVERIFY(!p.moe.crossesNodes);
+        // "worst" on 8 expert ranks: 8 · min(2, 8 / 8) / 2 = 4 times the balanced rows.
+        const auto w = core::estimate(scenario({"model.preset=mixtral-8x7b", "cluster.gpus=16", "parallel.ep=8",
+                                                "training.routing_imbalance=\"worst\""}));
+        QCOMPARE(w.moe.routingImbalance, 4.0);
+        // ZeRO-3 shards the experts' weights over EDP too: 5,637,144,576 · 2 / 2 per rank for them.
+        const auto z3 = core::estimate(scenario({"model.preset=mixtral-8x7b", "cluster.gpus=16", "parallel.ep=8", "parallel.zero=3"}));
+        QCOMPARE(z3.memory.weights, dense * 2 / 16 + experts * 2 / 2);
+        // DeepSeek-V3 with ETP: TP 2 and ETP 1 on 64 GPUs of one stage at EP 32 gives EDP 2 · 32 / 32 = 2,
+        // and ep · etp = 32 crosses a node of 8 GPUs.
+        const auto ds = core::estimate(scenario({"model.preset=deepseek-v3", "cluster.gpus=64", "parallel.tp=2",
+                                                 "parallel.ep=32", "parallel.etp=1", "parallel.sequence_parallel=true"}));
+        QCOMPARE(ds.moe.expertDataParallel, std::int64_t(2));
+        QCOMPARE(ds.moe.expertTensorRanks, std::int64_t(1));
+        QVERIFY(ds.moe.crossesNodes);
+        QVERIFY(hasWarning(ds, "expert_parallel_crosses_nodes"));
+        // 58 MoE layers + the MTP depth's on one stage: 59 · 256 / 32 experts of 3 · 7168 · 2048.
+        QCOMPARE(ds.moe.expertParamsPerRank, 59.0 * 8 * 3 * 7168 * 2048);
+    }
+
+    void expertLayoutErrors()
+    {
+        QCOMPARE(firstField({"model.preset=mixtral-8x7b", "cluster.gpus=16", "parallel.ep=3"}), std::string("parallel.ep"));
+        QCOMPARE(firstField({"model.preset=mixtral-8x7b", "cluster.gpus=4", "parallel.ep=8"}), std::string("parallel.ep"));
+        QCOMPARE(firstField({"model.preset=mixtral-8x7b", "cluster.gpus=16", "parallel.etp=3"}), std::string("parallel.etp"));
+        QCOMPARE(firstField({"model.preset=mixtral-8x7b", "cluster.gpus=16", "parallel.ep=0"}), std::string("parallel.ep"));
+        QCOMPARE(firstField({"model.preset=mixtral-8x7b", "cluster.gpus=16", "parallel.etp=\"half\""}), std::string("parallel.etp"));
+        // A dense model ignores ep, and says so.
+        const auto dense = core::estimate(scenario({"cluster.gpus=16", "parallel.ep=8"}));
+        QVERIFY(hasWarning(dense, "moe_keys_unused"));
+        QCOMPARE(dense.memory.weights, core::estimate(scenario({"cluster.gpus=16"})).memory.weights);
+    }
+
     void errorsNameTheField()
     {
         QCOMPARE(firstField({"training.routing_imbalance=0.5"}), std::string("training.routing_imbalance"));
