@@ -55,6 +55,27 @@ double collectiveSeconds(Collective c, double bytes, const Link& link, bool atPe
     return best;
 }
 
+double allToAllSeconds(double bytes, const Link& link, double interNominal, bool atPeak)
+{
+    const double n = link.ranks;
+    if (bytes <= 0 || n <= 1 || link.nominal <= 0)
+        return 0;
+    const double eff = link.nominal > 0 ? link.busbw / link.nominal : 1.0;
+    const double e = atPeak ? 1.0 : eff;
+    const double remote = (n - 1) / n * bytes;
+    double t = remote / (link.nominal * e);
+    if (link.crossesNodes && link.nodes > 1 && interNominal > 0) {
+        // Each rank's peers off its node hold (nodes - 1) / nodes of the group: that share uses the NIC.
+        const double offNode = (link.nodes - 1) / link.nodes * bytes;
+        const double onNode = remote - offNode;
+        t = std::max(offNode / (interNominal * e), onNode / (link.nominal * e));
+    }
+    if (atPeak)
+        return t;
+    // NCCL groups the sends and receives (ncclGroupStart/End): they run concurrently, one Simple hop.
+    return t + (link.crossesNodes ? kHopRingNet[2] : kHopRingNvl[2]) * 1e-6;
+}
+
 double sendRecvSeconds(double bytes, const Link& link, bool atPeak)
 {
     const double bw = atPeak ? link.nominal : link.busbw;

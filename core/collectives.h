@@ -29,6 +29,14 @@ enum class Collective { AllReduce, AllGather, ReduceScatter };
 double collectiveSeconds(Collective c, double bytes, const Link& link, bool atPeak = false);
 double sendRecvSeconds(double bytes, const Link& link, bool atPeak = false);
 
+// All-to-all of a rank's `bytes` (what it sends, the same it receives) over the group, as NCCL runs
+// it (ncclSend/ncclRecv to every peer, one step): (n-1)/n of the bytes leave the rank; inside a node
+// at the NVLink rate, across nodes the (nodes-1)/nodes share that leaves the node goes through the
+// rank's own NIC (SimuMax network model, moe-notes.md §1.5), the rest over NVLink at the same time.
+// Latency: one Simple-protocol hop (the grouped sends run concurrently). link.nominal: the NVLink
+// rate; interNominal: the NIC's.
+double allToAllSeconds(double bytes, const Link& link, double interNominal, bool atPeak = false);
+
 // Legacy helpers (no latency): 2(n-1)/n · bytes / bw and (n-1)/n · bytes / bw.
 double allReduceSeconds(double bytes, double ranks, double bandwidth);
 double allGatherSeconds(double bytes, double ranks, double bandwidth);

@@ -27,14 +27,14 @@ void estimateTimeAndCost(const Scenario& sc, double recomputePerToken, Plan& p)
         t.mode = "predicted";
         t.stepSeconds = st.step;
         derive(p, "time.step_seconds",
-               "{compute} + {recompute} + {tp_comm} + {cp_comm} + {pp_comm} + {bubble} + {dp_comm} + {optimizer} + "
-               "{offload} + {overheads}",
+               "{compute} + {recompute} + {tp_comm} + {cp_comm} + {ep_comm} + {pp_comm} + {bubble} + {dp_comm} + "
+               "{optimizer} + {offload} + {overheads}",
                t.stepSeconds, "s",
                "predicted: each op of one rank at its achievable rate + exposed communication (NCCL α–β) + the "
                "pipeline bubble + optimizer, offload traffic and the CPU update, clipping, launches and saves "
                "(core/steptime.h, core/offload.h; Narayanan et al. 2021)",
                {{"compute", st.compute}, {"recompute", st.recompute}, {"tp_comm", st.tpComm}, {"cp_comm", st.cpComm},
-                {"pp_comm", st.ppComm}, {"bubble", st.bubble}, {"dp_comm", st.dpComm}, {"optimizer", st.optimizer},
+                {"ep_comm", st.epComm}, {"pp_comm", st.ppComm}, {"bubble", st.bubble}, {"dp_comm", st.dpComm}, {"optimizer", st.optimizer},
                 {"offload", st.offload}, {"overheads", st.overheads}});
         if (st.commSmShare > 0)
             derive(p, "time.comm_sm_share", "{hidden} · {ctas} / {SMs}", st.commSmShare, "s",

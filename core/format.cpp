@@ -200,6 +200,7 @@ nlohmann::json breakdownJsonImpl(const StepTimeBreakdown& b)
             {"recompute", b.recompute},
             {"tp_comm", b.tpComm},
             {"cp_comm", b.cpComm},
+            {"ep_comm", b.epComm},
             {"pp_comm", b.ppComm},
             {"bubble", b.bubble},
             {"dp_comm", b.dpComm},
@@ -225,7 +226,9 @@ nlohmann::json breakdownJsonImpl(const StepTimeBreakdown& b)
              {{"tp", link(b.tpBandwidth, b.tpCrossesNodes)},
               {"cp", link(b.cpBandwidth, b.cpCrossesNodes)},
               {"pp", link(b.ppBandwidth, b.ppCrossesNodes)},
-              {"dp", link(b.dpBandwidth, b.dpCrossesNodes)}}}};
+              {"dp", link(b.dpBandwidth, b.dpCrossesNodes)},
+              {"ep", link(b.epBandwidth, b.epCrossesNodes)}}},
+            {"ep_bytes_per_all_to_all", b.epBytesPerMicroBatch}};
 }
 
 } // namespace
@@ -546,9 +549,11 @@ std::string planToText(const Plan& p)
                      humanNumber(p.time.seconds, Quantity::Seconds), p.time.mfu, p.time.hfu, predicted ? " (predicted)" : "");
     if (predicted && p.stepTime.valid) {
         const auto& b = p.stepTime;
-        o << fmt::format("  step (predicted)   {:.4g} s = compute {:.4g} + recompute {:.4g} + TP {:.4g} + CP {:.4g} + PP {:.4g} + "
+        o << fmt::format("  step (predicted)   {:.4g} s = compute {:.4g} + recompute {:.4g} + TP {:.4g} + CP {:.4g} + {}PP {:.4g} + "
                          "bubble {:.4g} + DP {:.4g} + optimizer {:.4g}\n",
-                         b.step, b.compute, b.recompute, b.tpComm, b.cpComm, b.ppComm, b.bubble, b.dpComm, b.optimizer);
+                         b.step, b.compute, b.recompute, b.tpComm, b.cpComm,
+                         b.epComm > 0 ? fmt::format("EP {:.4g} + ", b.epComm) : std::string(), b.ppComm, b.bubble, b.dpComm,
+                         b.optimizer);
         if (b.offload > 0)
             o << fmt::format("  offload            {:.4g} s per step (host link, NVMe, CPU optimizer update)\n", b.offload);
     }

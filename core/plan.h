@@ -223,6 +223,10 @@ struct StepTimeBreakdown {
     double tpComm = 0;         // tensor-parallel all-reduce / all-gather + reduce-scatter, exposed
     double cpComm = 0;         // context-parallel K/V ring traffic not hidden behind attention
     double ppComm = 0;         // pipeline point-to-point sends
+    double epComm = 0;         // expert-parallel dispatch and combine all-to-all (not overlapped)
+    double epBytesPerMicroBatch = 0; // what the busiest rank receives in them per micro-batch
+    bool epCrossesNodes = false;
+    double epBandwidth = 0;
     double bubble = 0;         // (p - 1) / v micro-batch slots of idle pipeline
     double dpComm = 0;         // data-parallel gradient / parameter traffic not overlapped
     double optimizer = 0;      // optimizer step: states read and written once at achievable bandwidth

@@ -79,10 +79,11 @@ struct Component {
     const char* name;
     double StepTimeBreakdown::*field;
 };
-constexpr std::array<Component, 8> kComponents{{{"compute", &StepTimeBreakdown::compute},
+constexpr std::array<Component, 9> kComponents{{{"compute", &StepTimeBreakdown::compute},
                                                 {"recomputation", &StepTimeBreakdown::recompute},
                                                 {"tensor-parallel traffic", &StepTimeBreakdown::tpComm},
                                                 {"context-parallel traffic", &StepTimeBreakdown::cpComm},
+                                                {"expert all-to-all", &StepTimeBreakdown::epComm},
                                                 {"pipeline sends", &StepTimeBreakdown::ppComm},
                                                 {"pipeline bubble", &StepTimeBreakdown::bubble},
                                                 {"data-parallel traffic", &StepTimeBreakdown::dpComm},
@@ -91,7 +92,7 @@ constexpr std::array<Component, 8> kComponents{{{"compute", &StepTimeBreakdown::
 std::string explainBest(const LayoutResult& r)
 {
     // The two largest parts of the step, and the memory it leaves.
-    std::array<std::pair<double, const char*>, 8> parts{};
+    std::array<std::pair<double, const char*>, kComponents.size()> parts{};
     for (std::size_t i = 0; i < kComponents.size(); ++i)
         parts[i] = {r.time.*(kComponents[i].field), kComponents[i].name};
     std::sort(parts.begin(), parts.end(), [](auto a, auto b) { return a.first > b.first; });

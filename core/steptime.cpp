@@ -149,6 +149,13 @@ Link groupLink(double ranks, double stride, double gpn, double intra, double int
     return l;
 }
 
+struct ExpertTraffic {
+    double seconds = 0;    // per micro-batch on the slowest stage
+    double bytes = 0;      // one all-to-all's receive volume on the busiest rank
+    double bandwidth = 0;  // achieved rate of the link that bounds it
+    bool crossesNodes = false;
+};
+
 struct DpTraffic {
     double total = 0, exposed = 0;
 };
@@ -206,6 +213,39 @@ DpTraffic dataParallelTraffic(const Scenario& sc, const Plan& p, const StageWork
 } // namespace
 
 double defaultCollectiveEfficiency() { return kCollectiveEfficiency; }
+
+// Full recompute re-runs the forward's dispatch and combine (Megatron-Core: the MoE layer is inside
+// the checkpointed block).
+bool recomputeMoe(const TrainingConfig& tr) { return tr.recompute == Recompute::Full; }
+
+ExpertTraffic expertTraffic(const Scenario& sc, double imbalance, double stageLayers, bool recompute, double intra,
+                            double inter, double eff, bool atPeak)
+{
+    ExpertTraffic r;
+    const auto& par = sc.parallel;
+    const auto& shape = sc.model.shape;
+    if (sc.model.kind != ModelKind::Transformer || !isMoe(shape) || par.ep <= 1)
+        return r;
+    // Rows a rank routes per micro-batch: its s/cp · b tokens (split over TP with sequence
+    // parallelism, as Megatron-Core dispatches them) × top-k, each d_model values in the activation
+    // dtype (moe-notes.md §6.4). The busiest rank receives imbalance × as many (plan.moe).
+    const double tokens = double(sc.training.seqLen) / double(std::max(1, par.cp)) * double(sc.training.microBatch) /
+                          (par.sequenceParallel ? double(std::max(1, par.tp)) : 1.0);
+    r.bytes = tokens * double(shape.moe.topK) * double(shape.dModel) * bytesPerValue(sc.precision.activations) * imbalance;
+    // The EP group: ep ranks etp apart (Megatron-Core expert rank order ETP, EP, EDP, PP).
+    Link link = groupLink(double(par.ep), double(par.etp), double(std::max(1, par.gpusPerNode)), intra, inter, eff);
+    link.nominal = intra;
+    link.busbw = intra * eff;
+    r.crossesNodes = link.crossesNodes;
+    r.bandwidth = (link.crossesNodes ? inter : intra) * (atPeak ? 1.0 : eff);
+    const double one = allToAllSeconds(r.bytes, link, inter, atPeak);
+    // Forward: dispatch + combine; backward: their gradients; full recompute: the forward's again.
+    const double perLayer = (4 + (recompute ? 2 : 0)) * one;
+    const double L = double(shape.layers);
+    const double moeShare = L > 0 ? double(moeLayerCount(shape)) / L : 0;
+    r.seconds = stageLayers * moeShare * perLayer;
+    return r;
+}
 
 StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p, bool atPeak)
 {
@@ -313,6 +353,13 @@ StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p, bool atPeak
         mbCp = stageLayers * (fwdTimes * std::max(0.0, fwd - w.attnFwd) + std::max(0.0, bwd - w.attnBwd));
     }
 
+    // ---- Expert parallelism: dispatch and combine all-to-all per MoE layer (core/collectives.h).
+    const ExpertTraffic ept = expertTraffic(sc, p.moe.routingImbalance, stageLayers, recomputeMoe(tr), intra, inter, eff, atPeak);
+    const double mbEp = ept.seconds;
+    r.epBytesPerMicroBatch = ept.bytes;
+    r.epCrossesNodes = ept.crossesNodes;
+    r.epBandwidth = ept.bandwidth;
+
     // ---- Pipeline: each micro-batch crosses the v chunk boundaries forward and backward; with TP
     // the message is split over the t ranks (Narayanan et al. 2021 §4.1 scatter/gather).
     const double mbPp = pp > 1 ? 2 * v * sendRecvSeconds((s / cp) * b * h * e / tp, ppLink, atPeak) : 0.0;
@@ -329,7 +376,7 @@ StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p, bool atPeak
         mbLaunch = std::max(kernels * gap, kernels * host - gpuBusy);
     }
 
-    r.microBatchSeconds = mbCompute + mbRecompute + mbTp + mbCp + mbPp + mbLaunch;
+    r.microBatchSeconds = mbCompute + mbRecompute + mbTp + mbCp + mbEp + mbPp + mbLaunch;
     r.compute = m * mbCompute;
     r.recompute = m * mbRecompute;
     r.tpComm = m * mbTp;
@@ -337,6 +384,7 @@ StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p, bool atPeak
     r.cpComm = m * mbCp;
     r.cpCommTotal = m * mbCpTotal;
     r.ppComm = m * mbPp;
+    r.epComm = m * mbEp;
     r.launch = m * mbLaunch;
     r.bubble = (pp - 1) / v * r.microBatchSeconds; // Narayanan et al. 2021 §2.2
 
@@ -384,8 +432,8 @@ StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p, bool atPeak
         r.commSmShare = r.dpCommHidden * r.ncclCtas / double(gpu.smCount);
     }
     r.overheads = r.launch + r.gradClip + r.checkpointSave + r.commSmShare;
-    r.step = r.compute + r.recompute + r.tpComm + r.cpComm + r.ppComm + r.bubble + r.dpComm + r.optimizer + r.offload +
-             r.overheads;
+    r.step = r.compute + r.recompute + r.tpComm + r.cpComm + r.epComm + r.ppComm + r.bubble + r.dpComm + r.optimizer +
+             r.offload + r.overheads;
     if (!(r.step > 0))
         return r;
     r.mfu = p.compute.flopsPerStep / (G * hw.peakFlops * r.step);

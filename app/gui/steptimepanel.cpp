@@ -40,6 +40,9 @@ const Part Parts[StepTimePanel::PartCount] = {
     {QT_TRANSLATE_NOOP("napkin::app::StepTimePanel", "CP"),
      QT_TRANSLATE_NOOP("napkin::app::StepTimePanel", "Context-parallel K/V ring traffic that attention does not hide."),
      &core::StepTimeBreakdown::cpComm},
+    {QT_TRANSLATE_NOOP("napkin::app::StepTimePanel", "EP"),
+     QT_TRANSLATE_NOOP("napkin::app::StepTimePanel", "Expert-parallel dispatch and combine all-to-all of the MoE layers (busiest rank), not overlapped."),
+     &core::StepTimeBreakdown::epComm},
     {QT_TRANSLATE_NOOP("napkin::app::StepTimePanel", "PP"),
      QT_TRANSLATE_NOOP("napkin::app::StepTimePanel", "Pipeline point-to-point sends of activations and their gradients."),
      &core::StepTimeBreakdown::ppComm},
@@ -63,9 +66,10 @@ const Part Parts[StepTimePanel::PartCount] = {
 // Okabe & Ito 2008 (as the ledger chart), grey for the idle bubble; lighter shades in dark mode.
 QColor partColor(int i, bool dark)
 {
-    static const QRgb light[StepTimePanel::PartCount] = {0x0072B2, 0x56B4E9, 0xE69F00, 0xF0E442, 0xCC79A7,
+    // Okabe-Ito order, EP in Tol's wine between CP and PP.
+    static const QRgb light[StepTimePanel::PartCount] = {0x0072B2, 0x56B4E9, 0xE69F00, 0xF0E442, 0x882255, 0xCC79A7,
                                                          0x8C8C8C, 0x009E73, 0xD55E00, 0x7B3294, 0x000000};
-    static const QRgb darkShades[StepTimePanel::PartCount] = {0x4A9FE0, 0x86CCF2, 0xF0B030, 0xF0E442, 0xDE97C0,
+    static const QRgb darkShades[StepTimePanel::PartCount] = {0x4A9FE0, 0x86CCF2, 0xF0B030, 0xF0E442, 0xC2548A, 0xDE97C0,
                                                               0xA6A6A6, 0x2DBE8F, 0xFF8A3D, 0xB68ACB, 0xE0E0E0};
     return QColor(dark ? darkShades[i] : light[i]);
 }

@@ -22,7 +22,7 @@ class PlanController;
 class StepTimePanel : public QWidget {
     Q_OBJECT
 public:
-    static constexpr int PartCount = 10;
+    static constexpr int PartCount = 11;
 
     explicit StepTimePanel(PlanController* controller, QWidget* parent = nullptr);
     ~StepTimePanel() override;

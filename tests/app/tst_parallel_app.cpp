@@ -136,7 +136,7 @@ private slots:
         const auto& st = m_controller->plan().stepTime;
         QVERIFY(st.valid);
         const QVector<double> bars = m_window->stepTime()->partValues();
-        const QVector<double> expected{st.compute, st.recompute, st.tpComm, st.cpComm, st.ppComm, st.bubble, st.dpComm, st.optimizer, st.offload, st.overheads};
+        const QVector<double> expected{st.compute, st.recompute, st.tpComm, st.cpComm, st.epComm, st.ppComm, st.bubble, st.dpComm, st.optimizer, st.offload, st.overheads};
         QCOMPARE(bars, expected);
         double sum = 0;
         for (double v : bars)

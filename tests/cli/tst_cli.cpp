@@ -427,7 +427,7 @@ void TestCli::planPredicted()
     QCOMPARE(at(j, QStringLiteral("time.mode")).toString(), QStringLiteral("predicted"));
     const QJsonObject b = at(j, QStringLiteral("time.breakdown")).toObject();
     double sum = 0;
-    for (const char* k : {"compute", "recompute", "tp_comm", "cp_comm", "pp_comm", "bubble", "dp_comm", "optimizer"}) {
+    for (const char* k : {"compute", "recompute", "tp_comm", "cp_comm", "ep_comm", "pp_comm", "bubble", "dp_comm", "optimizer"}) {
         QVERIFY2(b.contains(QLatin1String(k)), k);
         sum += b.value(QLatin1String(k)).toDouble();
     }

@@ -169,6 +169,40 @@ private slots:
         QCOMPARE(ds.moe.expertParamsPerRank, 59.0 * 8 * 3 * 7168 * 2048);
     }
 
+    void expertAllToAllInTheStep()
+    {
+        // Mixtral 8x7B on one node of 8 H100s at EP 8, s = 4096, b = 1, bf16: each all-to-all carries a
+        // rank's 4096 tokens × top-2 × 4096 values × 2 bytes = 67,108,864 bytes, 7/8 of them to the
+        // other ranks over NVLink at 450 GB/s one way × 0.8 (collective efficiency), plus one 3.4 µs
+        // hop: 163.1 µs. Four per MoE layer (dispatch, combine, and their gradients), 32 layers,
+        // global batch 1024 / 8 ranks = 128 micro-batches.
+        const auto p = core::estimate(scenario({"model.preset=mixtral-8x7b", "cluster.gpus=8", "parallel.ep=8",
+                                                "parallel.zero=3", "step_time.mode=predicted"}));
+        const double bytes = 4096.0 * 2 * 4096 * 2;
+        const double one = 7.0 / 8 * bytes / (450e9 * 0.8) + 3.4e-6;
+        QCOMPARE(p.stepTime.epBytesPerMicroBatch, bytes);
+        QVERIFY(!p.stepTime.epCrossesNodes);
+        QCOMPARE(p.compute.accumulationSteps, std::int64_t(128));
+        NAPKIN_COMPARE_REL(p.stepTime.epComm, 128 * 32 * 4 * one, 1e-12);
+        // The imbalance scales the busiest rank's receive: 1.5 × the bytes.
+        const auto skew = core::estimate(scenario({"model.preset=mixtral-8x7b", "cluster.gpus=8", "parallel.ep=8",
+                                                   "parallel.zero=3", "step_time.mode=predicted", "training.routing_imbalance=1.5"}));
+        QCOMPARE(skew.stepTime.epBytesPerMicroBatch, 1.5 * bytes);
+        QVERIFY(skew.stepTime.epComm > p.stepTime.epComm);
+        // Across nodes: DeepSeek-V3 at EP 64 on 8 nodes of 8. The 7/8 of each rank's rows bound for other
+        // nodes leave through its 50 GB/s NIC (× 0.8), the 1/8 on its node's other ranks go over NVLink
+        // meanwhile: 4096 · 8 · 7168 · 2 · 7/8 / 40e9 + 9.6 µs per all-to-all.
+        const auto ds = core::estimate(scenario({"model.preset=deepseek-v3", "cluster.gpus=64", "parallel.ep=64",
+                                                 "step_time.mode=predicted"}));
+        QVERIFY(ds.stepTime.epCrossesNodes);
+        const double dsOne = 4096.0 * 8 * 7168 * 2 * 7 / 8 / 40e9 + 9.6e-6;
+        // 58 MoE layers of 61, the whole model on one stage; 1024 / 64 = 16 micro-batches.
+        NAPKIN_COMPARE_REL(ds.stepTime.epComm, 16 * 61 * (58.0 / 61) * 4 * dsOne, 1e-12);
+        // No expert parallelism: no all-to-all.
+        QCOMPARE(core::estimate(scenario({"model.preset=mixtral-8x7b", "cluster.gpus=8", "step_time.mode=predicted",
+                                          "parallel.zero=3"})).stepTime.epComm, 0.0);
+    }
+
     void expertLayoutErrors()
     {
         QCOMPARE(firstField({"model.preset=mixtral-8x7b", "cluster.gpus=16", "parallel.ep=3"}), std::string("parallel.ep"));

@@ -174,7 +174,7 @@ private slots:
             // The step-time prediction is computed in both modes; its parts sum to the step.
             if (p.stepTime.valid) {
                 const auto& b = p.stepTime;
-                const double parts = b.compute + b.recompute + b.tpComm + b.cpComm + b.ppComm + b.bubble + b.dpComm + b.optimizer +
+                const double parts = b.compute + b.recompute + b.tpComm + b.cpComm + b.epComm + b.ppComm + b.bubble + b.dpComm + b.optimizer +
                                      b.launch + b.gradClip + b.checkpointSave + b.commSmShare;
                 QVERIFY(std::abs(b.overheads - (b.launch + b.gradClip + b.checkpointSave + b.commSmShare)) <= 1e-12 * b.step);
                 // No predicted MFU above the bound the achievable GEMM rate sets (time.mfu_ceiling).

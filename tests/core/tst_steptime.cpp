@@ -210,7 +210,7 @@ private slots:
                                                 "training.global_batch=256", "step_time.mode=predicted"}));
         const auto& b = plan.stepTime;
         QVERIFY(b.valid);
-        const double sum = b.compute + b.recompute + b.tpComm + b.cpComm + b.ppComm + b.bubble + b.dpComm + b.optimizer +
+        const double sum = b.compute + b.recompute + b.tpComm + b.cpComm + b.epComm + b.ppComm + b.bubble + b.dpComm + b.optimizer +
                            b.launch + b.gradClip + b.checkpointSave + b.commSmShare;
         QVERIFY(std::fabs(b.step / sum - 1) < 1e-12);
         // Narayanan et al. 2021 §2.2: the bubble is (p - 1) / v micro-batch slots: (4 - 1) / 2 here.
