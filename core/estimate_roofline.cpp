@@ -44,6 +44,7 @@ void estimateRoofline(const Scenario& sc, Plan& p)
     options.flash = tr.flashAttention;
     options.fusion = sc.stepTime.kernelFusion == KernelFusion::Eager ? KernelFusion::Eager : KernelFusion::Fused;
     options.loss = lossKernelFor(sc.stepTime.framework);
+    options.expertRanks = par.ep;
     // Sliding windows and chunks: a fused kernel visits only the blocks inside the window (FlashAttention
     // window_size), so the average layer's attention sees keys = 2 · mean causal context instead of s;
     // an unfused path computes and masks the whole square.

@@ -121,9 +121,10 @@ double mlpWidth(const TransformerShape& s)
     return averageWidth(s, double(s.moe.topK) * double(s.moe.expertFfn) + sharedExpertWidth(s.moe));
 }
 
-double mlpWeightWidth(const TransformerShape& s)
+double mlpWeightWidth(const TransformerShape& s, int expertRanks)
 {
-    return averageWidth(s, double(s.moe.experts) * double(s.moe.expertFfn) + sharedExpertWidth(s.moe));
+    const double local = double(s.moe.experts) / double(std::max(1, expertRanks));
+    return averageWidth(s, local * double(s.moe.expertFfn) + sharedExpertWidth(s.moe));
 }
 
 namespace {

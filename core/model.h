@@ -103,7 +103,7 @@ std::int64_t moeLayerCount(const TransformerShape& s);
 double mlpWidth(const TransformerShape& s);
 // The MLP weights an average layer holds, as the same kind of width: E · I_e + shared · I_s on MoE
 // layers (every expert's weights are read, k of them per token).
-double mlpWeightWidth(const TransformerShape& s);
+double mlpWeightWidth(const TransformerShape& s, int expertRanks = 1); // a rank holding experts / expertRanks
 // The summed width of an MoE layer's shared experts: shared · I_s (I_s = I_e when not given).
 double sharedExpertWidth(const MoeShape& m);
 // MLA's projection weights per layer (moe-notes.md §2.1; DeepSeek-V3 inference/model.py): query

@@ -114,7 +114,8 @@ struct LayerOpBuilder {
     double qkvN = qkvWidth(m), outK = outWidth(m);
     // Mixture of experts: the MLP's GEMMs do the k routed experts' work per token (f above) and read
     // every expert's weights (moe-notes.md §1.1); the router is a d x E GEMM on the MoE layers.
-    double weightRatio = f > 0 ? mlpWeightWidth(m) / f : 1.0;
+    // With expert parallelism a rank holds and reads experts / ep of them (Megatron-Core EP).
+    double weightRatio = f > 0 ? mlpWeightWidth(m, opt.expertRanks) / f : 1.0;
     double experts = double(m.moe.experts), moeLayers = double(moeLayerCount(m));
     double keys = 0, nk = 0, scores = 0; // keys per query, key/value rows read, b · a · s · keys
     bool swiglu = m.ffnKind == FfnKind::Swiglu;

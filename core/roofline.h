@@ -30,6 +30,7 @@ struct LayerOpOptions {
     bool flash = true;
     KernelFusion fusion = KernelFusion::Fused;
     LossKernel loss = LossKernel::MegatronVocabParallel;
+    int expertRanks = 1; // parallel.ep: a rank reads the weights of experts / ep routed experts only
 };
 
 // One transformer layer at micro-batch b and sequence s, forward then backward, then the logits
