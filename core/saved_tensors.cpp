@@ -58,8 +58,30 @@ struct Widths {
     double row = 1;  // one value per token (1 / t of the tokens with sequence parallelism)
     double h = 0;    // h on every rank (a row-parallel matmul's output before its reduction)
     double q = 0, kv = 0, f = 0, heads = 0; // per tensor-parallel rank
+    double routed = 0, router = 0; // MoE, per token of the average layer: routed rows k·r, router columns E
     bool swiglu = false, rope = false, dropout = false, repeat = false, layerNorm = false;
 };
+
+// A mixture-of-experts layer's own tensors (moe-notes.md §6.2; Megatron-Core moe_layer.py,
+// token_dispatcher.py): the router's fp32 probabilities (T · E, kept for the aux loss and the
+// top-k backward), the permuted tokens the experts' fc1 reads (T · k rows of d_model, on every
+// expert-tensor rank: the dispatcher gathers them), and the experts' fc2 output that the
+// probability-weighted combine needs. Listed at the average layer's width (MoE layers / L).
+void moeInputs(ListBuilder& x, const Widths& w)
+{
+    if (w.routed <= 0)
+        return;
+    x.token("moe.router_probs", "router top-k and aux loss (fp32)", w.router, 4, "fp32", kFullOp | kDropMlp);
+    x.token("moe.permuted_input", "expert fc1 (its input: k rows per token)", w.routed * w.h, x.c.e, x.c.eName,
+            kFullOp | kDropMlp);
+}
+
+void moeOutputs(ListBuilder& x, const Widths& w)
+{
+    if (w.routed > 0)
+        x.token("moe.expert_output", "unpermute and combine (weighted by the probabilities)", w.routed * w.h, x.c.e,
+                x.c.eName, kFullOp | kDropMlp);
+}
 
 // Megatron-Core + Transformer Engine (Korthikanti et al. 2022 Table 2's tensors). The op policy's
 // bits follow torchtitan's mm order (wq, wk, wv, wo, w1, w3, w2: the odd ones kept).
@@ -94,6 +116,7 @@ void fusedList(ListBuilder& x, const Widths& w, const TransformerShape& m)
         x.token("attention.dropout_mask", "bias-dropout-add", w.rep, 1, "bool", kFullOp);
     x.token("mlp_norm.input", "pre_mlp_layernorm", w.rep, e, E, kFullOp);
     x.token("mlp_norm.output", "mlp_fc1 (its input)", w.rep, e, E, kFullOp | kDropLayernorm | kDropMlp);
+    moeInputs(x, w);
     if (w.swiglu) {
         x.token("mlp.gate", "swiglu (silu of the gate)", w.f, e, E, kDropFull | kDropMlp);
         x.token("mlp.up", "swiglu (the product)", w.f, e, E, kFullOp | kDropMlp);
@@ -101,6 +124,7 @@ void fusedList(ListBuilder& x, const Widths& w, const TransformerShape& m)
         x.token("mlp.fc1_output", "gelu (its input)", w.f, e, E, kDropFull | kDropMlp);
     }
     x.token("mlp.activation_output", "mlp_fc2 (its input)", w.f, e, E, kFullOp | kDropMlp);
+    moeOutputs(x, w);
     if (w.swiglu)
         x.token("w2.output", "kept by the op policy (mm 7)", w.h, e, E, kCheckpointOnly | kDropFull);
     if (w.dropout)
@@ -162,6 +186,7 @@ void eagerList(ListBuilder& x, const Widths& w, const TransformerShape& m)
         x.token("attention.dropout_mask", "dropout", w.rep, 1, "bool", kFullOp);
     eagerNorm(x, w, "ffn_norm.fp32_input", "ffn_norm.rstd", "ffn_norm.normalized", "ffn_norm.output",
               w.swiglu ? "w1, w3 (their input)" : "w1 (its input)", kFullOp | kDropLayernorm | kDropMlp);
+    moeInputs(x, w);
     if (w.swiglu) {
         x.token("w1.output", "silu (its input)", w.f, e, E, kDropFull | kDropMlp);
         x.token("silu.output", "mul", w.f, e, E, kFullOp | kDropMlp);
@@ -172,6 +197,7 @@ void eagerList(ListBuilder& x, const Widths& w, const TransformerShape& m)
         x.token("w1.output", "gelu (its input)", w.f, e, E, kDropFull | kDropMlp);
         x.token("gelu.output", "w2 (its input)", w.f, e, E, kFullOp | kDropMlp);
     }
+    moeOutputs(x, w);
     if (w.dropout)
         x.token("mlp.dropout_mask", "dropout", w.rep, 1, "bool", kFullOp);
 }
@@ -241,6 +267,13 @@ void layerSavedTensors(const TransformerShape& m, const TensorContext& c, LayerT
         w.kv = double(m.heads) * (dq + dv) / 2 / t;
     }
     w.f = mlpWidth(m) / t; // mixture of experts: the k routed experts' rows and the shared experts
+    if (isMoe(m) && m.layers > 0) {
+        // The busiest expert rank computes imbalance × the balanced k rows per token.
+        const double share = double(moeLayerCount(m)) / double(m.layers), r = std::max(1.0, c.routingImbalance);
+        w.routed = share * double(m.moe.topK) * r;
+        w.router = share * double(m.moe.experts);
+        w.f += share * double(m.moe.topK) * double(m.moe.expertFfn) * (r - 1) / t;
+    }
     w.heads = double(m.heads) / t;
     w.swiglu = m.ffnKind == FfnKind::Swiglu;
     w.rope = m.positions == PositionKind::Rotary;

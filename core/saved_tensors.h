@@ -73,10 +73,11 @@ struct TensorContext {
     bool eager = false;    // step_time.kernel_fusion eager: the eager list
     Recompute policy = Recompute::None;
     std::uint8_t modules = 0; // with Recompute::Modules
+    double routingImbalance = 1; // mixture of experts: the busiest expert rank's rows over the mean (1 without EP)
 };
 
 struct LayerTensors {
-    std::array<SavedTensor, 28> tensors{};
+    std::array<SavedTensor, 32> tensors{};
     int count = 0;
     int keptCount = 0;          // tensors held under the policy
     double kept = 0;            // what one layer holds per micro-batch under the policy

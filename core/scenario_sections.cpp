@@ -163,8 +163,7 @@ void readRecomputeModules(ObjectReader& r, TrainingConfig& t, Errors& errors)
             t.recomputeModules |= bit;
         else if (item.is_string() && isMoeRecomputeModule(name))
             errors.push_back({"training.recompute_modules", name, "recomputes a mixture-of-experts or latent-attention "
-                              "module, whose saved tensors Napkin does not list yet (an MoE layer's activations are "
-                              "counted as a dense MLP as wide as the k routed and the shared experts a token runs through)", allowed});
+                              "module: which of those layers' saved tensors it drops is not modelled yet", allowed});
         else
             errors.push_back({"training.recompute_modules", name, "unknown recompute module", allowed});
     }

@@ -91,6 +91,39 @@ private slots:
         QVERIFY(pp.memory.perStage[1].activations > ppWithout.memory.perStage[1].activations);
     }
 
+    void moeLayerTensors()
+    {
+        // DeepSeek-V3 at s = 4096, b = 1, bf16, one GPU: per average layer (58 of 61 layers MoE) the
+        // router's fp32 probabilities 4096 · 256 · 4 · 58/61, the permuted tokens and the experts' fc2
+        // output, each 4096 · 8 rows · 7168 · 2 bytes · 58/61.
+        const auto p = core::estimate(scenario({"model.preset=deepseek-v3"}));
+        auto bytesOf = [](const core::Plan& plan, const char* name) {
+            const auto& lt = plan.memory.layerTensors;
+            for (int i = 0; i < lt.count; ++i)
+                if (std::string(lt.tensors[std::size_t(i)].name) == name)
+                    return lt.tensors[std::size_t(i)].bytes;
+            return -1.0;
+        };
+        const double share = 58.0 / 61;
+        NAPKIN_COMPARE_REL(bytesOf(p, "moe.router_probs"), 4096.0 * 256 * 4 * share, 1e-12);
+        NAPKIN_COMPARE_REL(bytesOf(p, "moe.permuted_input"), 4096.0 * 8 * 7168 * 2 * share, 1e-12);
+        NAPKIN_COMPARE_REL(bytesOf(p, "moe.expert_output"), 4096.0 * 8 * 7168 * 2 * share, 1e-12);
+        // A dense model lists none of them.
+        QCOMPARE(bytesOf(core::estimate(scenario({})), "moe.permuted_input"), -1.0);
+        // At EP 64 with imbalance 1.5 the busiest rank holds 1.5 × the routed rows and fc1 outputs:
+        // permuted input × 1.5, and SwiGLU's gate and up grow by 0.5 · 8 · 2048 · share values each.
+        const auto skew = core::estimate(scenario({"model.preset=deepseek-v3", "cluster.gpus=64", "parallel.ep=64",
+                                                   "training.routing_imbalance=1.5"}));
+        NAPKIN_COMPARE_REL(bytesOf(skew, "moe.permuted_input"), 1.5 * 4096.0 * 8 * 7168 * 2 * share, 1e-12);
+        NAPKIN_COMPARE_REL(bytesOf(skew, "mlp.gate") - bytesOf(p, "mlp.gate"), 4096.0 * 0.5 * 8 * 2048 * 2 * share, 1e-12);
+        // Full recompute drops them all (the layer input is the checkpoint).
+        const auto full = core::estimate(scenario({"model.preset=deepseek-v3", "training.recompute=full"}));
+        const auto& lt = full.memory.layerTensors;
+        for (int i = 0; i < lt.count; ++i)
+            if (std::string(lt.tensors[std::size_t(i)].name).rfind("moe.", 0) == 0)
+                QVERIFY(!lt.tensors[std::size_t(i)].kept);
+    }
+
     void routingImbalanceAndCapacity()
     {
         // DeepSeek-V3 at s = 4096, b = 1: 4096 · 8 routed rows over 256 experts = 128 per expert; a
