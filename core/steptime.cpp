@@ -59,15 +59,29 @@ struct StageWork {
     double fusedAttnFwd = 0; // forward time of fused attention kernels (OpKind::Attention)
 };
 
-StageWork sumOps(const Plan& p, const TrainingConfig& tr, const TransformerShape& shape, bool isMlp, bool atPeak)
+// The busiest expert-parallel rank runs imbalance × the routed experts' rows: its MLP ops (the
+// average layer's, of width k·I_e + shared on MoE layers) take f_busy / f as long (the weights they
+// read stay the same: a small overestimate where they are memory-bound).
+double busiestRankMlpScale(const Scenario& sc, double imbalance)
+{
+    const auto& m = sc.model.shape;
+    if (sc.model.kind != ModelKind::Transformer || !isMoe(m) || sc.parallel.ep <= 1 || imbalance <= 1 || m.layers <= 0)
+        return 1;
+    const double f = mlpWidth(m);
+    const double share = double(moeLayerCount(m)) / double(m.layers);
+    return f > 0 ? (f + share * double(m.moe.topK) * double(m.moe.expertFfn) * (imbalance - 1)) / f : 1;
+}
+
+StageWork sumOps(const Plan& p, const TrainingConfig& tr, const TransformerShape& shape, bool isMlp, bool atPeak,
+                 double mlpScale = 1)
 {
     // Per-op groups only for the policies that recompute part of a layer (string tests per op).
     const bool byOp = !isMlp && (tr.recompute == Recompute::Op || tr.recompute == Recompute::Modules);
     StageWork w;
     for (const auto& op : p.ops) {
-        const double t = atPeak ? op.timeSeconds : op.achievableSeconds;
-        const double exec = op.executedFlops > 0 ? op.executedFlops : op.flops;
         const std::string_view name = op.name;
+        const double t = (atPeak ? op.timeSeconds : op.achievableSeconds) * (!isMlp && isMlpOp(name) ? mlpScale : 1.0);
+        const double exec = op.executedFlops > 0 ? op.executedFlops : op.flops;
         if (!isMlp && isHead(name)) {
             w.head += t;
             w.kernelsHead += op.kernels;
@@ -268,7 +282,7 @@ StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p, bool atPeak
     r.framework = toString(sc.stepTime.framework);
 
     // ---- Compute of one micro-batch on the slowest stage (the last: it also runs the logits).
-    StageWork w = sumOps(p, tr, sc.model.shape, isMlp, atPeak);
+    StageWork w = sumOps(p, tr, sc.model.shape, isMlp, atPeak, busiestRankMlpScale(sc, p.moe.routingImbalance));
     const Work re = recomputeWork(tr, w, isMlp);
     const double recomputeFwd = re.t, recomputeKernels = re.kernels, recomputeExec = re.exec;
     // Executed FLOPs: tp·cp·dp rank positions, each running every layer of m micro-batches.

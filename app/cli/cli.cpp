@@ -7,6 +7,7 @@
 #include "dtypeexplain.h"
 #include "reconcile.h"
 #include "estimate.h"
+#include "moe_sweep.h"
 #include "fit.h"
 #include "jsonreader.h"
 #include "format.h"
@@ -224,14 +225,19 @@ int cmdPlan(const Options& o, std::ostream& out, std::ostream& err)
     (void)report;
 #endif
     std::string text;
-    if (o.format == "json")
-        text = core::planToJson(plan).dump(1) + "\n";
-    else if (o.format == "md")
+    // A mixture of experts with expert parallelism: the plan at imbalance 1.0 / 1.2 / 1.5 / worst.
+    const auto sweep = core::imbalanceSweep(*sc);
+    if (o.format == "json") {
+        auto j = core::planToJson(plan);
+        if (!sweep.empty())
+            j["moe"]["imbalance_sweep"] = core::imbalanceSweepJson(sweep);
+        text = j.dump(1) + "\n";
+    } else if (o.format == "md")
         text = core::planToMarkdown(plan);
     else if (o.format == "csv")
         text = core::planToCsv(plan);
     else
-        text = core::planToText(plan);
+        text = core::planToText(plan) + core::imbalanceSweepText(sweep);
     return checked(o, writeOutput(o, text, out, err), !plan.memory.fits);
 }
 

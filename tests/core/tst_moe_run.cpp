@@ -3,6 +3,8 @@
 // and the errors and warnings of each key. Every expected value is derived by hand below.
 #include "testsupport.h"
 
+#include "moe_sweep.h"
+
 #include <algorithm>
 
 using namespace napkin;
@@ -222,6 +224,16 @@ private slots:
                                                    "parallel.zero=3", "step_time.mode=predicted", "training.routing_imbalance=1.5"}));
         QCOMPARE(skew.stepTime.epBytesPerMicroBatch, 1.5 * bytes);
         QVERIFY(skew.stepTime.epComm > p.stepTime.epComm);
+        // ... and its experts compute 1.5 × the rows: every Mixtral layer's MLP (k · I_e wide, no shared
+        // experts) takes 1.5 × as long on the busiest rank, 128 micro-batches × 32 layers.
+        double mlpOps = 0;
+        for (const auto& op : p.ops) {
+            const std::string name = op.name;
+            if (name.rfind("mlp_", 0) == 0 || name.rfind("silu_mul", 0) == 0 || name.rfind("gelu", 0) == 0)
+                mlpOps += op.achievableSeconds;
+        }
+        QVERIFY(mlpOps > 0);
+        NAPKIN_COMPARE_REL(skew.stepTime.compute - p.stepTime.compute, 128 * 32 * 0.5 * mlpOps, 1e-9);
         // Across nodes: DeepSeek-V3 at EP 64 on 8 nodes of 8. The 7/8 of each rank's rows bound for other
         // nodes leave through its 50 GB/s NIC (× 0.8), the 1/8 on its node's other ranks go over NVLink
         // meanwhile: 4096 · 8 · 7168 · 2 · 7/8 / 40e9 + 9.6 µs per all-to-all.
@@ -248,6 +260,27 @@ private slots:
         // No expert parallelism: no all-to-all.
         QCOMPARE(core::estimate(scenario({"model.preset=mixtral-8x7b", "cluster.gpus=8", "step_time.mode=predicted",
                                           "parallel.zero=3"})).stepTime.epComm, 0.0);
+    }
+
+    void imbalanceSweep()
+    {
+        // Mixtral 8x7B at EP 8: the plan at 1.0, 1.2, 1.5 and the worst case (8 · min(2, 1) / 2 = 4);
+        // each point is the full plan with that imbalance, so step and memory rise with it.
+        const auto sc = scenario({"model.preset=mixtral-8x7b", "cluster.gpus=16", "parallel.ep=8", "step_time.mode=predicted"});
+        const auto sweep = core::imbalanceSweep(sc);
+        QCOMPARE(sweep.size(), std::size_t(4));
+        QCOMPARE(sweep[0].stepSeconds, core::estimate(sc).stepTime.step);
+        QCOMPARE(sweep[0].memoryTotal, core::estimate(sc).memory.total);
+        QCOMPARE(sweep[3].label, std::string("worst"));
+        QCOMPARE(sweep[3].imbalance, 4.0);
+        for (std::size_t i = 1; i < sweep.size(); ++i) {
+            QVERIFY(sweep[i].stepSeconds > sweep[i - 1].stepSeconds);
+            QVERIFY(sweep[i].memoryTotal > sweep[i - 1].memoryTotal);
+        }
+        QCOMPARE(core::imbalanceSweepJson(sweep).size(), std::size_t(4));
+        // No expert parallelism, or a dense model: no sweep.
+        QVERIFY(core::imbalanceSweep(scenario({"model.preset=mixtral-8x7b"})).empty());
+        QVERIFY(core::imbalanceSweep(scenario({})).empty());
     }
 
     void expertLayoutErrors()
