@@ -60,8 +60,7 @@ double allToAllSeconds(double bytes, const Link& link, double interNominal, bool
     const double n = link.ranks;
     if (bytes <= 0 || n <= 1 || link.nominal <= 0)
         return 0;
-    const double eff = link.nominal > 0 ? link.busbw / link.nominal : 1.0;
-    const double e = atPeak ? 1.0 : eff;
+    const double e = atPeak ? 1.0 : link.busbw / link.nominal;
     const double remote = (n - 1) / n * bytes;
     double t = remote / (link.nominal * e);
     if (link.crossesNodes && link.nodes > 1 && interNominal > 0) {

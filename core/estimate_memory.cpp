@@ -174,7 +174,7 @@ LedgerInputs ledgerInputs(const Scenario& sc, Plan& p)
         tc.e = in.e;
         tc.eName = info(pr.activations).id.data(); // a string literal in the dtype table
         tc.t = double(in.tp);
-        tc.routingImbalance = sc.parallel.ep > 1 ? p.moe.routingImbalance : 1.0;
+        tc.routingImbalance = p.moe.busiestRankLoad;
         tc.sequenceParallel = sc.parallel.sequenceParallel;
         tc.flash = tr.flashAttention;
         tc.eager = in.eager;

@@ -121,6 +121,14 @@ double mlpWidth(const TransformerShape& s)
     return averageWidth(s, double(s.moe.topK) * double(s.moe.expertFfn) + sharedExpertWidth(s.moe));
 }
 
+double busiestRankMlpWidth(const TransformerShape& s, double load)
+{
+    if (!isMoe(s) || load <= 1)
+        return mlpWidth(s);
+    return mlpWidth(s) + (averageWidth(s, double(s.moe.topK) * double(s.moe.expertFfn)) -
+                          averageWidth(s, 0.0)) * (load - 1);
+}
+
 double mlpWeightWidth(const TransformerShape& s, int expertRanks)
 {
     const double local = double(s.moe.experts) / double(std::max(1, expertRanks));

@@ -101,6 +101,9 @@ std::int64_t moeLayerCount(const TransformerShape& s);
 // model; (L_dense · ffn + L_moe · (k · I_e + shared · I_s)) / L with experts. FLOPs and saved
 // activations are linear in the width, so their sums over the layers are exact.
 double mlpWidth(const TransformerShape& s);
+// mlpWidth on the busiest expert-parallel rank, whose routed experts take `load` × the mean rows:
+// the routed part k · I_e of the MoE layers grows by (load - 1); dense layers and shared experts do not.
+double busiestRankMlpWidth(const TransformerShape& s, double load);
 // The MLP weights an average layer holds, as the same kind of width: E · I_e + shared · I_s on MoE
 // layers (every expert's weights are read, k of them per token).
 double mlpWeightWidth(const TransformerShape& s, int expertRanks = 1); // a rank holding experts / expertRanks

@@ -67,13 +67,18 @@ void estimateMoeRun(const Scenario& sc, Plan& p)
         derive(p, "moe.routing_imbalance", "{r}", m.routingImbalance, "",
                "training.routing_imbalance: routed rows of the busiest expert-parallel rank over the mean (1: balanced)",
                {{"r", m.routingImbalance}});
-    // Rows of one micro-batch on a rank: s / CP tokens of b sequences (sequence parallelism gathers
-    // them before the router), each sent to k experts.
-    const double tokens = double(t.seqLen) / double(std::max(1, sc.parallel.cp)) * double(t.microBatch);
-    m.rowsPerExpert = tokens * k / E;
-    derive(p, "moe.rows_per_expert", "{s} / {cp} · {b} · {top_k} / {experts}", m.rowsPerExpert, "rows",
-           "balanced routing: T·k routed rows over E experts per micro-batch (SimuMax moe_module.py; moe-notes.md §1.5)",
-           {{"s", double(t.seqLen)}, {"cp", double(std::max(1, sc.parallel.cp))}, {"b", double(t.microBatch)},
+    // One imbalance on one expert rank changes no GPU's load: every GPU holds every expert.
+    m.busiestRankLoad = m.expertRanks > 1 ? m.routingImbalance : 1.0;
+    // Tokens a rank routes per micro-batch: s / CP of b sequences, and with sequence parallelism its
+    // 1 / TP of them (Megatron-Core routes the local tokens, then all-gathers over ETP); each goes to
+    // k experts. The capacity is computed from these local rows (moe_utils.get_capacity).
+    const double sp = pa.sequenceParallel ? double(std::max(1, pa.tp)) : 1.0;
+    m.routedTokens = double(t.seqLen) / double(std::max(1, pa.cp)) * double(t.microBatch) / sp;
+    m.rowsPerExpert = m.routedTokens * k / E;
+    derive(p, "moe.rows_per_expert", "{s} / {cp} · {b} / {sp} · {top_k} / {experts}", m.rowsPerExpert, "rows",
+           "balanced routing: a rank's T·k routed rows over E experts per micro-batch; sp = tp with sequence "
+           "parallelism (SimuMax moe_module.py; moe-notes.md §1.5)",
+           {{"s", double(t.seqLen)}, {"cp", double(std::max(1, pa.cp))}, {"b", double(t.microBatch)}, {"sp", sp},
             {"top_k", k}, {"experts", E}});
     if (t.capacityFactor) {
         m.capacityFactor = *t.capacityFactor;

@@ -177,6 +177,8 @@ struct MoeRun {
     std::int64_t expertDataParallel = 1; // EDP = tp·cp·dp / (etp·ep)
     bool crossesNodes = false;     // ep · etp > gpus_per_node: the all-to-all leaves the node
     double routingImbalance = 1;   // max / mean routed rows per expert rank, resolved
+    double busiestRankLoad = 1;    // what the busiest rank carries: routingImbalance with ep > 1, else 1
+    double routedTokens = 0;       // tokens a rank routes per micro-batch: s / cp · b (/ tp with SP)
     bool worst = false;            // training.routing_imbalance "worst"
     double capacityFactor = 0;     // 0: dropless
     double rowsPerExpert = 0;      // mean routed rows per expert per micro-batch: T·k / E

@@ -266,13 +266,14 @@ void layerSavedTensors(const TransformerShape& m, const TensorContext& c, LayerT
         w.q = double(m.heads) * dq / t;
         w.kv = double(m.heads) * (dq + dv) / 2 / t;
     }
-    w.f = mlpWidth(m) / t; // mixture of experts: the k routed experts' rows and the shared experts
+    // Mixture of experts: the k routed experts' rows and the shared experts; the busiest expert rank
+    // holds imbalance × the routed rows.
+    const double r = std::max(1.0, c.routingImbalance);
+    w.f = busiestRankMlpWidth(m, r) / t;
     if (isMoe(m) && m.layers > 0) {
-        // The busiest expert rank computes imbalance × the balanced k rows per token.
-        const double share = double(moeLayerCount(m)) / double(m.layers), r = std::max(1.0, c.routingImbalance);
+        const double share = double(moeLayerCount(m)) / double(m.layers);
         w.routed = share * double(m.moe.topK) * r;
         w.router = share * double(m.moe.experts);
-        w.f += share * double(m.moe.topK) * double(m.moe.expertFfn) * (r - 1) / t;
     }
     w.heads = double(m.heads) / t;
     w.swiglu = m.ffnKind == FfnKind::Swiglu;

@@ -443,7 +443,9 @@ void readParallel(const nlohmann::json& node, Scenario& sc, Errors& errors)
                     "pp integers >= 0 summing to model.layers");
     }
     pa.ep = int(r.integer("ep", 1, 4096).value_or(1));
-    if (const auto* e = r.child("etp"); e && !(e->is_string() && e->get<std::string>() == "auto") && !e->is_null()) {
+    if (const auto* e = r.child("etp"); e && e->is_string() && e->get<std::string>() != "auto") {
+        r.error("etp", shortDump(*e), "must be an integer or \"auto\"", "an integer from 1 to 4096, or \"auto\" (= tp)");
+    } else if (e && !e->is_string() && !e->is_null()) {
         pa.etpAuto = false;
         pa.etp = int(r.integer("etp", 1, 4096).value_or(1));
     }
@@ -525,7 +527,7 @@ void readOverhead(const nlohmann::json& node, Scenario& sc, Errors& errors)
 }
 
 // parallel.ep / parallel.etp against the experts and the dense layout; resolves etp and edp. A
-// model without routed experts keeps ep = 1 (the plan warns expert_parallel_unused).
+// model without routed experts keeps ep = 1 (the plan warns moe_keys_unused).
 void checkExpertLayout(Scenario& sc, Errors& errors)
 {
     auto& pa = sc.parallel;

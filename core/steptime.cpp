@@ -62,14 +62,13 @@ struct StageWork {
 // The busiest expert-parallel rank runs imbalance × the routed experts' rows: its MLP ops (the
 // average layer's, of width k·I_e + shared on MoE layers) take f_busy / f as long (the weights they
 // read stay the same: a small overestimate where they are memory-bound).
-double busiestRankMlpScale(const Scenario& sc, double imbalance)
+double busiestRankMlpScale(const Scenario& sc, double load)
 {
     const auto& m = sc.model.shape;
-    if (sc.model.kind != ModelKind::Transformer || !isMoe(m) || sc.parallel.ep <= 1 || imbalance <= 1 || m.layers <= 0)
+    if (sc.model.kind != ModelKind::Transformer || load <= 1)
         return 1;
     const double f = mlpWidth(m);
-    const double share = double(moeLayerCount(m)) / double(m.layers);
-    return f > 0 ? (f + share * double(m.moe.topK) * double(m.moe.expertFfn) * (imbalance - 1)) / f : 1;
+    return f > 0 ? busiestRankMlpWidth(m, load) / f : 1;
 }
 
 StageWork sumOps(const Plan& p, const TrainingConfig& tr, const TransformerShape& shape, bool isMlp, bool atPeak,
@@ -232,7 +231,7 @@ double defaultCollectiveEfficiency() { return kCollectiveEfficiency; }
 // the checkpointed block).
 bool recomputeMoe(const TrainingConfig& tr) { return tr.recompute == Recompute::Full; }
 
-ExpertTraffic expertTraffic(const Scenario& sc, double imbalance, double stageLayers, bool recompute, double intra,
+ExpertTraffic expertTraffic(const Scenario& sc, const MoeRun& moe, double stageLayers, bool recompute, double intra,
                             double inter, double eff, bool atPeak)
 {
     ExpertTraffic r;
@@ -240,12 +239,10 @@ ExpertTraffic expertTraffic(const Scenario& sc, double imbalance, double stageLa
     const auto& shape = sc.model.shape;
     if (sc.model.kind != ModelKind::Transformer || !isMoe(shape) || par.ep <= 1)
         return r;
-    // Rows a rank routes per micro-batch: its s/cp · b tokens (split over TP with sequence
-    // parallelism, as Megatron-Core dispatches them) × top-k, each d_model values in the activation
-    // dtype (moe-notes.md §6.4). The busiest rank receives imbalance × as many (plan.moe).
-    const double tokens = double(sc.training.seqLen) / double(std::max(1, par.cp)) * double(sc.training.microBatch) /
-                          (par.sequenceParallel ? double(std::max(1, par.tp)) : 1.0);
-    r.bytes = tokens * double(shape.moe.topK) * double(shape.dModel) * bytesPerValue(sc.precision.activations) * imbalance;
+    // Rows a rank routes per micro-batch (plan.moe.routed_tokens × top-k), each d_model values in the
+    // activation dtype (moe-notes.md §6.4); the busiest rank receives its load × as many.
+    r.bytes = moe.routedTokens * double(shape.moe.topK) * double(shape.dModel) * bytesPerValue(sc.precision.activations) *
+              moe.busiestRankLoad;
     // The EP group: ep ranks etp apart (Megatron-Core expert rank order ETP, EP, EDP, PP).
     Link link = groupLink(double(par.ep), double(par.etp), double(std::max(1, par.gpusPerNode)), intra, inter, eff);
     link.nominal = intra;
@@ -282,7 +279,7 @@ StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p, bool atPeak
     r.framework = toString(sc.stepTime.framework);
 
     // ---- Compute of one micro-batch on the slowest stage (the last: it also runs the logits).
-    StageWork w = sumOps(p, tr, sc.model.shape, isMlp, atPeak, busiestRankMlpScale(sc, p.moe.routingImbalance));
+    StageWork w = sumOps(p, tr, sc.model.shape, isMlp, atPeak, busiestRankMlpScale(sc, p.moe.busiestRankLoad));
     const Work re = recomputeWork(tr, w, isMlp);
     const double recomputeFwd = re.t, recomputeKernels = re.kernels, recomputeExec = re.exec;
     // Executed FLOPs: tp·cp·dp rank positions, each running every layer of m micro-batches.
@@ -368,7 +365,7 @@ StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p, bool atPeak
     }
 
     // ---- Expert parallelism: dispatch and combine all-to-all per MoE layer (core/collectives.h).
-    const ExpertTraffic ept = expertTraffic(sc, p.moe.routingImbalance, stageLayers, recomputeMoe(tr), intra, inter, eff, atPeak);
+    const ExpertTraffic ept = expertTraffic(sc, p.moe, stageLayers, recomputeMoe(tr), intra, inter, eff, atPeak);
     const double mbEp = ept.seconds;
     r.epBytesPerMicroBatch = ept.bytes;
     r.epCrossesNodes = ept.crossesNodes;

@@ -152,7 +152,12 @@ private slots:
         // An imbalance on one expert rank changes no GPU's load, and says so.
         const auto skew = core::estimate(scenario({"model.preset=mixtral-8x7b", "training.routing_imbalance=1.5"}));
         QCOMPARE(skew.moe.routingImbalance, 1.5);
+        QCOMPARE(skew.moe.busiestRankLoad, 1.0);
         QVERIFY(hasWarning(skew, "routing_imbalance_one_rank"));
+        // Sequence parallelism: a rank routes its 1/tp of the tokens, 4096 / 2 · 8 / 256 = 64 rows per expert.
+        const auto sp = core::estimate(scenario({"model.preset=deepseek-v3", "parallel.tp=2", "parallel.sequence_parallel=true"}));
+        QCOMPARE(sp.moe.routedTokens, 2048.0);
+        QCOMPARE(sp.moe.rowsPerExpert, 64.0);
     }
 
     void denseModelsWarnNotFail()
