@@ -50,6 +50,25 @@ AttentionEfficiency attentionEfficiency(AttentionKernel kernel, int cc)
     return {0.70, 0.55, kSrcFlashOther};
 }
 
+double gemmPipelineK0(int cc)
+{
+    // Per output tile a GEMM kernel fills its shared-memory pipeline before the first MMA and drains
+    // the accumulators through the epilogue after the last one: a fixed cost worth about K0 elements
+    // of the K loop, so a CTA's main loop over k is k / (k + K0) of its time.
+    //   Hopper 160: OpenXLA's default matmul perf table (xla/service/gpu/model/
+    //   matmul_interpolator_data.h, "sm_90", bf16), m = n = 4096, batch 4 (16 waves at every k):
+    //   505, 620, 722, 760, 789 TFLOP/s at k = 256, 512, 1024, 2048, 4096; each k against 4096 gives
+    //   K0 = 160, 166, 131, 163.
+    //   Ampere 180: Azure ND A100 v4 cuBLASLt fp16 (Azure/AI-benchmarking-guide): 253.7 TFLOP/s at
+    //   8192^3 and 256.5 at 16384^3 (19 and 76 full waves): 253.7 / 256.5 = (1 + K0/16384) / (2 (1 +
+    //   K0/8192)) x 2 gives K0 = 183. Volta takes Ampere's. No figure for other devices: no term.
+    if (cc >= 90)
+        return 160;
+    if (cc >= 70)
+        return 180;
+    return 0;
+}
+
 double gemmShapeEfficiency(double m, double n, double k, double batch, int sms, int cc)
 {
     if (sms <= 0 || m <= 0 || n <= 0 || k <= 0)
@@ -57,19 +76,26 @@ double gemmShapeEfficiency(double m, double n, double k, double batch, int sms, 
     // Integer tile arithmetic (the dimensions are whole numbers of rows): one call per GEMM op per
     // plan, so this sits on the layout search's hot path.
     using I = std::int64_t;
-    const I M = I(std::ceil(m)), N = I(std::ceil(n)), K = I(std::floor(k)), S = sms;
+    const I M = I(std::ceil(m)), N = I(std::ceil(n)), K = std::max<I>(1, I(std::floor(k))), S = sms;
     const I B = std::max<I>(1, I(batch));
+    const double K0 = gemmPipelineK0(cc);
     const double useful = double(M) * double(N);
     double best = 0;
+    // One CTA per output tile and split of K, in waves over the SMs; each CTA's k loop pays K0.
+    auto evaluate = [&](double tileUse, I tiles, I split) {
+        const I ctas = tiles * split;
+        const I waves = (ctas + S - 1) / S;
+        const double kc = double(K) / double(split);
+        best = std::max(best, tileUse * double(ctas) / double(waves * S) * kc / (kc + K0)); // wave quantisation
+    };
     auto consider = [&](const Tile& t) {
         const I tm = I(t.m), tn = I(t.n);
         const I mt = (M + tm - 1) / tm, nt = (N + tn - 1) / tn;
         const double tileUse = useful / (double(mt * tm) * double(nt * tn)); // tile quantisation
-        I tiles = mt * nt * B;
+        const I tiles = mt * nt * B;
+        evaluate(tileUse, tiles, 1);
         if (tiles < S) // split-K: more CTAs along K, each at least 128 deep (cuBLAS/CUTLASS split-K)
-            tiles *= std::max<I>(1, std::min(S / tiles, K / 128));
-        const I waves = (tiles + S - 1) / S;
-        best = std::max(best, tileUse * double(tiles) / double(waves * S)); // wave quantisation
+            evaluate(tileUse, tiles, std::max<I>(1, std::min(S / tiles, K / 128)));
     };
     if (cc >= 90)
         for (const auto& t : kHopperTiles)
@@ -99,8 +125,11 @@ void applyAchievable(RooflineOp& op, const RateModel& r)
     op.executedFlops = op.flops;
     switch (op.kind) {
     case OpKind::Gemm: {
+        // The achievable figure was measured at one shape (efficiency r.gemmShapeAtFigure there): scale
+        // by this shape's efficiency against it, never above the figure itself (a maximum).
         const double eff = gemmShapeEfficiency(op.m, op.n, op.k, op.batch, r.sms, r.computeCapability);
-        compute = r.gemm > 0 ? op.flops / (r.gemm * eff) : 0;
+        const double rate = std::min(r.gemm, r.gemm * eff / r.gemmShapeAtFigure);
+        compute = rate > 0 ? op.flops / rate : 0;
         op.efficiencySource = r.gemmSource;
         break;
     }
@@ -140,6 +169,24 @@ void applyAchievable(RooflineOp& op, const RateModel& r)
 
 namespace napkin::core {
 
+namespace {
+
+// napkin-probe times square GEMMs (gpu/suite.cpp measureGemm) and records the bytes of A, B and C:
+// 2 n² (input bytes) + n² (output bytes). The cube's side follows; 8192 when it cannot be read.
+std::array<double, 3> measuredGemmShape(const Calibration& cal, PeakColumn col)
+{
+    const auto* res = cal.measuredDevice().result(cal.peakResult[static_cast<std::size_t>(col)]);
+    double side = 8192;
+    if (res && res->sizeBytes > 0) {
+        const bool fp8 = res->dtype.rfind("fp8", 0) == 0, wide = res->dtype == "fp32" || res->dtype == "tf32";
+        const double in = fp8 ? 1 : wide ? 4 : 2, out = wide ? 4 : 2;
+        side = std::round(std::sqrt(res->sizeBytes / (2 * in + out)));
+    }
+    return {side, side, side};
+}
+
+} // namespace
+
 void resolveHardwareRates(HardwareSummary& hw, const GpuSpec& gpu, DType compute)
 {
     const PeakColumn col = info(compute).peak;
@@ -155,10 +202,16 @@ void resolveHardwareRates(HardwareSummary& hw, const GpuSpec& gpu, DType compute
     if (col == PeakColumn::Fp16 && cat.achievableMatmulFp16Flops > 0 && cat.peak(PeakColumn::Fp16) > 0)
         share = cat.achievableMatmulFp16Flops / cat.peak(PeakColumn::Fp16); // fp16 published on its own
     hw.achievableFlops = (col == PeakColumn::Fp32 ? 1.0 : std::min(1.0, share)) * hw.peakFlops;
+    const bool fp16Figure = col == PeakColumn::Fp16 && cat.achievableMatmulFp16Flops > 0 && cat.peak(PeakColumn::Fp16) > 0;
+    const auto& shape = fp16Figure ? cat.achievableMatmulFp16Shape : cat.achievableMatmulShape;
+    if (shape[0] > 0)
+        hw.achievableFlopsShape = shape;
     hw.achievableBandwidth = cat.achievableBandwidth > 0 ? std::min(cat.achievableBandwidth, hw.bandwidth) : hw.bandwidth;
     if (cal) {
-        if (cal->peakMeasured(col))
+        if (cal->peakMeasured(col)) {
             hw.achievableFlops = gpu.peak(col);
+            hw.achievableFlopsShape = measuredGemmShape(*cal, col);
+        }
         if (cal->bandwidthMeasured())
             hw.achievableBandwidth = gpu.bandwidthBytesPerSecond;
     }
@@ -195,8 +248,11 @@ RateModel rateModel(const Scenario& sc, const HardwareSummary& hw)
             r.computeCapability = (dev.computeCapability[0] - '0') * 10 + (dev.computeCapability[2] - '0');
     }
     r.attention = attentionEfficiency(attentionKernelFor(sc), r.computeCapability);
-    r.gemmSource = "hardware.achievable_flops (shape efficiency: tile and wave quantisation, NVIDIA Matrix "
-                   "Multiplication Background User's Guide)";
+    const auto& at = hw.achievableFlopsShape;
+    r.gemmShapeAtFigure = gemmShapeEfficiency(at[0], at[1], at[2], 1, r.sms, r.computeCapability);
+    r.gemmSource = "hardware.achievable_flops at its measured shape, scaled by the shape efficiency (tile and wave "
+                   "quantisation, NVIDIA Matrix Multiplication Background User's Guide; the per-tile pipeline fill and "
+                   "epilogue, K0 from OpenXLA's sm_90 matmul table and Azure's A100 sweep)";
     r.bandwidthSource = "hardware.achievable_bandwidth";
     return r;
 }

@@ -2,7 +2,7 @@
 // Achievable rates: each op of one rank at what the best kernels of its class reach on this GPU,
 // not at the spec sheet's peak.
 //
-//   GEMM        t = max(F / (C_ach · shape efficiency), Q / beta_ach)
+//   GEMM        t = max(F / min(C_ach, C_ach · eff(shape) / eff(measured shape)), Q / beta_ach)
 //               C_ach: the GPU's maximum achievable matmul rate (published per GPU model, or measured
 //               by napkin-probe); shape efficiency: tile and wave quantisation (NVIDIA, "Matrix
 //               Multiplication Background User's Guide", §"Dimension Quantization Effects").
@@ -41,14 +41,21 @@ struct RateModel {
     int sms = 0;            // 0: no wave quantisation (not an SM-based device)
     int computeCapability = 0;
     AttentionEfficiency attention;
+    double gemmShapeAtFigure = 1; // gemmShapeEfficiency at the shape the achievable figure was measured at
     const char* gemmSource = "";
     const char* bandwidthSource = "";
 };
 
 // Fraction of a GEMM's tensor-core time that does useful work: C[m x n] in tiles (the best of the
 // CUTLASS/cuBLAS tile shapes of this architecture), tiles spread over the SMs in waves; when there
-// are fewer tiles than SMs, the K dimension is split to fill them (split-K). 1 for an SM-less device.
+// are fewer tiles than SMs, the K dimension may be split to fill them (split-K); each CTA's k loop
+// pays a fixed pipeline fill and epilogue worth K0 elements: k_cta / (k_cta + K0). 1 for an SM-less
+// device. The achievable figure is scaled by this efficiency relative to the one at the shape it
+// was measured at (hardware.achievable_flops is a maximum: never exceeded).
 double gemmShapeEfficiency(double m, double n, double k, double batch, int sms, int computeCapability);
+
+// The per-tile fixed cost in elements of K for a compute capability (0: not modelled).
+double gemmPipelineK0(int computeCapability);
 
 // Tiles a causal attention kernel computes out of all (query blocks x key blocks), with 128-row
 // blocks: (nb + 1) / (2 nb) for nb key blocks (FlashAttention-2 §3.1.1: blocks above the diagonal

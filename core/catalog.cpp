@@ -114,6 +114,25 @@ void readAchievable(ObjectReader& parent, GpuSpec& g, Errors& errors)
     g.achievableMatmulFlops = positiveOrNull("matmul_bf16_flops_per_second");
     g.achievableMatmulFp16Flops = positiveOrNull("matmul_fp16_flops_per_second");
     g.achievableBandwidth = positiveOrNull("bandwidth_bytes_per_second");
+    auto shapeOrNull = [&r](const char* key) {
+        std::array<double, 3> shape{};
+        const auto* x = r.child(key);
+        if (!x || x->is_null())
+            return shape;
+        const bool ok = x->is_array() && x->size() == 3 &&
+                        std::all_of(x->begin(), x->end(), [](const auto& d) {
+                            return d.is_number_integer() && d.template get<long long>() > 0 && d.template get<long long>() <= 1048576;
+                        });
+        if (!ok) {
+            r.error(key, shortDump(*x), "must be [m, n, k] or null", "three integers from 1 to 1048576, or null");
+            return shape;
+        }
+        for (std::size_t i = 0; i < 3; ++i)
+            shape[i] = double((*x)[i].get<long long>());
+        return shape;
+    };
+    g.achievableMatmulShape = shapeOrNull("matmul_bf16_shape");
+    g.achievableMatmulFp16Shape = shapeOrNull("matmul_fp16_shape");
     g.sourceAchievable = r.string("source", true).value_or("");
     r.finish();
 }

@@ -270,6 +270,8 @@ struct HardwareSummary {
     // What the best kernels reach (core/achievable.h): a calibration profile's measurement, else the
     // catalogue's published figure (or its median-ratio fallback), scaled to the compute dtype.
     double achievableFlops = 0;
+    // The GEMM shape (m, n, k) achievableFlops was measured at: the shape model is calibrated there.
+    std::array<double, 3> achievableFlopsShape{8192, 8192, 8192};
     double achievableBandwidth = 0;
     double vectorFlops = 0;  // dense fp32 non-tensor rate (elementwise ops)
     double bandwidth = 0;
