@@ -33,6 +33,10 @@ constexpr const char* kSrcFlash3 =
 constexpr const char* kSrcFlash3Blackwell =
     "FlashAttention-3's H100 fractions (Shah et al. 2024) assumed for Blackwell: no per-kernel figure published "
     "for it in this catalogue";
+constexpr const char* kSrcGroupedGemm =
+    "hardware.achievable_flops scaled by the shape efficiency; the routed experts' share as one grouped GEMM over the "
+    "local experts (Transformer Engine / Megatron-Core grouped GEMM: one grid of every expert's tiles), rows per "
+    "expert = tokens x top-k x ep / experts (roofline.ops[].grouped_gemm)";
 constexpr const char* kSrcFlashOther =
     "FlashAttention-2's A100 fractions (Dao 2023) assumed: no published figure for this device";
 
@@ -127,10 +131,20 @@ void applyAchievable(RooflineOp& op, const RateModel& r)
     case OpKind::Gemm: {
         // The achievable figure was measured at one shape (efficiency r.gemmShapeAtFigure there): scale
         // by this shape's efficiency against it, never above the figure itself (a maximum).
-        const double eff = gemmShapeEfficiency(op.m, op.n, op.k, op.batch, r.sms, r.computeCapability);
-        const double rate = std::min(r.gemm, r.gemm * eff / r.gemmShapeAtFigure);
-        compute = rate > 0 ? op.flops / rate : 0;
+        auto rateAt = [&r](double m, double n, double k, double batch) {
+            const double eff = gemmShapeEfficiency(m, n, k, batch, r.sms, r.computeCapability);
+            return std::min(r.gemm, r.gemm * eff / r.gemmShapeAtFigure);
+        };
+        const double rate = rateAt(op.m, op.n, op.k, op.batch);
+        compute = rate > 0 ? op.flops * (1 - op.groupedShare) / rate : 0;
+        // A mixture of experts' routed share runs as one grouped GEMM over the local experts.
         op.efficiencySource = r.gemmSource;
+        if (op.groupedShare > 0) {
+            const auto& g = op.grouped;
+            const double grouped = rateAt(g[0], g[1], g[2], g[3]);
+            compute += grouped > 0 ? op.flops * op.groupedShare / grouped : 0;
+            op.efficiencySource = kSrcGroupedGemm;
+        }
         break;
     }
     case OpKind::Attention: {

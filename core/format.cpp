@@ -389,7 +389,7 @@ nlohmann::json planToJson(const Plan& p)
     if (h.gpu->calibration)
         j["hardware"]["calibration"] = calibrationToJson(*h.gpu->calibration);
     json ops = json::array();
-    for (const auto& op : p.ops)
+    for (const auto& op : p.ops) {
         ops.push_back({{"name", op.name},
                        {"pass", toString(op.pass)},
                        {"unit", op.unit == OpUnit::Tensor ? "tensor" : "vector"},
@@ -408,6 +408,10 @@ nlohmann::json planToJson(const Plan& p)
                        {"kernels", op.kernels},
                        {"implementation", op.implementation},
                        {"count", op.count}});
+        if (op.groupedShare > 0)
+            ops.back()["grouped_gemm"] = {{"share", op.groupedShare}, {"m", op.grouped[0]}, {"n", op.grouped[1]},
+                                          {"k", op.grouped[2]}, {"groups", op.grouped[3]}};
+    }
     j["roofline"] = {{"ridge", h.ridge}, {"ops", ops}};
     json ders = json::array();
     for (const auto& d : p.derivations)

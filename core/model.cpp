@@ -121,12 +121,18 @@ double mlpWidth(const TransformerShape& s)
     return averageWidth(s, double(s.moe.topK) * double(s.moe.expertFfn) + sharedExpertWidth(s.moe));
 }
 
+double routedExpertWidth(const TransformerShape& s)
+{
+    if (!isMoe(s))
+        return 0;
+    return averageWidth(s, double(s.moe.topK) * double(s.moe.expertFfn)) - averageWidth(s, 0.0);
+}
+
 double busiestRankMlpWidth(const TransformerShape& s, double load)
 {
     if (!isMoe(s) || load <= 1)
         return mlpWidth(s);
-    return mlpWidth(s) + (averageWidth(s, double(s.moe.topK) * double(s.moe.expertFfn)) -
-                          averageWidth(s, 0.0)) * (load - 1);
+    return mlpWidth(s) + routedExpertWidth(s) * (load - 1);
 }
 
 double mlpWeightWidth(const TransformerShape& s, int expertRanks)

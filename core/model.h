@@ -104,6 +104,8 @@ double mlpWidth(const TransformerShape& s);
 // mlpWidth on the busiest expert-parallel rank, whose routed experts take `load` × the mean rows:
 // the routed part k · I_e of the MoE layers grows by (load - 1); dense layers and shared experts do not.
 double busiestRankMlpWidth(const TransformerShape& s, double load);
+// The routed experts' part of mlpWidth: L_moe · k · I_e / L (0 for a dense model).
+double routedExpertWidth(const TransformerShape& s);
 // The MLP weights an average layer holds, as the same kind of width: E · I_e + shared · I_s on MoE
 // layers (every expert's weights are read, k of them per token).
 double mlpWeightWidth(const TransformerShape& s, int expertRanks = 1); // a rank holding experts / expertRanks

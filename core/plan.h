@@ -320,6 +320,10 @@ struct RooflineOp {
     OpKind kind = OpKind::Elementwise;
     double m = 0, n = 0, k = 0, batch = 1;
     bool causal = false;
+    // A mixture of experts' MLP GEMM: `groupedShare` of its FLOPs is one grouped GEMM over the rank's
+    // local experts (grouped[3] of them), each grouped[0] rows x grouped[1] x grouped[2] deep.
+    double groupedShare = 0;
+    std::array<double, 4> grouped{};
     // At achievable rates (core/achievable.h): FLOPs the kernel executes (a causal attention kernel
     // skips the masked tiles), its time, efficiency = the roofline bound of the executed work at spec
     // rates / achievableSeconds (at most 1) and where the rate comes from.

@@ -101,6 +101,7 @@ struct LayerOpBuilder {
         const char* wgrad;
         double M, K, N, count;
         double weights = 1; // weights read / K x N (mixture of experts: every expert's)
+        double expertK = 0, expertN = 0; // the routed experts' share as a grouped GEMM (0: none)
     };
 
     std::vector<RooflineOp>& ops;
@@ -127,6 +128,8 @@ struct LayerOpBuilder {
     // reshape copies); fused kernels read the shared heads directly.
     bool repeatKv = opt.fusion == KernelFusion::Eager && kvHeads < a;
     double kvRead = repeatKv ? qd : kvd; // K and V columns attention reads
+    GroupedExperts grouped = groupedExperts(m, n, opt.expertRanks);
+    double expertWidth = double(m.moe.expertFfn) * (swiglu ? 2 : 1); // one expert's fc1 columns
 
     void add(const char* name, Pass pass, OpUnit u, OpCost c, double count, double kernels = 1, const char* impl = "")
     {
@@ -188,23 +191,38 @@ struct LayerOpBuilder {
     {
         add(x.fwd, Pass::Forward, OpUnit::Tensor, {2 * x.M * x.K * x.N, e * x.M * x.K + w * x.K * x.N * x.weights + e * x.M * x.N}, x.count);
         shape(OpKind::Gemm, x.M, x.N, x.K);
+        groupedShape(x, grouped.rows, x.expertN, x.expertK);
+    }
+    // The routed experts' FLOPs of the last op as one grouped GEMM of rows x n x k per local expert.
+    void groupedShape(const Gemm& x, double M, double N, double K)
+    {
+        if (x.expertK <= 0 || grouped.share <= 0)
+            return;
+        auto& op = ops.back();
+        op.groupedShare = grouped.share;
+        op.grouped = {M, N, K, grouped.groups};
     }
     void gemmBwd(const Gemm& x)
     {
         // dX[M x K] = dY[M x N] W^T; dW[K x N] = X^T dY (reduction over the M rows).
         add(x.dgrad, Pass::Backward, OpUnit::Tensor, {2 * x.M * x.K * x.N, e * x.M * x.N + w * x.K * x.N * x.weights + e * x.M * x.K}, x.count);
         shape(OpKind::Gemm, x.M, x.K, x.N);
+        groupedShape(x, grouped.rows, x.expertK, x.expertN);
         add(x.wgrad, Pass::Backward, OpUnit::Tensor, {2 * x.M * x.K * x.N, e * x.M * x.K + e * x.M * x.N + g * x.K * x.N * x.weights}, x.count);
         shape(OpKind::Gemm, x.K, x.N, x.M);
+        groupedShape(x, x.expertK, x.expertN, grouped.rows);
     }
     Gemm qkv() const { return {"qkv_proj", "qkv_proj.dgrad", "qkv_proj.wgrad", n, h, qkvN, L}; }
     Gemm out() const { return {"out_proj", "out_proj.dgrad", "out_proj.wgrad", n, outK, h, L}; }
     Gemm up() const
     {
         return {swiglu ? "mlp_gate_up" : "mlp_up", swiglu ? "mlp_gate_up.dgrad" : "mlp_up.dgrad",
-                swiglu ? "mlp_gate_up.wgrad" : "mlp_up.wgrad", n, h, swiglu ? 2 * f : f, L, weightRatio};
+                swiglu ? "mlp_gate_up.wgrad" : "mlp_up.wgrad", n, h, swiglu ? 2 * f : f, L, weightRatio, h, expertWidth};
     }
-    Gemm down() const { return {"mlp_down", "mlp_down.dgrad", "mlp_down.wgrad", n, f, h, L, weightRatio}; }
+    Gemm down() const
+    {
+        return {"mlp_down", "mlp_down.dgrad", "mlp_down.wgrad", n, f, h, L, weightRatio, double(m.moe.expertFfn), h};
+    }
     Gemm router() const { return {"router", "router.dgrad", "router.wgrad", n, h, experts, moeLayers}; }
     Gemm logits() const { return {"logits", "logits.dgrad", "logits.wgrad", n, h, V, 1}; }
 };
@@ -292,6 +310,19 @@ void backwardOps(LayerOpBuilder& x)
 }
 
 } // namespace
+
+GroupedExperts groupedExperts(const TransformerShape& m, double tokens, int expertRanks)
+{
+    GroupedExperts g;
+    const double f = mlpWidth(m), E = double(m.moe.experts), k = double(m.moe.topK);
+    if (!isMoe(m) || E <= 0 || k <= 0 || m.moe.expertFfn <= 0 || f <= 0)
+        return g;
+    const double ep = double(std::max(1, expertRanks));
+    g.share = routedExpertWidth(m) / f;
+    g.groups = std::max(1.0, E / ep);
+    g.rows = tokens * k * ep / E;
+    return g;
+}
 
 void appendLayerOps(std::vector<RooflineOp>& ops, const TransformerShape& m, double s, double b, double e, double w,
                     double g, const LayerOpOptions& opt, const HardwareSummary& hw, double keyLen)

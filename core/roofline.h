@@ -33,6 +33,16 @@ struct LayerOpOptions {
     int expertRanks = 1; // parallel.ep: a rank reads the weights of experts / ep routed experts only
 };
 
+// The routed experts' GEMMs as one grouped GEMM (Megatron-Core / Transformer Engine grouped GEMM, one
+// CTA grid over every local expert's tiles): rows per local expert = n · k · ep / E for n tokens of
+// the micro-batch (balanced routing), experts / ep groups.
+struct GroupedExperts {
+    double share = 0;   // routed experts' part of the MLP GEMMs' FLOPs
+    double rows = 0;    // rows per local expert
+    double groups = 0;  // local experts
+};
+GroupedExperts groupedExperts(const TransformerShape& shard, double tokens, int expertRanks);
+
 // One transformer layer at micro-batch b and sequence s, forward then backward, then the logits
 // and loss (count 1). eAct: activation bytes; eW: weight bytes; eG: gradient bytes.
 // keyLen: keys each query attends to (context parallelism: s / cp queries against all s keys);

@@ -3,6 +3,7 @@
 // and the errors and warnings of each key. Every expected value is derived by hand below.
 #include "testsupport.h"
 
+#include "achievable.h"
 #include "moe_sweep.h"
 
 #include <algorithm>
@@ -265,6 +266,46 @@ private slots:
         // No expert parallelism: no all-to-all.
         QCOMPARE(core::estimate(scenario({"model.preset=mixtral-8x7b", "cluster.gpus=8", "step_time.mode=predicted",
                                           "parallel.zero=3"})).stepTime.epComm, 0.0);
+    }
+
+    void groupedExpertGemms()
+    {
+        // Qwen3-30B-A3B (d 2048, 128 experts of I_e 768, top 8, every layer MoE, no shared expert) on one
+        // H100, micro-batch 2 of 4096 tokens: 8192 · 8 / 128 = 512 rows per expert. The gate+up GEMM
+        // is one grouped GEMM of 128 products 512 x 1536 x 2048 (Transformer Engine grouped GEMM):
+        // 64 x 128 tiles give 8 · 12 · 128 = 12,288 CTAs in 94 waves of 132, each k loop 2048 deep
+        // against K0 = 160. The achievable 794.5 TFLOP/s was measured at 2048 x 2048 x 13312
+        // (128 CTAs in one wave, k 13312): the grouped GEMM runs at 794.5 x its efficiency / that one.
+        const double eff = 12288.0 / (94 * 132) * 2048 / (2048 + 160);
+        QCOMPARE(core::gemmShapeEfficiency(512, 1536, 2048, 128, 132, 90), eff);
+        const double atFigure = 128.0 / 132 * 13312 / (13312 + 160);
+        const auto p = core::estimate(scenario({"model.preset=qwen3-30b-a3b", "cluster.gpu=h100-sxm", "cluster.gpus=1",
+                                                "training.seq_len=4096", "training.micro_batch=2", "training.global_batch=2",
+                                                "step_time.mode=predicted"}));
+        const auto op = std::find_if(p.ops.begin(), p.ops.end(), [](const auto& o) { return o.name == std::string_view("mlp_gate_up"); });
+        QVERIFY(op != p.ops.end());
+        QCOMPARE(op->groupedShare, 1.0); // every MLP FLOP is a routed expert's
+        QCOMPARE(op->grouped[0], 512.0);
+        QCOMPARE(op->grouped[1], 1536.0);
+        QCOMPARE(op->grouped[2], 2048.0);
+        QCOMPARE(op->grouped[3], 128.0);
+        // 2 · 8192 · 2048 · 12288 FLOPs, compute-bound (all 128 experts' weights, 0.81 GB, read in 0.27 ms).
+        QCOMPARE(op->flops, 2.0 * 8192 * 2048 * 12288);
+        QCOMPARE(op->achievableSeconds, op->flops / (794.5e12 * eff / atFigure));
+        // With EP 8 a rank holds 16 experts and receives 8 ranks' tokens for them: 8 x the rows.
+        const auto ep = core::estimate(scenario({"model.preset=qwen3-30b-a3b", "cluster.gpu=h100-sxm", "cluster.gpus=8",
+                                                 "parallel.ep=8", "training.seq_len=4096", "training.micro_batch=2",
+                                                 "training.global_batch=16", "step_time.mode=predicted"}));
+        const auto eop = std::find_if(ep.ops.begin(), ep.ops.end(), [](const auto& o) { return o.name == std::string_view("mlp_down.wgrad"); });
+        QVERIFY(eop != ep.ops.end());
+        QCOMPARE(eop->grouped[0], 768.0);  // dW of down: 768 x 2048, reduced over the rows
+        QCOMPARE(eop->grouped[1], 2048.0);
+        QCOMPARE(eop->grouped[2], 4096.0);
+        QCOMPARE(eop->grouped[3], 16.0);
+        // A dense model has no grouped part.
+        const auto dense = core::estimate(scenario({"step_time.mode=predicted"}));
+        for (const auto& o : dense.ops)
+            QCOMPARE(o.groupedShare, 0.0);
     }
 
     void imbalanceSweep()
