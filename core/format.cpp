@@ -227,7 +227,8 @@ nlohmann::json breakdownJsonImpl(const StepTimeBreakdown& b)
               {"cp", link(b.cpBandwidth, b.cpCrossesNodes)},
               {"pp", link(b.ppBandwidth, b.ppCrossesNodes)},
               {"dp", link(b.dpBandwidth, b.dpCrossesNodes)},
-              {"ep", link(b.epBandwidth, b.epCrossesNodes)}}},
+              {"ep", link(b.epBandwidth, b.epCrossesNodes)},
+              {"edp", link(b.edpBandwidth, b.edpCrossesNodes)}}},
             {"ep_bytes_per_all_to_all", b.epBytesPerMicroBatch}};
 }
 

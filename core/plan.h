@@ -229,6 +229,8 @@ struct StepTimeBreakdown {
     double epBytesPerMicroBatch = 0; // what the busiest rank receives in them per micro-batch
     bool epCrossesNodes = false;
     double epBandwidth = 0;
+    bool edpCrossesNodes = false; // the experts' data-parallel group (gradients of the routed experts)
+    double edpBandwidth = 0;
     double bubble = 0;         // (p - 1) / v micro-batch slots of idle pipeline
     double dpComm = 0;         // data-parallel gradient / parameter traffic not overlapped
     double optimizer = 0;      // optimizer step: states read and written once at achievable bandwidth

@@ -173,34 +173,36 @@ struct DpTraffic {
     double total = 0, exposed = 0;
 };
 
-// Data-parallel traffic of one step (ZeRO / FSDP), and what the framework's overlap leaves exposed.
-DpTraffic dataParallelTraffic(const Scenario& sc, const Plan& p, const StageWork& w, double stageLayers, double m,
-                              double mbRecompute, const Link& dpLink, const Link& innerLink, const Link& replicaLink, bool atPeak)
+// The collectives of one step's data-parallel traffic for `params` parameters, by kind.
+struct DpParts {
+    double allReduce = 0;     // ZeRO-0: once per step
+    double reduceScatter = 0; // distributed optimizer / ZeRO-1-2: once per step
+    double allGather = 0;     //   and the updated parameters' gather
+    double perMicroBatch = 0; // ZeRO-3 / FSDP: gathers and reduce-scatter per micro-batch
+    double across = 0;        // HYBRID_SHARD: the replicas' all-reduce of the gradient shards
+    void add(const DpParts& o)
+    {
+        allReduce += o.allReduce, reduceScatter += o.reduceScatter, allGather += o.allGather;
+        perMicroBatch += o.perMicroBatch, across += o.across;
+    }
+};
+
+DpParts dataParallelParts(const Scenario& sc, double params, const Link& dpLink, const Link& innerLink,
+                          const Link& replicaLink, bool atPeak)
 {
-    DpTraffic r;
-    const double Pr = p.memory.paramsPerRank > 0 ? p.memory.paramsPerRank : p.params.total;
+    DpParts r;
+    if (dpLink.ranks <= 1 || params <= 0)
+        return r;
     const double ew = bytesPerValue(sc.precision.weights), eg = bytesPerValue(sc.precision.gradients);
     const int zero = effectiveZeroStage(sc);
     const auto rules = frameworkRules(sc.stepTime.framework);
-    const bool overlap = sc.stepTime.overlapDp;
-    const double fwdWindow = stageLayers * w.layerFwd, bwdWindow = stageLayers * w.layerBwd;
-    // The first layers' bucket is reduced after the backward ends and the first layer's gather
-    // precedes the forward: one layer's share of each collective is never hidden.
-    const double firstShare = 1.0 / std::max(1.0, stageLayers);
-    auto hide = [&](double t, double window) { return overlap ? std::max(t * firstShare, t - window) : t; };
-    if (dpLink.ranks <= 1)
-        return r;
     if (zero == 0) {
-        const double t = collectiveSeconds(Collective::AllReduce, Pr * eg, dpLink, atPeak);
-        r.total = t;
-        r.exposed = hide(t, bwdWindow);
+        r.allReduce = collectiveSeconds(Collective::AllReduce, params * eg, dpLink, atPeak);
     } else if (zero <= 2 && sc.parallel.fsdp != Fsdp::GradOp) {
         // Distributed optimizer / ZeRO-1-2: reduce-scatter the gradients during the last backward,
         // all-gather the updated parameters before (Megatron: during) the next forward.
-        const double rs = collectiveSeconds(Collective::ReduceScatter, Pr * eg, dpLink, atPeak);
-        const double ag = collectiveSeconds(Collective::AllGather, Pr * ew, dpLink, atPeak);
-        r.total = rs + ag;
-        r.exposed = hide(rs, bwdWindow) + hide(ag, fwdWindow);
+        r.reduceScatter = collectiveSeconds(Collective::ReduceScatter, params * eg, dpLink, atPeak);
+        r.allGather = collectiveSeconds(Collective::AllGather, params * ew, dpLink, atPeak);
     } else {
         // ZeRO-3 / FSDP: gather the parameters for the forward and again for the backward (and for a
         // recomputed forward where the framework re-fetches), reduce-scatter the gradients; per
@@ -209,17 +211,42 @@ DpTraffic dataParallelTraffic(const Scenario& sc, const Plan& p, const StageWork
         double gathers = gradOp ? 1.0 : 2.0;
         if (!gradOp && rules.regatherForRecompute && sc.training.recompute == Recompute::Full)
             gathers += 1.0;
-        const double ag = collectiveSeconds(Collective::AllGather, Pr * ew, innerLink, atPeak);
-        const double rs = collectiveSeconds(Collective::ReduceScatter, Pr * eg, innerLink, atPeak);
-        const double perMb = gathers * ag + rs;
+        const double ag = collectiveSeconds(Collective::AllGather, params * ew, innerLink, atPeak);
+        const double rs = collectiveSeconds(Collective::ReduceScatter, params * eg, innerLink, atPeak);
+        r.perMicroBatch = gathers * ag + rs;
         // HYBRID_SHARD: the gradient shards are then all-reduced across the replicas.
-        const double group = innerLink.ranks;
-        const double across = collectiveSeconds(Collective::AllReduce, Pr * eg / group, replicaLink, atPeak);
-        const double reductions = rules.reduceScatterEveryMicroBatch ? m : 1.0;
-        r.total = m * perMb + reductions * across;
-        const double mbCompute = fwdWindow + bwdWindow + mbRecompute;
-        r.exposed = m * hide(perMb, mbCompute) + reductions * hide(across, bwdWindow);
+        r.across = collectiveSeconds(Collective::AllReduce, params * eg / innerLink.ranks, replicaLink, atPeak);
     }
+    return r;
+}
+
+// Data-parallel traffic of one step (ZeRO / FSDP), and what the framework's overlap leaves exposed.
+// With expert parallelism the routed experts' gradients and parameters travel over their own
+// expert-data-parallel group (EDP ranks etp · ep apart, Megatron-Core's expert rank order), the rest
+// over the dense data-parallel group.
+DpTraffic dataParallelTraffic(const Scenario& sc, const Plan& p, const StageWork& w, double stageLayers, double m,
+                              double mbRecompute, const Link& dpLink, const Link& innerLink, const Link& replicaLink,
+                              const Link& edpLink, bool atPeak)
+{
+    DpTraffic r;
+    const double Pr = p.memory.paramsPerRank > 0 ? p.memory.paramsPerRank : p.params.total;
+    const bool experts = p.moe.applies && p.moe.expertRanks > 1 && p.moe.expertParamsPerRank > 0;
+    const double Pe = experts ? std::min(Pr, p.moe.expertParamsPerRank) : 0.0;
+    DpParts parts = dataParallelParts(sc, Pr - Pe, dpLink, innerLink, replicaLink, atPeak);
+    if (Pe > 0) // FSDP shards the experts over their own group (torchtitan): no replicas there
+        parts.add(dataParallelParts(sc, Pe, edpLink, edpLink, Link{}, atPeak));
+    const auto rules = frameworkRules(sc.stepTime.framework);
+    const bool overlap = sc.stepTime.overlapDp;
+    const double fwdWindow = stageLayers * w.layerFwd, bwdWindow = stageLayers * w.layerBwd;
+    // The first layers' bucket is reduced after the backward ends and the first layer's gather
+    // precedes the forward: one layer's share of each collective is never hidden.
+    const double firstShare = 1.0 / std::max(1.0, stageLayers);
+    auto hide = [&](double t, double window) { return overlap ? std::max(t * firstShare, t - window) : t; };
+    const double reductions = rules.reduceScatterEveryMicroBatch ? m : 1.0;
+    r.total = parts.allReduce + parts.reduceScatter + parts.allGather + m * parts.perMicroBatch + reductions * parts.across;
+    const double mbCompute = fwdWindow + bwdWindow + mbRecompute;
+    r.exposed = hide(parts.allReduce, bwdWindow) + hide(parts.reduceScatter, bwdWindow) + hide(parts.allGather, fwdWindow) +
+                m * hide(parts.perMicroBatch, mbCompute) + reductions * hide(parts.across, bwdWindow);
     return r;
 }
 
@@ -403,7 +430,13 @@ StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p, bool atPeak
     const double group = double(shardGroupSize(sc, std::int64_t(dp)));
     const Link innerLink = groupLink(group, tp * cp, gpn, intra, inter, eff);
     const Link replicaLink = groupLink(dp / group, tp * cp * group, gpn, intra, inter, eff);
-    const auto dpt = dataParallelTraffic(sc, p, w, stageLayers, m, mbRecompute, dpLink, innerLink, replicaLink, atPeak);
+    // Expert data parallelism: EDP ranks etp · ep apart (Megatron-Core expert order ETP, EP, EDP, PP).
+    const double edp = double(std::max<std::int64_t>(1, p.moe.expertDataParallel));
+    const Link edpLink = groupLink(edp, double(std::max<std::int64_t>(1, p.moe.expertTensorRanks * p.moe.expertRanks)), gpn,
+                                   intra, inter, eff);
+    r.edpCrossesNodes = edpLink.crossesNodes;
+    r.edpBandwidth = edpLink.busbw;
+    const auto dpt = dataParallelTraffic(sc, p, w, stageLayers, m, mbRecompute, dpLink, innerLink, replicaLink, edpLink, atPeak);
     r.dpCommTotal = dpt.total;
     r.dpComm = dpt.exposed;
 

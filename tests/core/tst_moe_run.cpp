@@ -4,6 +4,7 @@
 #include "testsupport.h"
 
 #include "achievable.h"
+#include "collectives.h"
 #include "moe_sweep.h"
 
 #include <algorithm>
@@ -208,6 +209,33 @@ private slots:
         QVERIFY(hasWarning(ds, "expert_parallel_crosses_nodes"));
         // 58 MoE layers + the MTP depth's on one stage: 59 · 256 / 32 experts of 3 · 7168 · 2048.
         QCOMPARE(ds.moe.expertParamsPerRank, 59.0 * 8 * 3 * 7168 * 2048);
+    }
+
+    void expertGradientsOverTheirOwnGroup()
+    {
+        // Mixtral 8x7B on 16 H100s (two nodes of 8), EP 8, no TP, distributed optimizer (ZeRO-1), bf16
+        // weights and gradients: the 1,605,636,096 dense parameters reduce-scatter their gradients and
+        // all-gather their weights over all 16 data-parallel ranks (8 per node: NVLink or 8 NICs of
+        // 50 GB/s, whichever is less, at 0.8); the rank's 5,637,144,576 expert parameters over their
+        // EDP group of 2 ranks 8 apart, one per node: one NIC, 50 GB/s x 0.8.
+        const auto p = core::estimate(scenario({"model.preset=mixtral-8x7b", "cluster.gpu=h100-sxm", "cluster.gpus=16",
+                                                "parallel.ep=8", "parallel.zero=1", "step_time.mode=predicted",
+                                                "step_time.framework=megatron", "step_time.inter_node_bandwidth=50e9"}));
+        const double experts = 45097156608.0 / 8, dense = 46702792704.0 - 45097156608.0;
+        core::Link dp, edp;
+        dp.ranks = 16, dp.nodes = 2, dp.crossesNodes = true, dp.nominal = std::min(450e9, 8 * 50e9), dp.busbw = dp.nominal * 0.8;
+        edp.ranks = 2, edp.nodes = 2, edp.crossesNodes = true, edp.nominal = 50e9, edp.busbw = 50e9 * 0.8;
+        using core::Collective;
+        const double expected = core::collectiveSeconds(Collective::ReduceScatter, 2 * dense, dp) +
+                                core::collectiveSeconds(Collective::AllGather, 2 * dense, dp) +
+                                core::collectiveSeconds(Collective::ReduceScatter, 2 * experts, edp) +
+                                core::collectiveSeconds(Collective::AllGather, 2 * experts, edp);
+        QCOMPARE(p.stepTime.dpCommTotal, expected);
+        QVERIFY(p.stepTime.edpCrossesNodes);
+        QCOMPARE(p.stepTime.edpBandwidth, 40e9);
+        // The experts' share dominates: 11.3 GB over one NIC against 3.2 GB over eight.
+        QVERIFY(core::collectiveSeconds(Collective::ReduceScatter, 2 * experts, edp) >
+                5 * core::collectiveSeconds(Collective::ReduceScatter, 2 * dense, dp));
     }
 
     void expertAllToAllInTheStep()
