@@ -55,7 +55,7 @@ double collectiveSeconds(Collective c, double bytes, const Link& link, bool atPe
     return best;
 }
 
-double allToAllSeconds(double bytes, const Link& link, double interNominal, bool atPeak)
+double allToAllSeconds(double bytes, const Link& link, double interNominal, bool atPeak, double offNodeShare)
 {
     const double n = link.ranks;
     if (bytes <= 0 || n <= 1 || link.nominal <= 0)
@@ -65,7 +65,7 @@ double allToAllSeconds(double bytes, const Link& link, double interNominal, bool
     double t = remote / (link.nominal * e);
     if (link.crossesNodes && link.nodes > 1 && interNominal > 0) {
         // Each rank's peers off its node hold (nodes - 1) / nodes of the group: that share uses the NIC.
-        const double offNode = (link.nodes - 1) / link.nodes * bytes;
+        const double offNode = (offNodeShare >= 0 ? offNodeShare : (link.nodes - 1) / link.nodes) * bytes;
         const double onNode = remote - offNode;
         t = std::max(offNode / (interNominal * e), onNode / (link.nominal * e));
     }

@@ -35,7 +35,9 @@ double sendRecvSeconds(double bytes, const Link& link, bool atPeak = false);
 // rank's own NIC (SimuMax network model, moe-notes.md §1.5), the rest over NVLink at the same time.
 // Latency: one Simple-protocol hop (the grouped sends run concurrently). link.nominal: the NVLink
 // rate; interNominal: the NIC's.
-double allToAllSeconds(double bytes, const Link& link, double interNominal, bool atPeak = false);
+// offNodeShare: the share of `bytes` that leaves the node (default, negative: (nodes - 1) / nodes);
+// node-limited routing lowers it, the rest of the remote bytes then crosses NVLink.
+double allToAllSeconds(double bytes, const Link& link, double interNominal, bool atPeak = false, double offNodeShare = -1);
 
 // Legacy helpers (no latency): 2(n-1)/n · bytes / bw and (n-1)/n · bytes / bw.
 double allReduceSeconds(double bytes, double ranks, double bandwidth);

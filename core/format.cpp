@@ -229,7 +229,8 @@ nlohmann::json breakdownJsonImpl(const StepTimeBreakdown& b)
               {"dp", link(b.dpBandwidth, b.dpCrossesNodes)},
               {"ep", link(b.epBandwidth, b.epCrossesNodes)},
               {"edp", link(b.edpBandwidth, b.edpCrossesNodes)}}},
-            {"ep_bytes_per_all_to_all", b.epBytesPerMicroBatch}};
+            {"ep_bytes_per_all_to_all", b.epBytesPerMicroBatch},
+            {"ep_off_node_share", b.epOffNodeShare}};
 }
 
 } // namespace

@@ -23,6 +23,9 @@ void warnUnused(const Scenario& sc, Plan& p)
     if (sc.precision.expertWeights)
         p.warnings.push_back({"moe_keys_unused", "precision.expert_weights has no effect: " + sc.model.name +
                                                      " has no routed experts"});
+    if (sc.parallel.epNodeLimit > 0)
+        p.warnings.push_back({"moe_keys_unused", "parallel.ep_node_limit has no effect: " + sc.model.name +
+                                                     " has no routed experts"});
 }
 
 } // namespace
@@ -52,6 +55,12 @@ void estimateMoeRun(const Scenario& sc, Plan& p)
                               "parallel.ep · etp = " + std::to_string(pa.ep * pa.etp) + " spans more than the " +
                                   std::to_string(pa.gpusPerNode) + " GPUs of a node: the dispatch and combine all-to-all "
                                   "leave the node and run over the NICs"});
+    const std::int64_t epNodes = (std::int64_t(pa.ep) * pa.etp + pa.gpusPerNode - 1) / std::max(1, pa.gpusPerNode);
+    if (pa.epNodeLimit > 0 && pa.epNodeLimit >= std::min<std::int64_t>(epNodes, shape.moe.topK))
+        p.warnings.push_back({"ep_node_limit_unused", "parallel.ep_node_limit " + std::to_string(pa.epNodeLimit) +
+                                                          " does not bind: the expert-parallel group spans " +
+                                                          std::to_string(epNodes) + " node(s) and each token picks " +
+                                                          std::to_string(shape.moe.topK) + " experts"});
     const double E = double(shape.moe.experts), k = double(shape.moe.topK), ep = double(m.expertRanks);
     m.worst = t.routingImbalanceWorst;
     // The worst case: every token of every rank picks its k experts on one rank, which then receives

@@ -229,6 +229,7 @@ struct StepTimeBreakdown {
     double epBytesPerMicroBatch = 0; // what the busiest rank receives in them per micro-batch
     bool epCrossesNodes = false;
     double epBandwidth = 0;
+    double epOffNodeShare = 0;    // share of an all-to-all's bytes that leaves the node (node limit lowers it)
     bool edpCrossesNodes = false; // the experts' data-parallel group (gradients of the routed experts)
     double edpBandwidth = 0;
     double bubble = 0;         // (p - 1) / v micro-batch slots of idle pipeline

@@ -97,6 +97,9 @@ struct ParallelConfig {
     bool etpAuto = true;
     std::int64_t edp = 1;     // resolved: expert data-parallel ranks
     int epUnused = 0;         // an ep > 1 given for a model without routed experts (warned, then 1)
+    // Node-limited routing (DeepSeek-V3 §3.2.2): each token's experts lie on at most this many nodes,
+    // and the dispatch sends one copy per remote node, fanned out over NVLink there. 0: no limit.
+    int epNodeLimit = 0;
 };
 
 // Layers each pipeline stage holds, first to last (parallel.*_stage_layers, pipeline_layout, or

@@ -449,6 +449,8 @@ void readParallel(const nlohmann::json& node, Scenario& sc, Errors& errors)
         pa.etpAuto = false;
         pa.etp = int(r.integer("etp", 1, 4096).value_or(1));
     }
+    if (const auto* lim = r.child("ep_node_limit"); lim && !lim->is_null())
+        pa.epNodeLimit = int(r.integer("ep_node_limit", 1, 1024).value_or(0));
     pa.fsdp = r.choice<Fsdp>("fsdp", {{"none", Fsdp::None}, {"full", Fsdp::Full}, {"grad_op", Fsdp::GradOp},
                                       {"hybrid", Fsdp::Hybrid}})
                   .value_or(Fsdp::None);

@@ -167,6 +167,7 @@ struct ExpertTraffic {
     double bytes = 0;      // one all-to-all's receive volume on the busiest rank
     double bandwidth = 0;  // achieved rate of the link that bounds it
     bool crossesNodes = false;
+    double offNodeShare = 0; // share of the bytes that leaves the node
 };
 
 struct DpTraffic {
@@ -276,7 +277,16 @@ ExpertTraffic expertTraffic(const Scenario& sc, const MoeRun& moe, double stageL
     link.busbw = intra * eff;
     r.crossesNodes = link.crossesNodes;
     r.bandwidth = (link.crossesNodes ? inter : intra) * (atPeak ? 1.0 : eff);
-    const double one = allToAllSeconds(r.bytes, link, inter, atPeak);
+    // Node-limited routing (DeepSeek-V3 §3.2.2, DeepEP's dispatch): a token's k experts lie on at most
+    // M nodes, one copy crosses to each remote one (M · (nodes - 1) / nodes of them for uniform
+    // routing) and NVLink fans it out there: the off-node bytes fall from k copies to M, when the limit
+    // binds (M < min(nodes, k); otherwise plan warning ep_node_limit_unused).
+    double offNode = -1;
+    const double k = double(std::max<std::int64_t>(1, shape.moe.topK)), M = double(par.epNodeLimit);
+    if (M > 0 && link.nodes > 1 && M < std::min(link.nodes, k))
+        offNode = (link.nodes - 1) / link.nodes * M / k;
+    r.offNodeShare = offNode >= 0 ? offNode : (link.nodes > 1 ? (link.nodes - 1) / link.nodes : 0.0);
+    const double one = allToAllSeconds(r.bytes, link, inter, atPeak, offNode);
     // Forward: dispatch + combine; backward: their gradients; full recompute: the forward's again.
     const double perLayer = (4 + (recompute ? 2 : 0)) * one;
     const double L = double(shape.layers);
@@ -397,6 +407,7 @@ StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p, bool atPeak
     r.epBytesPerMicroBatch = ept.bytes;
     r.epCrossesNodes = ept.crossesNodes;
     r.epBandwidth = ept.bandwidth;
+    r.epOffNodeShare = ept.offNodeShare;
 
     // ---- Pipeline: each micro-batch crosses the v chunk boundaries forward and backward; with TP
     // the message is split over the t ranks (Narayanan et al. 2021 §4.1 scatter/gather).

@@ -277,6 +277,21 @@ private slots:
         const double dsOne = 4096.0 * 8 * 7168 * 2 * 7 / 8 / 40e9 + 9.6e-6;
         // 58 MoE layers of 61, the whole model on one stage; 1024 / 64 = 16 micro-batches.
         NAPKIN_COMPARE_REL(ds.stepTime.epComm, 16 * 61 * (58.0 / 61) * 4 * dsOne, 1e-12);
+        QCOMPARE(ds.stepTime.epOffNodeShare, 7.0 / 8);
+        // Node-limited routing, 4 nodes per token (DeepSeek-V3 §3.2.2): one copy per remote node, fanned
+        // out over NVLink there, so 4 of the 8 copies leave the node: 7/8 · 4/8 of the bytes through
+        // the NIC; the other 7/16 over NVLink at 360 GB/s meanwhile (shorter).
+        const auto lim = core::estimate(scenario({"model.preset=deepseek-v3", "cluster.gpus=64", "parallel.ep=64",
+                                                  "parallel.ep_node_limit=4", "step_time.mode=predicted"}));
+        const double limOne = 4096.0 * 8 * 7168 * 2 * 7 / 16 / 40e9 + 9.6e-6;
+        QCOMPARE(lim.stepTime.epOffNodeShare, 7.0 / 16);
+        NAPKIN_COMPARE_REL(lim.stepTime.epComm, 16 * 61 * (58.0 / 61) * 4 * limOne, 1e-12);
+        QVERIFY(!hasWarning(lim, "ep_node_limit_unused"));
+        // A limit of 8 nodes does not bind on 8 nodes: said, and nothing changes.
+        const auto loose = core::estimate(scenario({"model.preset=deepseek-v3", "cluster.gpus=64", "parallel.ep=64",
+                                                    "parallel.ep_node_limit=8", "step_time.mode=predicted"}));
+        QVERIFY(hasWarning(loose, "ep_node_limit_unused"));
+        QCOMPARE(loose.stepTime.epComm, ds.stepTime.epComm);
         // A rank reads only its own experts' weights: the forward MLP GEMMs of Mixtral read 7 of 8
         // experts' 3 · 4096 · 14336 bf16 weights fewer at EP 8, with the same FLOPs.
         const auto ep1 = core::estimate(scenario({"model.preset=mixtral-8x7b", "cluster.gpus=8", "parallel.zero=3",
@@ -372,6 +387,9 @@ private slots:
 
     void errorsNameTheField()
     {
+        QCOMPARE(firstField({"model.preset=deepseek-v3", "parallel.ep_node_limit=0"}), std::string("parallel.ep_node_limit"));
+        QCOMPARE(firstField({"model.preset=deepseek-v3", "parallel.ep_node_limit=\"few\""}), std::string("parallel.ep_node_limit"));
+        QVERIFY(hasWarning(core::estimate(scenario({"parallel.ep_node_limit=4"})), "moe_keys_unused"));
         QCOMPARE(firstField({"training.routing_imbalance=0.5"}), std::string("training.routing_imbalance"));
         QCOMPARE(firstField({"training.routing_imbalance=\"skewed\""}), std::string("training.routing_imbalance"));
         QCOMPARE(firstField({"training.routing_imbalance=true"}), std::string("training.routing_imbalance"));
