@@ -24,6 +24,12 @@ void applyLayout(Scenario& sc, const Layout& l)
     sc.parallel.virtualStages = l.virtualStages;
     sc.parallel.cp = l.cp;
     sc.parallel.dp = l.dp;
+    // Expert layout: ep as chosen, etp "auto" follows tp, EDP = tp · cp · dp / (etp · ep) (as loaded).
+    sc.parallel.ep = std::max(1, l.ep);
+    if (sc.parallel.etpAuto)
+        sc.parallel.etp = l.tp;
+    const std::int64_t fold = std::int64_t(sc.parallel.ep) * std::max(1, sc.parallel.etp);
+    sc.parallel.edp = std::max<std::int64_t>(1, std::int64_t(l.tp) * l.cp * l.dp / fold);
     sc.parallel.zeroStage = l.zero;
     sc.parallel.fsdp = Fsdp::None;
     sc.training.microBatch = l.microBatch;
@@ -39,6 +45,8 @@ void applyLayout(nlohmann::json& doc, const Layout& l)
     pa["pp"] = l.pp;
     pa["virtual_stages"] = l.virtualStages;
     pa["cp"] = l.cp;
+    if (l.ep > 1 || pa.contains("ep"))
+        pa["ep"] = l.ep;
     if (pa.contains("dp") && !(pa["dp"].is_string() || pa["dp"].is_null())) // "auto" stays: tp · pp · cp · dp = GPUs already
         pa["dp"] = l.dp;
     if (ppChanged) // uneven stages were stated for another pipeline depth
@@ -56,6 +64,7 @@ Layout layoutOf(const Scenario& sc)
     l.tp = sc.parallel.tp;
     l.pp = sc.parallel.pp;
     l.virtualStages = sc.parallel.virtualStages;
+    l.ep = sc.parallel.ep;
     l.cp = sc.parallel.cp;
     l.dp = sc.parallel.dp;
     l.microBatch = sc.training.microBatch;
@@ -123,6 +132,24 @@ std::string explainAgainst(const LayoutResult& r, const LayoutResult& best)
 }
 
 const char* recomputeName(Recompute r) { return toString(r); }
+
+// Expert-parallel sizes a layout can take (the loader's rules, core/scenario_sections.cpp
+// checkExpertLayout): ep divides the experts, ep · etp divides tp · cp · dp, etp divides the expert
+// FFN. {1} for a dense model.
+std::vector<std::int64_t> expertRanks(const Scenario& base, std::int64_t tp, std::int64_t cp, std::int64_t dp)
+{
+    const auto& shape = base.model.shape;
+    if (base.model.kind != ModelKind::Transformer || !isMoe(shape) || shape.moe.experts <= 0)
+        return {1};
+    const std::int64_t etp = base.parallel.etpAuto ? tp : std::max(1, base.parallel.etp);
+    if (shape.moe.expertFfn % etp != 0)
+        return {};
+    std::vector<std::int64_t> out;
+    for (const auto ep : divisors(shape.moe.experts, shape.moe.experts))
+        if ((tp * cp * dp) % (ep * etp) == 0)
+            out.push_back(ep);
+    return out;
+}
 
 } // namespace
 
@@ -207,13 +234,17 @@ SearchResult searchLayouts(const Scenario& base, const SearchOptions& opt)
                         ++out.rejectedBatch;
                         continue;
                     }
+                    const auto eps = expertRanks(base, tp, cp, dp);
                     for (const auto v : vs)
-                        for (const auto rc : recomputes)
-                            for (const int z : zeros) {
-                                if (dp == 1 && z > 0 && opt.searchZero)
-                                    continue; // nothing to shard over: identical to ZeRO-0
-                                consider({int(tp), int(pp), int(v), int(cp), dp, mb, rc, z});
-                            }
+                        for (const auto ep : eps)
+                            for (const auto rc : recomputes)
+                                for (const int z : zeros) {
+                                    if (dp == 1 && z > 0 && opt.searchZero)
+                                        continue; // nothing to shard over: identical to ZeRO-0
+                                    Layout l{int(tp), int(pp), int(v), int(cp), dp, mb, rc, z};
+                                    l.ep = int(ep);
+                                    consider(l);
+                                }
                 }
             }
         }
@@ -312,6 +343,7 @@ nlohmann::json searchToJson(const SearchResult& r, const Scenario& sc)
                              {"virtual_stages", l.virtualStages},
                              {"cp", l.cp},
                              {"dp", l.dp},
+                             {"ep", l.ep},
                              {"micro_batch", l.microBatch},
                              {"recompute", recomputeName(l.recompute)},
                              {"zero", l.zero}}},

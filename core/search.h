@@ -21,6 +21,7 @@ struct Layout {
     std::int64_t microBatch = 1;
     Recompute recompute = Recompute::None;
     int zero = 0;
+    int ep = 1; // expert parallelism (mixtures of experts; etp follows the scenario: "auto" = tp)
 };
 
 struct LayoutResult {

@@ -20,7 +20,7 @@ namespace napkin::app {
 namespace {
 bool sameLayout(const core::Layout& a, const core::Layout& b)
 {
-    return a.tp == b.tp && a.pp == b.pp && a.virtualStages == b.virtualStages && a.cp == b.cp && a.dp == b.dp &&
+    return a.tp == b.tp && a.pp == b.pp && a.virtualStages == b.virtualStages && a.cp == b.cp && a.dp == b.dp && a.ep == b.ep &&
            a.microBatch == b.microBatch && a.recompute == b.recompute && a.zero == b.zero;
 }
 } // namespace
@@ -34,13 +34,15 @@ LayoutSearchDialog::LayoutSearchDialog(PlanController* controller, QWidget* pare
     m_status->setWordWrap(true);
     v->addWidget(m_status);
     m_table = new QTableWidget(0, ColumnCount);
-    m_table->setHorizontalHeaderLabels({tr("#"), tr("TP"), tr("PP"), tr("v"), tr("CP"), tr("DP"), tr("Micro-batch"),
+    m_table->setHorizontalHeaderLabels({tr("#"), tr("TP"), tr("PP"), tr("v"), tr("CP"), tr("DP"), tr("EP"), tr("Micro-batch"),
                                         tr("Recompute"), tr("ZeRO"), tr("Step"), tr("Tokens/s"), tr("MFU"), tr("Memory"),
                                         tr("Why")});
     const QString tips[ColumnCount] = {
         tr("Rank by predicted step time"), tr("Tensor-parallel ranks"), tr("Pipeline stages"),
         tr("Virtual stages per pipeline rank (interleaved schedule)"), tr("Context-parallel ranks"),
-        tr("Data-parallel replicas: GPUs / (TP · PP · CP)"), tr("Sequences per micro-batch"),
+        tr("Data-parallel replicas: GPUs / (TP · PP · CP)"),
+        tr("Expert-parallel ranks (mixtures of experts): each holds experts / EP of every MoE layer"),
+        tr("Sequences per micro-batch"),
         tr("Activation recomputation"), tr("ZeRO stage (FSDP off)"), tr("Predicted seconds per optimizer step (core/steptime.h)"),
         tr("Global batch tokens / step time"), tr("Model FLOPs / (GPUs · peak · step)"),
         tr("Most loaded rank's memory, overhead included"), tr("Why it wins, or what costs it against #1")};
@@ -214,7 +216,7 @@ void LayoutSearchDialog::fillTable()
         const auto& l = x.layout;
         const QString cells[ColumnCount] = {
             QString::number(i + 1), QString::number(l.tp), QString::number(l.pp), QString::number(l.virtualStages),
-            QString::number(l.cp), QString::number(l.dp), QString::number(l.microBatch),
+            QString::number(l.cp), QString::number(l.dp), QString::number(l.ep), QString::number(l.microBatch),
             QString::fromLatin1(core::toString(l.recompute)), QString::number(l.zero),
             QStringLiteral("%1 s").arg(x.time.step, 0, 'f', x.time.step < 100 ? 3 : 0), formatCount(std::round(x.time.tokensPerSecond)),
             QString::number(x.time.mfu, 'f', 3), m_controller->formatBytes(x.memoryTotal), QString::fromStdString(x.why)};

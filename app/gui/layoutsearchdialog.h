@@ -25,7 +25,7 @@ class PlanController;
 class LayoutSearchDialog : public QDialog {
     Q_OBJECT
 public:
-    enum Column { Rank, Tp, Pp, Virtual, Cp, Dp, MicroBatch, Recompute, Zero, Step, TokensPerSecond, Mfu, Memory, Why, ColumnCount };
+    enum Column { Rank, Tp, Pp, Virtual, Cp, Dp, Ep, MicroBatch, Recompute, Zero, Step, TokensPerSecond, Mfu, Memory, Why, ColumnCount };
 
     explicit LayoutSearchDialog(PlanController* controller, QWidget* parent = nullptr);
     ~LayoutSearchDialog() override;

@@ -429,6 +429,56 @@ private slots:
         QVERIFY(QString::fromStdString(result.best.front().why).startsWith(QStringLiteral("fastest")));
     }
 
+    void searchExploresExpertParallelism()
+    {
+        // Mixtral 8x7B (8 experts) on 16 H100s: the search tries EP 1, 2, 4, 8 wherever EP · ETP (= TP,
+        // "auto") divides TP · CP · DP, as the loader requires; each result keeps that rule, and no
+        // hand-picked EP beats the best layout.
+        auto base = build({"model.preset=mixtral-8x7b", "cluster.gpus=16", "training.global_batch=64",
+                           "training.recompute=\"full\"", "parallel.zero=1", "step_time.mode=predicted"});
+        core::SearchOptions opt;
+        opt.searchRecompute = false;
+        opt.searchZero = false;
+        const auto result = core::searchLayouts(base, opt);
+        QVERIFY(!result.best.empty());
+        bool sawExperts = false;
+        for (const auto& x : result.best) {
+            const auto& l = x.layout;
+            QVERIFY(8 % l.ep == 0);
+            QVERIFY((std::int64_t(l.tp) * l.cp * l.dp) % (std::int64_t(l.ep) * l.tp) == 0);
+            sawExperts = sawExperts || l.ep > 1;
+        }
+        QVERIFY(sawExperts);
+        const double best = result.best.front().time.step;
+        for (int ep : {1, 2, 4, 8}) {
+            core::Scenario sc = base;
+            core::Layout l{1, 1, 1, 1, 16, 1, core::Recompute::Full, 1};
+            l.ep = ep;
+            core::applyLayout(sc, l);
+            QCOMPARE(sc.parallel.edp, std::int64_t(16 / ep));
+            const auto plan = core::estimate(sc);
+            if (plan.memory.fits && plan.stepTime.valid)
+                QVERIFY2(best <= plan.stepTime.step * (1 + 1e-12), qPrintable(QStringLiteral("ep %1").arg(ep)));
+        }
+        // The best layout written into the document parses to the same expert layout and step.
+        nlohmann::json doc = core::defaultScenarioJson();
+        core::Errors errors;
+        for (const char* s : {"model.preset=mixtral-8x7b", "cluster.gpus=16", "training.global_batch=64",
+                              "training.recompute=\"full\"", "parallel.zero=1", "step_time.mode=\"predicted\""})
+            core::applySet(doc, s, errors);
+        QVERIFY(errors.empty());
+        core::applyLayout(doc, result.best.front().layout);
+        const auto parsed = core::parseScenario(doc, core::builtinCatalog(), errors);
+        QVERIFY2(errors.empty(), errors.empty() ? "" : core::describe(errors.front()).c_str());
+        QCOMPARE(parsed.parallel.ep, result.best.front().layout.ep);
+        NAPKIN_COMPARE_REL(core::estimate(parsed).stepTime.step, best, 1e-12);
+        // A dense model has one expert rank everywhere.
+        const auto dense = core::searchLayouts(build({"model.preset=llama-2-7b", "cluster.gpus=8", "training.global_batch=64",
+                                                      "step_time.mode=predicted"}), opt);
+        for (const auto& x : dense.best)
+            QCOMPARE(x.layout.ep, 1);
+    }
+
     void applyLayoutOnTheDocumentEqualsTheScenario()
     {
         // One rule for both: the app applies a search result to its document with core::applyLayout,
