@@ -83,7 +83,17 @@ void estimateBatch(const Scenario& sc, Plan& p)
                                   "; the plan uses " + std::to_string(c.effectiveGlobalBatch) + " (" +
                                   std::to_string(c.accumulationSteps) + " accumulation steps)"});
     }
-    if (pp > 1) {
+    if (pp > 1 && par.schedule == PipelineSchedule::DualPipe) {
+        // DualPipe (arXiv 2412.19437 §3.2.1 Table 2): bubble (p/2 − 1)(F&B + B − 3W) against 1F1B's
+        // (p − 1)(F + B); with F&B = F + B (the pair's communication hidden, its compute serial) and a
+        // backward of twice the forward, half of it weight gradients (B = 2F, W = F: Narayanan et al.
+        // 2021 §3.3), the idle share of m micro-batches of F + B is 2 (p/2 − 1) / (3 m).
+        p.memory.bubbleFraction = 2.0 * (double(pp) / 2 - 1) / (3.0 * double(c.accumulationSteps));
+        derive(p, "parallel.bubble_fraction", "2 · ({p} / 2 - 1) / (3 · {m})", p.memory.bubbleFraction, "",
+               "DualPipe (arXiv 2412.19437 §3.2.1 Table 2): bubble (p/2 - 1)(F&B + B - 3W) with F&B = F + B, B = 2F, "
+               "W = F, over m micro-batches of F + B; the predicted step uses each chunk's own F, B and W",
+               {{"p", double(pp)}, {"m", double(c.accumulationSteps)}});
+    } else if (pp > 1) {
         // Narayanan et al. 2021 §2.2: pipeline bubble (p - 1) / m for 1F1B, (p - 1) / (v · m) interleaved.
         p.memory.bubbleFraction = double(pp - 1) / (double(vStages) * double(c.accumulationSteps));
         derive(p, "parallel.bubble_fraction", "({p} - 1) / ({v} · {m})", p.memory.bubbleFraction, "",

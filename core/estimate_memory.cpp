@@ -209,7 +209,12 @@ void setStateRates(const LedgerInputs& in, MemoryLedger& m, bool keepsMaster)
 }
 
 
-StageTensors buildStage(const Scenario& sc, const LedgerInputs& in, std::int64_t index)
+// Where a stage's peak falls (at the loss, at the backward's start, in the optimizer step) and what
+// its activations and temporaries are there.
+void settlePeak(const LedgerInputs& in, StageTensors& st);
+
+// inflight < 0: the schedule's own count for this stage (1F1B / interleaved).
+StageTensors buildStage(const Scenario& sc, const LedgerInputs& in, std::int64_t index, double inflightGiven = -1)
 {
     const auto& tr = sc.training;
     const TransformerShape& shape = sc.model.shape;
@@ -248,7 +253,9 @@ StageTensors buildStage(const Scenario& sc, const LedgerInputs& in, std::int64_t
                                    dense / in.shardO + E / in.shardOE, st.weightBytesPerParam, in.weightsAreMaster},
                       mem, st.host);
     // 1F1B: stage i holds min(p - i, m) micro-batches at its peak (Narayanan et al. 2021 §2.2.1).
-    const double inflight = first ? in.inflightFirst : double(std::min<std::int64_t>(pp - index, in.accumulationSteps));
+    const double inflight = inflightGiven >= 0 ? inflightGiven
+                            : first            ? in.inflightFirst
+                                               : double(std::min<std::int64_t>(pp - index, in.accumulationSteps));
     mem.inFlight = inflight;
     if (in.isMlp) {
         const double D = double(sc.model.mlp.width);
@@ -307,6 +314,14 @@ StageTensors buildStage(const Scenario& sc, const LedgerInputs& in, std::int64_t
     st.gathered = gathered;
     // The optimizer step: activations freed, parameters sharded again, the update's temporaries.
     st.optimizerTemp = sc.offload.optimizer != OffloadTarget::None ? 0.0 : mem.params * in.optimizerTempPerParam / in.shardO;
+    settlePeak(in, st);
+    return st;
+}
+
+void settlePeak(const LedgerInputs& in, StageTensors& st)
+{
+    StageMemory& mem = st.memory;
+    const double gathered = st.gathered;
     // The peak: at the loss, at the start of the backward with the first recomputed region back (the
     // logits and the loss path are freed before the layers' backward begins), or in the optimizer step.
     // DeepSpeed's reduction bucket is allocated when the backward begins (core/comm_buffers.h).
@@ -326,7 +341,42 @@ StageTensors buildStage(const Scenario& sc, const LedgerInputs& in, std::int64_t
         mem.activations = st.saved;
         mem.temporaries = st.loss + gathered + bucket;
     }
-    return st;
+}
+
+// DualPipe (arXiv 2412.19437 §3.2.1 Table 2; deepseek-ai/DualPipe README): rank i holds the modules
+// of stage i and of stage pp − 1 − i (examples/example_dualpipe.py loads full_modules[rank] and
+// full_modules[pp - 1 - rank]), so its parameters, gradients and optimizer states are the two stages'
+// ("2x parameters"); half the micro-batches enter at each end, and the rank keeps min(pp − i, m/2)
+// of the first direction and min(i + 1, m/2) of the second in flight: pp + 1 chunks.
+StageTensors buildDualPipeRank(const Scenario& sc, const LedgerInputs& in, std::int64_t i)
+{
+    const std::int64_t pp = in.pp, half = std::max<std::int64_t>(1, in.accumulationSteps / 2), j = pp - 1 - i;
+    StageTensors a = buildStage(sc, in, i, double(std::min(pp - i, half)));
+    const StageTensors b = buildStage(sc, in, j, double(std::min(i + 1, half)));
+    StageMemory& m = a.memory;
+    const StageMemory& n = b.memory;
+    a.mirror = j;
+    a.mirrorParams = n.params;
+    m.params += n.params, m.weights += n.weights, m.gradients += n.gradients, m.master += n.master, m.optimizer += n.optimizer;
+    // Activation terms weighted so that layers · in_flight · per_layer stays the rank's sum.
+    const double held = a.layers * m.inFlight + b.layers * n.inFlight;
+    m.inFlight += n.inFlight;
+    a.layers = m.inFlight > 0 ? held / m.inFlight : a.layers + b.layers;
+    a.outside += b.outside, a.saved += b.saved, a.loss += b.loss, a.offloaded += b.offloaded;
+    a.mtpLayers += b.mtpLayers, a.mtpSaved += b.mtpSaved, a.expertParams += b.expertParams;
+    a.working = std::max(a.working, b.working);
+    a.gathered += b.gathered;
+    a.optimizerTemp += b.optimizerTemp;
+    a.weightBytesPerParam = m.params > 0 ? (a.weightBytesPerParam * (m.params - n.params) + b.weightBytesPerParam * n.params) / m.params
+                                         : a.weightBytesPerParam;
+    HostMemory& h = a.host;
+    const HostMemory& g = b.host;
+    h.weights += g.weights, h.gradients += g.gradients, h.master += g.master, h.optimizer += g.optimizer;
+    h.activations += g.activations, h.pinnedBuffers += g.pinnedBuffers, h.total += g.total, h.nvme += g.nvme;
+    h.nvmeStates += g.nvmeStates, h.activationsPerMicroBatch += g.activationsPerMicroBatch;
+    h.pcieBytesPerStep += g.pcieBytesPerStep, h.nvmeBytesPerStep += g.nvmeBytesPerStep;
+    settlePeak(in, a);
+    return a;
 }
 
 // Every stage (cheap arithmetic) into m.perStage; returns the most loaded one, whose tensors become the
@@ -339,7 +389,8 @@ StageTensors chooseStage(const Scenario& sc, const LedgerInputs& in, MemoryLedge
     m.perStage.clear();
     m.perStage.reserve(std::size_t(std::min<std::int64_t>(in.pp, 4096)));
     for (std::int64_t i = 0; i < in.pp; ++i) {
-        StageTensors st = buildStage(sc, in, i);
+        StageTensors st = sc.parallel.schedule == PipelineSchedule::DualPipe && in.pp > 1 ? buildDualPipeRank(sc, in, i)
+                                                                                         : buildStage(sc, in, i);
         st.memory.tensors = tensorBytes(st.memory);
         if (int(m.perStage.size()) < 4096)
             m.perStage.push_back(st.memory);

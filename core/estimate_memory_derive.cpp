@@ -22,7 +22,12 @@ void deriveModelStates(const Scenario& sc, const LedgerInputs& in, const StageTe
                "arXiv 2412.19437 §2.2: the multi-token prediction modules train with the model; Megatron-Core "
                "builds them on the last pipeline stage",
                {{"total", p.params.total}, {"mtp", p.params.mtp}});
-    if (in.tp > 1 || in.pp > 1)
+    if (chosen.mirror >= 0)
+        derive(p, "memory.params_per_rank", "{P_stage} + {P_mirror}", chosen.memory.params, "parameters",
+               "DualPipe (arXiv 2412.19437 §3.2.1 Table 2, deepseek-ai/DualPipe examples/example_dualpipe.py): rank i "
+               "holds the modules of stage i and of stage pp - 1 - i, two copies of the model over the pipeline",
+               {{"P_stage", chosen.memory.params - chosen.mirrorParams}, {"P_mirror", chosen.mirrorParams}});
+    else if (in.tp > 1 || in.pp > 1)
         derive(p, "memory.params_per_rank", "{P} · {stage_share} / {tp}", chosen.memory.params, "parameters",
                "Narayanan et al. 2021: layers split over p pipeline stages (embedding first, output layer last), "
                "each stage's matrices over t tensor-parallel ranks",
@@ -110,8 +115,7 @@ void deriveActivations(const Scenario& sc, const LedgerInputs& in, const StageTe
     const auto& temporaries = memoryBucket(Bucket::Temporaries);
     m.activationsPerLayer = chosen.perLayer;
     m.checkpointEvery = chosen.k;
-    const bool mostLoadedIsFirst = m.mostLoadedStage == 0;
-    const double inflightChosen = mostLoadedIsFirst ? in.inflightFirst : 1.0;
+    const double inflightChosen = chosen.memory.inFlight; // the schedule's micro-batches on that stage (rank)
     if (in.isMlp) {
         const double D = double(sc.model.mlp.width);
         if (tr.recompute == Recompute::Full)

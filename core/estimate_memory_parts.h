@@ -73,6 +73,8 @@ struct StageTensors {
     double expertParams = 0;                 // routed-expert parameters on this rank
     double weightBytesPerParam = 0;          // mean bytes per stored weight (expert_weights differ)
     HostMemory host;                         // what offload keeps off the GPU for this stage
+    std::int64_t mirror = -1;                // DualPipe: the second stage this rank holds (pp - 1 - i)
+    double mirrorParams = 0;                 //   and its parameters (included in memory.params)
 };
 
 // Derivations of the model states (parameters per rank, weights, gradients, master, optimizer) and of

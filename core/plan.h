@@ -232,7 +232,7 @@ struct StepTimeBreakdown {
     double epOffNodeShare = 0;    // share of an all-to-all's bytes that leaves the node (node limit lowers it)
     bool edpCrossesNodes = false; // the experts' data-parallel group (gradients of the routed experts)
     double edpBandwidth = 0;
-    double bubble = 0;         // (p - 1) / v micro-batch slots of idle pipeline
+    double bubble = 0;         // (p - 1) / v micro-batch slots of idle pipeline; DualPipe (p/2 - 1)(F&B + B - 3W)
     double dpComm = 0;         // data-parallel gradient / parameter traffic not overlapped
     double optimizer = 0;      // optimizer step: states read and written once at achievable bandwidth
     double offload = 0;        // offload.*: host-link / NVMe traffic not hidden, the CPU update (core/offload.h)
@@ -243,6 +243,12 @@ struct StepTimeBreakdown {
     double commSmShare = 0;    // compute slowed by the SMs NCCL's kernels hold while data-parallel traffic is hidden
     double overheads = 0;      // launch + gradClip + checkpointSave + commSmShare
     double dpCommHidden = 0;   // data-parallel traffic hidden behind compute (dpCommTotal - dpComm)
+    double pipeCommHidden = 0; // DualPipe: expert all-to-all and pipeline sends hidden behind the paired chunk
+    double pipeCommSms = 0;    //   and the SMs its communication kernels hold meanwhile
+    double epCommTotal = 0;    // before overlap (DualPipe hides it)
+    double ppCommTotal = 0;    // before overlap
+    double chunkForward = 0, chunkBackward = 0, chunkWgrad = 0; // DualPipe's F, B, W on the slowest rank
+    const char* pipelineSchedule = "1f1b";
     double ncclCtas = 0;       // CTAs (SMs) one NCCL collective holds: one per channel
     double step = 0;           // sum of the above
     double microBatchSeconds = 0; // one micro-batch through the slowest stage (compute + TP + CP + PP)

@@ -53,6 +53,16 @@ const char* toString(Fsdp f)
     return "";
 }
 
+const char* toString(PipelineSchedule s)
+{
+    switch (s) {
+    case PipelineSchedule::OneFOneB: return "1f1b";
+    case PipelineSchedule::Interleaved: return "interleaved";
+    case PipelineSchedule::DualPipe: return "dualpipe";
+    }
+    return "";
+}
+
 const char* toString(TimeMode m) { return m == TimeMode::Predicted ? "predicted" : "mfu"; }
 
 int effectiveZeroStage(const Scenario& sc)

@@ -23,6 +23,10 @@ enum class FlopsConvention { Auto, SixPT, Palm, Megatron, MegatronCore };
 // PyTorch FSDP sharding strategies (Zhao et al. 2023, PyTorch FSDP): FULL_SHARD is ZeRO-3,
 // SHARD_GRAD_OP is ZeRO-2, HYBRID_SHARD is ZeRO-3 inside a node and replication across nodes.
 enum class Fsdp { None, Full, GradOp, Hybrid };
+// Pipeline schedules (parallel.pipeline_schedule): 1F1B and its interleaved form (Narayanan et al.
+// 2021 §2.2), and DeepSeek's bidirectional DualPipe (arXiv 2412.19437 §3.2.1, deepseek-ai/DualPipe):
+// each rank holds stage i and stage pp − 1 − i and feeds micro-batches from both ends.
+enum class PipelineSchedule { OneFOneB, Interleaved, DualPipe };
 enum class TimeMode { Mfu, Predicted };
 // Whose rules decide what overlaps with what in the predicted step (core/framework.h).
 enum class Framework { Auto, Megatron, Torchtitan, Deepspeed };
@@ -100,6 +104,9 @@ struct ParallelConfig {
     // Node-limited routing (DeepSeek-V3 §3.2.2): each token's experts lie on at most this many nodes,
     // and the dispatch sends one copy per remote node, fanned out over NVLink there. 0: no limit.
     int epNodeLimit = 0;
+    // Resolved: "auto" is interleaved when virtual_stages > 1, else 1F1B.
+    PipelineSchedule schedule = PipelineSchedule::OneFOneB;
+    bool scheduleAuto = true;
 };
 
 // Layers each pipeline stage holds, first to last (parallel.*_stage_layers, pipeline_layout, or
@@ -181,6 +188,7 @@ const char* toString(OffloadTarget t);
 const char* toString(OptimizerKind o);
 const char* toString(FlopsConvention f);
 const char* toString(Fsdp f);
+const char* toString(PipelineSchedule s);
 const char* toString(TimeMode m);
 const char* toString(Framework f);
 const char* toString(AttentionKernelChoice k);

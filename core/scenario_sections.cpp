@@ -451,6 +451,15 @@ void readParallel(const nlohmann::json& node, Scenario& sc, Errors& errors)
     }
     if (const auto* lim = r.child("ep_node_limit"); lim && !lim->is_null())
         pa.epNodeLimit = int(r.integer("ep_node_limit", 1, 1024).value_or(0));
+    // parallel.pipeline_schedule: "auto" resolves in checkScenario (interleaved when virtual_stages > 1).
+    const int schedule = r.choice<int>("pipeline_schedule", {{"auto", -1},
+                                                             {"1f1b", int(PipelineSchedule::OneFOneB)},
+                                                             {"interleaved", int(PipelineSchedule::Interleaved)},
+                                                             {"dualpipe", int(PipelineSchedule::DualPipe)}})
+                             .value_or(-1);
+    pa.scheduleAuto = schedule < 0;
+    if (schedule >= 0)
+        pa.schedule = PipelineSchedule(schedule);
     pa.fsdp = r.choice<Fsdp>("fsdp", {{"none", Fsdp::None}, {"full", Fsdp::Full}, {"grad_op", Fsdp::GradOp},
                                       {"hybrid", Fsdp::Hybrid}})
                   .value_or(Fsdp::None);
@@ -561,6 +570,48 @@ void checkExpertLayout(Scenario& sc, Errors& errors)
     pa.edp = std::max<std::int64_t>(1, stageRanks / fold);
 }
 
+// parallel.pipeline_schedule against the layout: "auto" resolves to interleaved when virtual_stages > 1,
+// else 1F1B. DualPipe (deepseek-ai/DualPipe dualpipe.py: num_ranks % 2 == 0, num_chunks even and
+// >= 2 · num_ranks) pairs stage i with stage pp − 1 − i and splits the micro-batches over both ends.
+void checkPipelineSchedule(Scenario& sc, Errors& errors)
+{
+    auto& pa = sc.parallel;
+    if (pa.scheduleAuto) {
+        pa.schedule = pa.virtualStages > 1 ? PipelineSchedule::Interleaved : PipelineSchedule::OneFOneB;
+        return;
+    }
+    const std::string name = toString(pa.schedule);
+    const std::string v = std::to_string(pa.virtualStages);
+    if (pa.schedule == PipelineSchedule::OneFOneB && pa.virtualStages > 1)
+        errors.push_back({"parallel.pipeline_schedule", "\"1f1b\"", "runs one chunk per stage but parallel.virtual_stages is " + v,
+                          "\"interleaved\" or \"auto\", or parallel.virtual_stages = 1"});
+    if (pa.schedule == PipelineSchedule::Interleaved && pa.virtualStages < 2)
+        errors.push_back({"parallel.pipeline_schedule", "\"interleaved\"", "needs parallel.virtual_stages >= 2 (it is " + v + ")",
+                          "parallel.virtual_stages from 2 to 512, or \"1f1b\""});
+    if (pa.schedule != PipelineSchedule::DualPipe)
+        return;
+    if (pa.pp < 2 || pa.pp % 2 != 0) {
+        errors.push_back({"parallel.pipeline_schedule", "\"dualpipe\"",
+                          "pairs stage i with stage pp - 1 - i: needs an even parallel.pp (it is " + std::to_string(pa.pp) + ")",
+                          "an even parallel.pp >= 2, or \"1f1b\""});
+        return;
+    }
+    if (pa.virtualStages > 1)
+        errors.push_back({"parallel.pipeline_schedule", "\"dualpipe\"", "runs one chunk per direction but parallel.virtual_stages is " + v,
+                          "parallel.virtual_stages = 1"});
+    const auto& tr = sc.training;
+    const std::int64_t perStep = tr.microBatch * pa.dp;
+    if (perStep <= 0 || tr.globalBatch <= 0)
+        return;
+    const std::int64_t m = (tr.globalBatch + perStep - 1) / perStep;
+    if (m % 2 != 0 || m < 2 * std::int64_t(pa.pp))
+        errors.push_back({"parallel.pipeline_schedule", "\"dualpipe\"",
+                          "needs an even number of micro-batches per step, at least 2 · pp = " + std::to_string(2 * pa.pp) +
+                              "; training.global_batch / (micro_batch · dp) gives " + std::to_string(m),
+                          "training.global_batch a multiple of 2 · micro_batch · dp = " + std::to_string(2 * perStep) +
+                              " and at least " + std::to_string(2 * pa.pp * perStep)});
+}
+
 // Cross-field checks, once each field is known to be valid on its own.
 void checkScenario(Scenario& sc, Errors& errors)
 {
@@ -607,6 +658,8 @@ void checkScenario(Scenario& sc, Errors& errors)
                                   "must divide training.seq_len " + std::to_string(sc.training.seqLen), "a divisor of the sequence length"});
         }
         checkExpertLayout(sc, errors);
+        if (pa.dp > 0)
+            checkPipelineSchedule(sc, errors);
     }
     if (sc.model.kind == ModelKind::Mlp && sc.training.checkpointEvery > sc.model.mlp.layers && sc.model.mlp.layers > 0)
         errors.push_back({"training.checkpoint_every", std::to_string(sc.training.checkpointEvery),

@@ -22,6 +22,9 @@ void applyLayout(Scenario& sc, const Layout& l)
     }
     sc.parallel.pp = l.pp;
     sc.parallel.virtualStages = l.virtualStages;
+    sc.parallel.schedule = l.schedule == PipelineSchedule::DualPipe ? PipelineSchedule::DualPipe
+                           : l.virtualStages > 1                     ? PipelineSchedule::Interleaved
+                                                                     : PipelineSchedule::OneFOneB;
     sc.parallel.cp = l.cp;
     sc.parallel.dp = l.dp;
     // Expert layout: ep as chosen, etp "auto" follows tp, EDP = tp · cp · dp / (etp · ep) (as loaded).
@@ -44,6 +47,10 @@ void applyLayout(nlohmann::json& doc, const Layout& l)
     pa["tp"] = l.tp;
     pa["pp"] = l.pp;
     pa["virtual_stages"] = l.virtualStages;
+    if (l.schedule == PipelineSchedule::DualPipe)
+        pa["pipeline_schedule"] = "dualpipe";
+    else if (pa.contains("pipeline_schedule"))
+        pa["pipeline_schedule"] = "auto";
     pa["cp"] = l.cp;
     if (l.ep > 1 || pa.contains("ep"))
         pa["ep"] = l.ep;
@@ -64,6 +71,7 @@ Layout layoutOf(const Scenario& sc)
     l.tp = sc.parallel.tp;
     l.pp = sc.parallel.pp;
     l.virtualStages = sc.parallel.virtualStages;
+    l.schedule = sc.parallel.schedule;
     l.ep = sc.parallel.ep;
     l.cp = sc.parallel.cp;
     l.dp = sc.parallel.dp;
@@ -185,6 +193,8 @@ SearchResult searchLayouts(const Scenario& base, const SearchOptions& opt)
     else
         zeros = {effectiveZeroStage(base)};
     const bool keepFsdp = !opt.searchZero;
+    const bool tryDualPipe = base.parallel.schedule == PipelineSchedule::DualPipe ||
+                             (!isMlp && isMoe(shape) && shape.moe.experts > 0);
 
     std::vector<LayoutResult> kept; // a bounded list, fastest first
     auto consider = [&](const Layout& l) {
@@ -235,16 +245,25 @@ SearchResult searchLayouts(const Scenario& base, const SearchOptions& opt)
                         continue;
                     }
                     const auto eps = expertRanks(base, tp, cp, dp);
+                    // DualPipe where its asserts allow it: even pp, an even number of at least 2 · pp
+                    // micro-batches (core/scenario_sections.cpp checkPipelineSchedule).
+                    const std::int64_t m = globalBatch / (mb * dp);
+                    const bool dualOk = tryDualPipe && pp >= 2 && pp % 2 == 0 && m % 2 == 0 && m >= 2 * pp;
                     for (const auto v : vs)
-                        for (const auto ep : eps)
-                            for (const auto rc : recomputes)
-                                for (const int z : zeros) {
-                                    if (dp == 1 && z > 0 && opt.searchZero)
-                                        continue; // nothing to shard over: identical to ZeRO-0
-                                    Layout l{int(tp), int(pp), int(v), int(cp), dp, mb, rc, z};
-                                    l.ep = int(ep);
-                                    consider(l);
-                                }
+                        for (const auto schedule : {PipelineSchedule::OneFOneB, PipelineSchedule::DualPipe}) {
+                            if (schedule == PipelineSchedule::DualPipe && (v > 1 || !dualOk))
+                                continue;
+                            for (const auto ep : eps)
+                                for (const auto rc : recomputes)
+                                    for (const int z : zeros) {
+                                        if (dp == 1 && z > 0 && opt.searchZero)
+                                            continue; // nothing to shard over: identical to ZeRO-0
+                                        Layout l{int(tp), int(pp), int(v), int(cp), dp, mb, rc, z};
+                                        l.ep = int(ep);
+                                        l.schedule = schedule;
+                                        consider(l);
+                                    }
+                        }
                 }
             }
         }
@@ -341,6 +360,9 @@ nlohmann::json searchToJson(const SearchResult& r, const Scenario& sc)
                             {{"tp", l.tp},
                              {"pp", l.pp},
                              {"virtual_stages", l.virtualStages},
+                             {"pipeline_schedule", toString(l.schedule == PipelineSchedule::DualPipe ? PipelineSchedule::DualPipe
+                                                            : l.virtualStages > 1 ? PipelineSchedule::Interleaved
+                                                                                  : PipelineSchedule::OneFOneB)},
                              {"cp", l.cp},
                              {"dp", l.dp},
                              {"ep", l.ep},

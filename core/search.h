@@ -22,6 +22,9 @@ struct Layout {
     Recompute recompute = Recompute::None;
     int zero = 0;
     int ep = 1; // expert parallelism (mixtures of experts; etp follows the scenario: "auto" = tp)
+    // 1F1B / interleaved follow virtualStages; DualPipe is tried for mixtures of experts (it hides
+    // their all-to-all) and kept where the scenario states it.
+    PipelineSchedule schedule = PipelineSchedule::OneFOneB;
 };
 
 struct LayoutResult {

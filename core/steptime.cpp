@@ -27,6 +27,9 @@ constexpr double kCollectiveEfficiency = 0.80;
 // Graphs": 2.9 µs kernels take 3.8 µs each from a stream, 3.4 µs from a graph). CPU side: eager
 // PyTorch spends on the order of 10 µs of host time per operator (He 2022, "Making Deep Learning Go
 // Brrrr From First Principles", overhead); it binds only when kernels are shorter than that.
+// SMs DeepSeek-V3's communication kernels take while DualPipe hides them (arXiv 2412.19437 §3.2.2).
+constexpr double kDualPipeCommSms = 20;
+
 constexpr double kGapEager = 1.0e-6, kGapGraphs = 0.5e-6, kHostPerKernelEager = 10e-6;
 
 bool isHead(std::string_view name) { return name.rfind("logits", 0) == 0 || name.rfind("cross_entropy", 0) == 0; }
@@ -57,7 +60,10 @@ struct StageWork {
     double execFwd = 0, execBwd = 0, execAttnFwd = 0, execGemmFwd = 0, execHead = 0;
     double kernelsGemmFwd = 0, kernelsAttnFwd = 0;
     double fusedAttnFwd = 0; // forward time of fused attention kernels (OpKind::Attention)
+    double wgrad = 0, headBwd = 0, headWgrad = 0; // weight-gradient GEMMs per layer; the head's backward, its wgrad
 };
+
+bool isWgrad(std::string_view name) { return name.size() > 6 && name.substr(name.size() - 6) == ".wgrad"; }
 
 // The busiest expert-parallel rank runs imbalance × the routed experts' rows: its MLP ops (the
 // average layer's, of width k·I_e + shared on MoE layers) take f_busy / f as long (the weights they
@@ -82,6 +88,10 @@ StageWork sumOps(const Plan& p, const TrainingConfig& tr, const TransformerShape
         const double t = (atPeak ? op.timeSeconds : op.achievableSeconds) * (!isMlp && isMlpOp(name) ? mlpScale : 1.0);
         const double exec = op.executedFlops > 0 ? op.executedFlops : op.flops;
         if (!isMlp && isHead(name)) {
+            if (op.pass != Pass::Forward)
+                w.headBwd += t;
+            if (isWgrad(name))
+                w.headWgrad += t;
             w.head += t;
             w.kernelsHead += op.kernels;
             w.execHead += exec;
@@ -92,6 +102,8 @@ StageWork sumOps(const Plan& p, const TrainingConfig& tr, const TransformerShape
         (fwd ? w.layerFwd : w.layerBwd) += t * layers;
         (fwd ? w.kernelsFwd : w.kernelsBwd) += op.kernels * layers;
         (fwd ? w.execFwd : w.execBwd) += exec * layers;
+        if (isWgrad(name))
+            w.wgrad += t * layers;
         if (fwd && byOp) {
             if (op.kind == OpKind::Gemm) {
                 const double share = opPolicyRecomputedShare(name, shape);
@@ -324,7 +336,29 @@ StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p, bool atPeak
     // The slowest stage sets the pace: its layers (uneven stages: parallel.first/last_stage_layers,
     // pipeline_layout) and, on the last stage, the logits and loss.
     double stageLayers = isMlp ? 1.0 : L / pp;
-    if (!isMlp && pp > 1) {
+    const bool dual = !isMlp && pp > 1 && par.schedule == PipelineSchedule::DualPipe;
+    if (dual) {
+        // DualPipe (deepseek-ai/DualPipe dualpipe.py): rank i runs stage i for the half of the
+        // micro-batches that enter at the front and stage pp - 1 - i for the half that enter at the
+        // back, so per micro-batch it runs the mean of the two; both end ranks hold the last stage and
+        // run the logits and loss for half the micro-batches each.
+        const auto layers = stageLayerCounts(par, sc.model.shape.layers);
+        const double perLayer = w.layerFwd + w.layerBwd + recomputeFwd;
+        const std::size_t n = layers.size();
+        double slowest = -1;
+        bool endIsSlowest = true;
+        for (std::size_t i = 0; i < n / 2; ++i) {
+            const double pair = (layers[i] + layers[n - 1 - i]) / 2;
+            const double t = pair * perLayer + (i == 0 ? w.head / 2 : 0.0);
+            if (t > slowest) {
+                slowest = t;
+                stageLayers = pair;
+                endIsSlowest = i == 0;
+            }
+        }
+        const double share = endIsSlowest ? 0.5 : 0.0;
+        w.head *= share, w.kernelsHead *= share, w.headBwd *= share, w.headWgrad *= share;
+    } else if (!isMlp && pp > 1) {
         const auto layers = stageLayerCounts(par, sc.model.shape.layers);
         const double perLayer = w.layerFwd + w.layerBwd + recomputeFwd;
         double slowest = -1;
@@ -425,17 +459,42 @@ StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p, bool atPeak
         mbLaunch = std::max(kernels * gap, kernels * host - gpuBusy);
     }
 
-    r.microBatchSeconds = mbCompute + mbRecompute + mbTp + mbCp + mbEp + mbPp + mbLaunch;
+    r.pipelineSchedule = toString(par.schedule);
+    const double chunk = mbCompute + mbRecompute + mbTp + mbCp + mbLaunch; // F + B of one micro-batch, no EP / PP
+    double mbPipeExposed = mbEp + mbPp;
+    if (dual) {
+        // DualPipe overlaps a forward chunk with a backward chunk of the other direction and runs the
+        // all-to-all and the pipeline sends of each behind the other's compute (arXiv 2412.19437
+        // §3.2.1): per pair of chunks only what exceeds their compute is exposed.
+        mbPipeExposed = std::max(0.0, mbEp + mbPp - chunk);
+    }
+    const double pipeShare = mbEp + mbPp > 0 ? mbPipeExposed / (mbEp + mbPp) : 0.0;
+    r.microBatchSeconds = chunk + mbPipeExposed;
     r.compute = m * mbCompute;
     r.recompute = m * mbRecompute;
     r.tpComm = m * mbTp;
     r.tpCommTotal = m * mbTpTotal;
     r.cpComm = m * mbCp;
     r.cpCommTotal = m * mbCpTotal;
-    r.ppComm = m * mbPp;
-    r.epComm = m * mbEp;
+    r.ppComm = m * mbPp * pipeShare;
+    r.ppCommTotal = m * mbPp;
+    r.epComm = m * mbEp * pipeShare;
+    r.epCommTotal = m * mbEp;
+    r.pipeCommHidden = m * (mbEp + mbPp) - m * mbPipeExposed;
     r.launch = m * mbLaunch;
-    r.bubble = (pp - 1) / v * r.microBatchSeconds; // Narayanan et al. 2021 §2.2
+    if (dual) {
+        // DualPipe's bubble (arXiv 2412.19437 §3.2.1 Table 2): (p/2 - 1)(F&B + B - 3W), F&B = F + B with
+        // the pair's traffic hidden, B the full backward (recompute included), W its weight-gradient
+        // GEMMs; TP, CP and launch time scale with the chunk.
+        const double F = stageLayers * w.layerFwd + (w.head - w.headBwd);
+        const double B = stageLayers * w.layerBwd + mbRecompute + w.headBwd;
+        const double W = stageLayers * w.wgrad + w.headWgrad;
+        const double scale = F + B > 0 ? chunk / (F + B) : 1.0;
+        r.chunkForward = F * scale, r.chunkBackward = B * scale, r.chunkWgrad = W * scale;
+        r.bubble = std::max(0.0, (pp / 2 - 1) * (chunk + (B - 3 * W) * scale));
+    } else {
+        r.bubble = (pp - 1) / v * r.microBatchSeconds; // Narayanan et al. 2021 §2.2
+    }
 
     // ---- Data parallelism. HYBRID_SHARD shards inside a node and replicates across nodes.
     const double group = double(shardGroupSize(sc, std::int64_t(dp)));
@@ -485,6 +544,12 @@ StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p, bool atPeak
         r.dpCommHidden = std::max(0.0, r.dpCommTotal - r.dpComm);
         r.ncclCtas = std::min(kNcclCollChannels, double(gpu.smCount));
         r.commSmShare = r.dpCommHidden * r.ncclCtas / double(gpu.smCount);
+        // DualPipe's hidden all-to-all and sends run on 20 SMs of the H800's 132 (arXiv 2412.19437
+        // §3.2.2: "only 20 SMs are sufficient to fully utilize the bandwidths of IB and NVLink").
+        if (dual && r.pipeCommHidden > 0) {
+            r.pipeCommSms = std::min(kDualPipeCommSms, double(gpu.smCount));
+            r.commSmShare += r.pipeCommHidden * r.pipeCommSms / double(gpu.smCount);
+        }
     }
     r.overheads = r.launch + r.gradClip + r.checkpointSave + r.commSmShare;
     r.step = r.compute + r.recompute + r.tpComm + r.cpComm + r.epComm + r.ppComm + r.bubble + r.dpComm + r.optimizer +

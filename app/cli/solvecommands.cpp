@@ -58,12 +58,14 @@ int cmdSearch(const Options& o, std::ostream& out, std::ostream& err)
         t += "No layout fits. Try more GPUs, a smaller model or a shorter sequence.\n";
         return checked(o, writeOutput(o, t, out, err), true);
     }
-    t += "  #  tp  pp   v  cp     dp   ep   mb  recompute  zero        step   tokens/s    MFU     memory  why\n";
+    // v: interleaved chunks per stage, or "dual" for DualPipe (parallel.pipeline_schedule).
+    t += "  #  tp  pp    v  cp     dp   ep   mb  recompute  zero        step   tokens/s    MFU     memory  why\n";
     int rank = 1;
     for (const auto& x : r.best) {
         const auto& l = x.layout;
-        t += fmt::format("{:3} {:3} {:3} {:3} {:3} {:6} {:4} {:4}  {:<9}  {:4}  {:>10} {:10.3g}  {:5.1f}% {:>10}  {}\n", rank++, l.tp,
-                         l.pp, l.virtualStages, l.cp, l.dp, l.ep, l.microBatch, core::toString(l.recompute), l.zero, seconds(x.time.step),
+        const std::string v = l.schedule == core::PipelineSchedule::DualPipe ? std::string("dual") : std::to_string(l.virtualStages);
+        t += fmt::format("{:3} {:3} {:3} {:>4} {:3} {:6} {:4} {:4}  {:<9}  {:4}  {:>10} {:10.3g}  {:5.1f}% {:>10}  {}\n", rank++, l.tp,
+                         l.pp, v, l.cp, l.dp, l.ep, l.microBatch, core::toString(l.recompute), l.zero, seconds(x.time.step),
                          x.time.tokensPerSecond, 100 * x.time.mfu, core::formatBytes(x.memoryTotal), x.why);
     }
     t += "\nPredicted step time: per-op roofline + communication + pipeline bubble (optimistic; see "
