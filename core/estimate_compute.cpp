@@ -102,6 +102,34 @@ void estimateBatch(const Scenario& sc, Plan& p)
     }
 }
 
+namespace {
+
+// Forward matmul FLOPs per token the recompute modules run again (2 per parameter per token): the dense
+// MLP layers' matrices ("mlp"), the MoE layers' routed (k of them) and shared experts and router
+// ("moe"), the shared experts alone ("shared_experts"), MLA's up-projections ("mla_up_proj").
+// "moe_act", "layernorm" and "core_attn"'s softmax are elementwise (core_attn's matmuls: above).
+double moduleRecomputeFlops(const TransformerShape& m, std::uint8_t mods)
+{
+    const double L = double(m.layers), h = double(m.dModel);
+    const double Lm = isMoe(m) ? double(moeLayerCount(m)) : 0.0;
+    const double mats = m.ffnKind == FfnKind::Swiglu ? 3 : 2;
+    double r = 0;
+    if (mods & kModuleMlp)
+        r += 2 * (L - Lm) * h * double(m.ffn) * mats;
+    if (mods & kModuleMoe)
+        r += 2 * Lm * (h * (double(m.moe.topK) * double(m.moe.expertFfn) + sharedExpertWidth(m.moe)) * mats +
+                       h * double(m.moe.experts));
+    else if (mods & kModuleShared)
+        r += 2 * Lm * h * sharedExpertWidth(m.moe) * mats;
+    if ((mods & kModuleMlaUp) && m.attention == AttentionKind::Mla)
+        r += 2 * L * double(m.heads) *
+             (double(m.mla.qLoraRank) * double(m.mla.qkNopeHeadDim + m.mla.qkRopeHeadDim) +
+              double(m.mla.kvLoraRank) * double(m.mla.qkNopeHeadDim + m.mla.vHeadDim));
+    return r;
+}
+
+} // namespace
+
 double estimateFlops(const Scenario& sc, Plan& p)
 {
     const auto& tr = sc.training;
@@ -165,7 +193,7 @@ double estimateFlops(const Scenario& sc, Plan& p)
     derive(p, "compute.flops_per_step", "{flops_per_token} · {tokens_per_step}", c.flopsPerStep, "FLOP", kSrcCs336,
            {{"flops_per_token", c.flopsPerToken}, {"tokens_per_step", c.tokensPerStep}});
     double recomputePerToken = 0;
-    const double L = double(shape.layers), h = double(shape.dModel), f = mlpWidth(shape);
+    const double L = double(shape.layers);
     if (tr.recompute == Recompute::Full)
         recomputePerToken = forwardRecompute;
     else if (tr.recompute == Recompute::Op && !isMlp)
@@ -176,8 +204,8 @@ double estimateFlops(const Scenario& sc, Plan& p)
         const bool core = tr.recompute == Recompute::Selective || (tr.recomputeModules & kModuleCoreAttn);
         if (core) // QK^T and PV again: 4 L H Q T per token (Korthikanti §5)
             recomputePerToken += 4 * L * double(shape.heads) * double(shape.headDim) * s;
-        if (tr.recompute == Recompute::Modules && (tr.recomputeModules & kModuleMlp)) // the MLP's matmuls forward
-            recomputePerToken += 2 * L * h * f * (shape.ffnKind == FfnKind::Swiglu ? 3 : 2);
+        if (tr.recompute == Recompute::Modules)
+            recomputePerToken += moduleRecomputeFlops(shape, tr.recomputeModules);
     }
     c.hardwareFlops = (c.flopsPerToken + recomputePerToken) * tr.tokens;
     derive(p, "compute.hardware_flops", "({flops_per_token} + {recompute_per_token}) · {T}", c.hardwareFlops, "FLOP",

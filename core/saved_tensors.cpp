@@ -59,6 +59,12 @@ struct Widths {
     double h = 0;    // h on every rank (a row-parallel matmul's output before its reduction)
     double q = 0, kv = 0, f = 0, heads = 0; // per tensor-parallel rank
     double routed = 0, router = 0; // MoE, per token of the average layer: routed rows k·r, router columns E
+    // The MLP width f split by the module that holds it (per token of the average layer, per TP rank):
+    // dense MLP layers, routed experts (× imbalance) and shared experts of the MoE layers.
+    double fDense = 0, fRouted = 0, fShared = 0;
+    double mlaQ = 0, mlaKv = 0; // MLA: compressed query and key-value widths (0: not MLA / no q compression)
+    double mlaRope = 0;         //   the shared RoPE key's width, in the key-value down-projection's output
+    bool mla = false;
     bool swiglu = false, rope = false, dropout = false, repeat = false, layerNorm = false;
 };
 
@@ -71,16 +77,68 @@ void moeInputs(ListBuilder& x, const Widths& w)
 {
     if (w.routed <= 0)
         return;
-    x.token("moe.router_probs", "router top-k and aux loss (fp32)", w.router, 4, "fp32", kFullOp | kDropMlp);
+    x.token("moe.router_probs", "router top-k and aux loss (fp32)", w.router, 4, "fp32", kFullOp | kDropMoe);
     x.token("moe.permuted_input", "expert fc1 (its input: k rows per token)", w.routed * w.h, x.c.e, x.c.eName,
-            kFullOp | kDropMlp);
+            kFullOp | kDropMoe);
 }
 
 void moeOutputs(ListBuilder& x, const Widths& w)
 {
     if (w.routed > 0)
         x.token("moe.expert_output", "unpermute and combine (weighted by the probabilities)", w.routed * w.h, x.c.e,
-                x.c.eName, kFullOp | kDropMlp);
+                x.c.eName, kFullOp | kDropMoe);
+}
+
+// The MLP's fc1 outputs and activation output, by module: the dense MLP layers ("mlp"), the routed
+// experts ("moe"; "moe_act" discards the activation output and recomputes it from fc1's) and the
+// shared experts ("moe", "shared_experts"). Fused kernels: SwiGLU keeps the gate and up halves and
+// the product (Korthikanti et al. 2022 §4.1 generalised), GELU its input and output.
+struct MlpNames {
+    const char* gate;
+    const char* up;
+    const char* act;
+    const char* fc1;
+    std::uint16_t module; // the drop bits of the module that holds these tensors
+    std::uint16_t actExtra;
+};
+
+void fusedMlp(ListBuilder& x, const Widths& w, double width, const MlpNames& n)
+{
+    const double e = x.c.e;
+    const char* E = x.c.eName;
+    if (width <= 0)
+        return;
+    if (w.swiglu) {
+        x.token(n.gate, "swiglu (silu of the gate)", width, e, E, kDropFull | n.module);
+        x.token(n.up, "swiglu (the product)", width, e, E, kFullOp | n.module);
+    } else {
+        x.token(n.fc1, "gelu (its input)", width, e, E, kDropFull | n.module);
+    }
+    x.token(n.act, "fc2 (its input)", width, e, E, kFullOp | n.module | n.actExtra);
+}
+
+constexpr MlpNames kDenseMlp{"mlp.gate", "mlp.up", "mlp.activation_output", "mlp.fc1_output", kDropMlp, 0};
+constexpr MlpNames kRoutedMlp{"experts.gate", "experts.up", "experts.activation_output", "experts.fc1_output", kDropMoe,
+                              kDropMoeAct};
+constexpr MlpNames kSharedMlp{"shared_experts.gate", "shared_experts.up", "shared_experts.activation_output",
+                              "shared_experts.fc1_output", kDropMoe | kDropShared, 0};
+
+// Multi-head latent attention's compressed tensors (NVIDIA's DeepSeek-V3 ledger, moe-notes.md §1.6;
+// Megatron-Core multi_latent_attention.py): the query's and the key-value's down-projection outputs
+// (the latter with the shared RoPE key) that their norms read, and the normalised latents the
+// up-projections read. mla_up_proj keeps these and discards what the up-projections and RoPE make.
+void mlaLatents(ListBuilder& x, const Widths& w)
+{
+    if (!w.mla)
+        return;
+    const double e = x.c.e;
+    const char* E = x.c.eName;
+    if (w.mlaQ > 0) {
+        x.token("mla.q_down_output", "q_layernorm (its input)", w.mlaQ, e, E, kDropFull);
+        x.token("mla.q_latent", "linear_q_up_proj (its input)", w.mlaQ, e, E, kFullOp);
+    }
+    x.token("mla.kv_down_output", "kv_layernorm and RoPE of the shared key (its input)", w.mlaKv + w.mlaRope, e, E, kDropFull);
+    x.token("mla.kv_latent", "linear_kv_up_proj (its input)", w.mlaKv, e, E, kFullOp);
 }
 
 // Megatron-Core + Transformer Engine (Korthikanti et al. 2022 Table 2's tensors). The op policy's
@@ -95,12 +153,14 @@ void fusedList(ListBuilder& x, const Widths& w, const TransformerShape& m)
         x.token("q_norm.input", "q_layernorm", w.q, e, E, kFullOp);
         x.token("k_norm.input", "k_layernorm", w.kv, e, E, kFullOp);
     }
+    mlaLatents(x, w);
+    const std::uint16_t up = w.mla ? kDropMlaUp : 0; // made by MLA's up-projections (and RoPE)
     // Without RoPE the attention's q is wq's output, which the op policy keeps.
-    x.token("attention.q", "core_attention (QK^T)", w.q, e, E, w.rope ? kFullOp : std::uint16_t(kDropFull));
-    if (w.rope)
+    x.token("attention.q", "core_attention (QK^T)", w.q, e, E, std::uint16_t((w.rope ? kFullOp : kDropFull) | up));
+    if (w.rope && !w.mla)
         x.token("wq.output", "kept by the op policy (mm 1)", w.q, e, E, kCheckpointOnly | kDropFull);
-    x.token("attention.k", "core_attention (QK^T)", w.kv, e, E, kFullOp);
-    x.token("attention.v", "core_attention (attention over values)", w.kv, e, E, kDropFull);
+    x.token("attention.k", "core_attention (QK^T)", w.kv, e, E, kFullOp | up);
+    x.token("attention.v", "core_attention (attention over values)", w.kv, e, E, kDropFull | up);
     if (x.c.flash) {
         x.token("attention.logsumexp", "flash attention backward", w.heads, 4, "fp32", kDropFull | kCore, true);
     } else {
@@ -115,15 +175,12 @@ void fusedList(ListBuilder& x, const Widths& w, const TransformerShape& m)
     if (w.dropout)
         x.token("attention.dropout_mask", "bias-dropout-add", w.rep, 1, "bool", kFullOp);
     x.token("mlp_norm.input", "pre_mlp_layernorm", w.rep, e, E, kFullOp);
-    x.token("mlp_norm.output", "mlp_fc1 (its input)", w.rep, e, E, kFullOp | kDropLayernorm | kDropMlp);
+    x.token("mlp_norm.output", "mlp_fc1 (its input)", w.rep, e, E,
+            std::uint16_t(kFullOp | kDropLayernorm | (w.fDense > 0 ? kDropMlp : 0)));
     moeInputs(x, w);
-    if (w.swiglu) {
-        x.token("mlp.gate", "swiglu (silu of the gate)", w.f, e, E, kDropFull | kDropMlp);
-        x.token("mlp.up", "swiglu (the product)", w.f, e, E, kFullOp | kDropMlp);
-    } else {
-        x.token("mlp.fc1_output", "gelu (its input)", w.f, e, E, kDropFull | kDropMlp);
-    }
-    x.token("mlp.activation_output", "mlp_fc2 (its input)", w.f, e, E, kFullOp | kDropMlp);
+    fusedMlp(x, w, w.fDense, kDenseMlp);
+    fusedMlp(x, w, w.fRouted, kRoutedMlp);
+    fusedMlp(x, w, w.fShared, kSharedMlp);
     moeOutputs(x, w);
     if (w.swiglu)
         x.token("w2.output", "kept by the op policy (mm 7)", w.h, e, E, kCheckpointOnly | kDropFull);
@@ -148,6 +205,39 @@ void eagerNorm(ListBuilder& x, const Widths& w, const char* fp32Name, const char
     x.token(outName, outOp, w.rep, e, E, outDrop);
 }
 
+// Eager SwiGLU (w1, silu, w3, mul) or GELU (w1, gelu) by module, as fusedMlp.
+struct EagerMlpNames {
+    const char* w1;
+    const char* silu;
+    const char* w3;
+    const char* mul;
+    const char* gelu;
+    std::uint16_t module;
+    std::uint16_t actExtra;
+};
+constexpr EagerMlpNames kEagerDense{"w1.output", "silu.output", "w3.output", "mul.output", "gelu.output", kDropMlp, 0};
+constexpr EagerMlpNames kEagerRouted{"experts.w1_output", "experts.silu_output", "experts.w3_output", "experts.mul_output",
+                                     "experts.gelu_output", kDropMoe, kDropMoeAct};
+constexpr EagerMlpNames kEagerShared{"shared_experts.w1_output", "shared_experts.silu_output", "shared_experts.w3_output",
+                                     "shared_experts.mul_output", "shared_experts.gelu_output", kDropMoe | kDropShared, 0};
+
+void eagerMlp(ListBuilder& x, const Widths& w, double width, const EagerMlpNames& n)
+{
+    const double e = x.c.e;
+    const char* E = x.c.eName;
+    if (width <= 0)
+        return;
+    if (w.swiglu) {
+        x.token(n.w1, "silu (its input)", width, e, E, kDropFull | n.module);
+        x.token(n.silu, "mul", width, e, E, kFullOp | n.module | n.actExtra);
+        x.token(n.w3, "mul", width, e, E, kFullOp | n.module);
+        x.token(n.mul, "w2 (its input)", width, e, E, kFullOp | n.module | n.actExtra);
+    } else {
+        x.token(n.w1, "gelu (its input)", width, e, E, kDropFull | n.module);
+        x.token(n.gelu, "w2 (its input)", width, e, E, kFullOp | n.module | n.actExtra);
+    }
+}
+
 void eagerList(ListBuilder& x, const Widths& w, const TransformerShape& m)
 {
     const double e = x.c.e;
@@ -155,6 +245,8 @@ void eagerList(ListBuilder& x, const Widths& w, const TransformerShape& m)
     x.token("layer.input", "checkpoint input (block boundary)", w.rep, e, E, kCheckpointOnly);
     eagerNorm(x, w, "attention_norm.fp32_input", "attention_norm.rstd", "attention_norm.normalized",
               "attention_norm.output", "wq, wk, wv (their input)", kFullOp | kDropLayernorm);
+    mlaLatents(x, w);
+    const std::uint16_t up = w.mla ? kDropMlaUp : 0; // made by MLA's up-projections (and RoPE)
     x.token("wq.output", "kept by the op policy (mm 1)", w.q, e, E, kCheckpointOnly | kDropFull);
     // wv's output is SDPA's v when no head repeats it; else only the op policy keeps it (mm 3).
     x.token("wv.output", w.repeat ? "kept by the op policy (mm 3)" : "sdpa (values)", w.kv, e, E,
@@ -164,11 +256,11 @@ void eagerList(ListBuilder& x, const Widths& w, const TransformerShape& m)
         x.token("k_norm.fp32_input", "k_norm (x.float())", w.kv, 4, "fp32", kFullOp);
     }
     if (w.rope) {
-        x.token("rope.q_fp32", "complex multiply (xq.float())", w.q, 4, "fp32", kFullOp);
-        x.token("rope.k_fp32", "complex multiply (xk.float())", w.kv, 4, "fp32", kFullOp);
+        x.token("rope.q_fp32", "complex multiply (xq.float())", w.q, 4, "fp32", kFullOp | up);
+        x.token("rope.k_fp32", "complex multiply (xk.float())", w.kv, 4, "fp32", kFullOp | up);
     }
-    x.token("sdpa.q", "sdpa (queries)", w.q, e, E, kFullOp);
-    x.token("sdpa.k", w.repeat ? "sdpa (repeat_kv copy of the keys)" : "sdpa (keys)", w.repeat ? w.q : w.kv, e, E, kFullOp);
+    x.token("sdpa.q", "sdpa (queries)", w.q, e, E, kFullOp | up);
+    x.token("sdpa.k", w.repeat ? "sdpa (repeat_kv copy of the keys)" : "sdpa (keys)", w.repeat ? w.q : w.kv, e, E, kFullOp | up);
     if (w.repeat)
         x.token("sdpa.v", "sdpa (repeat_kv copy of the values)", w.q, e, E, kFullOp);
     if (x.c.flash) {
@@ -185,18 +277,14 @@ void eagerList(ListBuilder& x, const Widths& w, const TransformerShape& m)
     if (w.dropout)
         x.token("attention.dropout_mask", "dropout", w.rep, 1, "bool", kFullOp);
     eagerNorm(x, w, "ffn_norm.fp32_input", "ffn_norm.rstd", "ffn_norm.normalized", "ffn_norm.output",
-              w.swiglu ? "w1, w3 (their input)" : "w1 (its input)", kFullOp | kDropLayernorm | kDropMlp);
+              w.swiglu ? "w1, w3 (their input)" : "w1 (its input)",
+              std::uint16_t(kFullOp | kDropLayernorm | (w.fDense > 0 ? kDropMlp : 0)));
     moeInputs(x, w);
-    if (w.swiglu) {
-        x.token("w1.output", "silu (its input)", w.f, e, E, kDropFull | kDropMlp);
-        x.token("silu.output", "mul", w.f, e, E, kFullOp | kDropMlp);
-        x.token("w3.output", "mul", w.f, e, E, kFullOp | kDropMlp);
-        x.token("mul.output", "w2 (its input)", w.f, e, E, kFullOp | kDropMlp);
+    eagerMlp(x, w, w.fDense, kEagerDense);
+    eagerMlp(x, w, w.fRouted, kEagerRouted);
+    eagerMlp(x, w, w.fShared, kEagerShared);
+    if (w.swiglu)
         x.token("w2.output", "kept by the op policy (mm 7)", w.h, e, E, kCheckpointOnly | kDropFull);
-    } else {
-        x.token("w1.output", "gelu (its input)", w.f, e, E, kDropFull | kDropMlp);
-        x.token("gelu.output", "w2 (its input)", w.f, e, E, kFullOp | kDropMlp);
-    }
     moeOutputs(x, w);
     if (w.dropout)
         x.token("mlp.dropout_mask", "dropout", w.rep, 1, "bool", kFullOp);
@@ -236,7 +324,9 @@ bool droppedUnder(std::uint16_t d, Recompute policy, std::uint8_t modules)
     case Recompute::Modules:
         // A checkpoint-only tensor stays dropped: recomputing a module does not save a new tensor.
         return (d & kDropNone) != 0 || ((modules & kModuleCoreAttn) && (d & kDropCoreAttn)) ||
-               ((modules & kModuleMlp) && (d & kDropMlp)) || ((modules & kModuleLayernorm) && (d & kDropLayernorm));
+               ((modules & kModuleMlp) && (d & kDropMlp)) || ((modules & kModuleLayernorm) && (d & kDropLayernorm)) ||
+               ((modules & kModuleMoe) && (d & kDropMoe)) || ((modules & kModuleMoeAct) && (d & kDropMoeAct)) ||
+               ((modules & kModuleShared) && (d & kDropShared)) || ((modules & kModuleMlaUp) && (d & kDropMlaUp));
     }
     return false;
 }
@@ -270,10 +360,20 @@ void layerSavedTensors(const TransformerShape& m, const TensorContext& c, LayerT
     // holds imbalance × the routed rows.
     const double r = std::max(1.0, c.routingImbalance);
     w.f = busiestRankMlpWidth(m, r) / t;
+    w.fDense = w.f;
     if (isMoe(m) && m.layers > 0) {
         const double share = double(moeLayerCount(m)) / double(m.layers);
         w.routed = share * double(m.moe.topK) * r;
         w.router = share * double(m.moe.experts);
+        w.fRouted = share * double(m.moe.topK) * double(m.moe.expertFfn) * r / t;
+        w.fShared = share * sharedExpertWidth(m.moe) / t;
+        w.fDense = (1 - share) * double(m.ffn) / t;
+    }
+    if (m.attention == AttentionKind::Mla) {
+        w.mla = true;
+        w.mlaQ = double(m.mla.qLoraRank);
+        w.mlaKv = double(m.mla.kvLoraRank);
+        w.mlaRope = double(m.mla.qkRopeHeadDim);
     }
     w.heads = double(m.heads) / t;
     w.swiglu = m.ffnKind == FfnKind::Swiglu;
@@ -312,7 +412,9 @@ std::vector<std::string> droppedByNames(std::uint16_t d)
 {
     static constexpr std::pair<std::uint16_t, const char*> kNames[] = {
         {kDropNone, "none"}, {kDropSelective, "selective"}, {kDropFull, "full"}, {kDropOp, "op"},
-        {kDropCoreAttn, "modules:core_attn"}, {kDropMlp, "modules:mlp"}, {kDropLayernorm, "modules:layernorm"}};
+        {kDropCoreAttn, "modules:core_attn"}, {kDropMlp, "modules:mlp"}, {kDropLayernorm, "modules:layernorm"},
+        {kDropMoe, "modules:moe"}, {kDropMoeAct, "modules:moe_act"}, {kDropShared, "modules:shared_experts"},
+        {kDropMlaUp, "modules:mla_up_proj"}};
     std::vector<std::string> out;
     for (const auto& [bit, name] : kNames)
         if (d & bit)
@@ -328,19 +430,24 @@ std::uint8_t recomputeModuleBit(const std::string& name)
         return kModuleMlp;
     if (name == "layernorm")
         return kModuleLayernorm;
+    if (name == "moe")
+        return kModuleMoe;
+    if (name == "moe_act")
+        return kModuleMoeAct;
+    if (name == "shared_experts")
+        return kModuleShared;
+    if (name == "mla_up_proj")
+        return kModuleMlaUp;
     return 0;
-}
-
-bool isMoeRecomputeModule(const std::string& name)
-{
-    return name == "moe_act" || name == "moe" || name == "mla_up_proj" || name == "shared_experts";
 }
 
 std::vector<std::string> recomputeModuleList(std::uint8_t modules)
 {
     std::vector<std::string> out;
     for (const auto& [bit, name] : {std::pair{kModuleCoreAttn, "core_attn"}, std::pair{kModuleMlp, "mlp"},
-                                    std::pair{kModuleLayernorm, "layernorm"}})
+                                    std::pair{kModuleLayernorm, "layernorm"}, std::pair{kModuleMoe, "moe"},
+                                    std::pair{kModuleMoeAct, "moe_act"}, std::pair{kModuleShared, "shared_experts"},
+                                    std::pair{kModuleMlaUp, "mla_up_proj"}})
         if (modules & bit)
             out.emplace_back(name);
     return out;

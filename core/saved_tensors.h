@@ -44,11 +44,25 @@ enum DropBit : std::uint16_t {
     kDropOp = 1u << 3,
     kDropCoreAttn = 1u << 4, // modules: core_attn
     kDropMlp = 1u << 5,      // modules: mlp
-    kDropLayernorm = 1u << 6 // modules: layernorm
+    kDropLayernorm = 1u << 6, // modules: layernorm
+    kDropMoe = 1u << 7,       // modules: moe (the MoE layer: router, dispatch, experts, shared experts, combine)
+    kDropMoeAct = 1u << 8,    // modules: moe_act (the routed experts' activation output)
+    kDropShared = 1u << 9,    // modules: shared_experts
+    kDropMlaUp = 1u << 10     // modules: mla_up_proj (MLA's per-head q, k, v after the up-projections and RoPE)
 };
 
-// training.recompute_modules as bits: Megatron-Core's names.
-enum : std::uint8_t { kModuleCoreAttn = 1u << 0, kModuleMlp = 1u << 1, kModuleLayernorm = 1u << 2 };
+// training.recompute_modules as bits: Megatron-Core's names (transformer_config.py recompute_modules:
+// "mlp" is the dense MLP submodule, "moe" the MoE layer; moe_act, layernorm and mla_up_proj discard
+// their outputs and recompute them from their kept inputs).
+enum : std::uint8_t {
+    kModuleCoreAttn = 1u << 0,
+    kModuleMlp = 1u << 1,
+    kModuleLayernorm = 1u << 2,
+    kModuleMoe = 1u << 3,
+    kModuleMoeAct = 1u << 4,
+    kModuleShared = 1u << 5,
+    kModuleMlaUp = 1u << 6
+};
 
 struct SavedTensor {
     const char* name = "";  // "attention_norm.fp32_input"
@@ -77,7 +91,7 @@ struct TensorContext {
 };
 
 struct LayerTensors {
-    std::array<SavedTensor, 32> tensors{};
+    std::array<SavedTensor, 48> tensors{};
     int count = 0;
     int keptCount = 0;          // tensors held under the policy
     double kept = 0;            // what one layer holds per micro-batch under the policy
@@ -110,9 +124,9 @@ std::vector<std::string> droppedByNames(std::uint16_t droppedBy);
 std::string savedTensorsSummary(const LayerTensors& lt);
 
 // Megatron-Core recompute module names accepted in training.recompute_modules, and the module bit
-// of one ("" and 0 when unknown; the MoE modules are recognised but need a mixture-of-experts model).
+// of one (0 when unknown). The MoE and MLA modules need a model with those layers (checked by the
+// loader).
 std::uint8_t recomputeModuleBit(const std::string& name);
-bool isMoeRecomputeModule(const std::string& name);
 std::string recomputeModuleNames(std::uint8_t modules); // "core_attn, mlp"
 std::vector<std::string> recomputeModuleList(std::uint8_t modules);
 const char* toString(Recompute r); // core/scenario.cpp

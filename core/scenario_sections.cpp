@@ -140,7 +140,7 @@ void readModel(const nlohmann::json& node, const Catalog& catalog, Scenario& sc,
 // training.recompute_modules: Megatron-Core's module names, with recompute "modules" only.
 void readRecomputeModules(ObjectReader& r, TrainingConfig& t, Errors& errors)
 {
-    const char* allowed = "an array of core_attn, mlp, layernorm";
+    const char* allowed = "an array of core_attn, mlp, layernorm, moe, moe_act, shared_experts, mla_up_proj";
     const auto* list = r.child("recompute_modules");
     if (!list || list->is_null()) {
         if (t.recompute == Recompute::Modules)
@@ -161,9 +161,6 @@ void readRecomputeModules(ObjectReader& r, TrainingConfig& t, Errors& errors)
         const std::uint8_t bit = item.is_string() ? recomputeModuleBit(name) : 0;
         if (bit)
             t.recomputeModules |= bit;
-        else if (item.is_string() && isMoeRecomputeModule(name))
-            errors.push_back({"training.recompute_modules", name, "recomputes a mixture-of-experts or latent-attention "
-                              "module: which of those layers' saved tensors it drops is not modelled yet", allowed});
         else
             errors.push_back({"training.recompute_modules", name, "unknown recompute module", allowed});
     }
@@ -612,6 +609,32 @@ void checkPipelineSchedule(Scenario& sc, Errors& errors)
                               " and at least " + std::to_string(2 * pa.pp * perStep)});
 }
 
+// training.recompute_modules against the model: each module must exist in it (Megatron-Core builds
+// "mlp" for dense MLP layers, "moe", "moe_act" and "shared_experts" for MoE layers, "mla_up_proj" for
+// multi-head latent attention).
+void checkRecomputeModules(const Scenario& sc, Errors& errors)
+{
+    const auto& t = sc.training;
+    if (t.recompute != Recompute::Modules || sc.model.kind != ModelKind::Transformer)
+        return;
+    const auto& m = sc.model.shape;
+    const bool moe = isMoe(m);
+    const std::int64_t dense = m.layers - (moe ? moeLayerCount(m) : 0);
+    auto need = [&](std::uint8_t bit, const char* name, bool ok, const std::string& why, const char* instead) {
+        if ((t.recomputeModules & bit) && !ok)
+            errors.push_back({"training.recompute_modules", name, why, instead});
+    };
+    need(kModuleMlp, "mlp", dense > 0, "recomputes dense MLP layers, and every layer of " + sc.model.name + " is a MoE layer",
+         "\"moe\" (the MoE layer) or \"moe_act\"");
+    need(kModuleMoe, "moe", moe, "recomputes MoE layers, and " + sc.model.name + " has none", "\"mlp\"");
+    need(kModuleMoeAct, "moe_act", moe, "recomputes the routed experts' activation, and " + sc.model.name + " has no MoE layers",
+         "\"mlp\"");
+    need(kModuleShared, "shared_experts", moe && m.moe.sharedExperts > 0,
+         "recomputes shared experts, and " + sc.model.name + " has none", "\"moe\", \"moe_act\"");
+    need(kModuleMlaUp, "mla_up_proj", m.attention == AttentionKind::Mla,
+         "recomputes multi-head latent attention's up-projections, and " + sc.model.name + " has no MLA", "\"core_attn\", \"layernorm\"");
+}
+
 // Cross-field checks, once each field is known to be valid on its own.
 void checkScenario(Scenario& sc, Errors& errors)
 {
@@ -661,6 +684,7 @@ void checkScenario(Scenario& sc, Errors& errors)
         if (pa.dp > 0)
             checkPipelineSchedule(sc, errors);
     }
+    checkRecomputeModules(sc, errors);
     if (sc.model.kind == ModelKind::Mlp && sc.training.checkpointEvery > sc.model.mlp.layers && sc.model.mlp.layers > 0)
         errors.push_back({"training.checkpoint_every", std::to_string(sc.training.checkpointEvery),
                           "exceeds the model's " + std::to_string(sc.model.mlp.layers) + " layers",

@@ -61,6 +61,7 @@ struct StageWork {
     double kernelsGemmFwd = 0, kernelsAttnFwd = 0;
     double fusedAttnFwd = 0; // forward time of fused attention kernels (OpKind::Attention)
     double wgrad = 0, headBwd = 0, headWgrad = 0; // weight-gradient GEMMs per layer; the head's backward, its wgrad
+    Work act, router, qkv, rope; // forward: the MLP's activation, the router, the QKV projections, RoPE
 };
 
 bool isWgrad(std::string_view name) { return name.size() > 6 && name.substr(name.size() - 6) == ".wgrad"; }
@@ -111,6 +112,14 @@ StageWork sumOps(const Plan& p, const TrainingConfig& tr, const TransformerShape
             }
             if (isMlpOp(name))
                 w.mlp.add(t, op.kernels, exec);
+            if (name == "silu_mul" || name == "gelu")
+                w.act.add(t, op.kernels, exec);
+            if (name == "router")
+                w.router.add(t, op.kernels, exec);
+            if (name == "qkv_proj")
+                w.qkv.add(t, op.kernels, exec);
+            if (name == "rope")
+                w.rope.add(t, op.kernels, exec);
             if (isNormOp(name))
                 w.norm.add(t, op.kernels, exec);
         }
@@ -134,8 +143,35 @@ StageWork sumOps(const Plan& p, const TrainingConfig& tr, const TransformerShape
     return w;
 }
 
+// Shares of the average layer's MLP ops (at the busiest expert rank's width) by the module that runs
+// them: dense MLP layers, routed experts (× load), shared experts; by FLOPs (width), as the op list
+// holds the average layer. And MLA's up-projections' share of the QKV projection FLOPs.
+struct ModuleShares {
+    double dense = 1, routed = 0, shared = 0, mlaUp = 0;
+};
+
+ModuleShares moduleShares(const TransformerShape& m, double load)
+{
+    ModuleShares r;
+    if (m.attention == AttentionKind::Mla) {
+        const auto pr = mlaProjections(m);
+        const double H = double(m.heads), a = double(m.mla.qkNopeHeadDim + m.mla.qkRopeHeadDim);
+        const double up = double(m.mla.qLoraRank) * H * a + double(m.mla.kvLoraRank) * H * double(m.mla.qkNopeHeadDim + m.mla.vHeadDim);
+        r.mlaUp = pr.q + pr.kv > 0 ? up / (pr.q + pr.kv) : 0;
+    }
+    if (!isMoe(m) || m.layers <= 0)
+        return r;
+    const double share = double(moeLayerCount(m)) / double(m.layers), f = busiestRankMlpWidth(m, load);
+    if (f <= 0)
+        return r;
+    r.routed = share * double(m.moe.topK) * double(m.moe.expertFfn) * std::max(1.0, load) / f;
+    r.shared = share * sharedExpertWidth(m.moe) / f;
+    r.dense = (1 - share) * double(m.ffn) / f;
+    return r;
+}
+
 // What the policy runs again per layer and micro-batch (forward time, launches, executed FLOPs).
-Work recomputeWork(const TrainingConfig& tr, const StageWork& w, bool isMlp)
+Work recomputeWork(const TrainingConfig& tr, const StageWork& w, bool isMlp, const ModuleShares& ms = {})
 {
     Work r;
     const bool attnCore = tr.recompute == Recompute::Selective ||
@@ -152,9 +188,24 @@ Work recomputeWork(const TrainingConfig& tr, const StageWork& w, bool isMlp)
     } else {
         if (attnCore) // QK^T, softmax, PV again (Korthikanti et al. 2022 §5)
             r.add(w.attnFwd, isMlp ? 0 : w.kernelsAttnFwd, w.execAttnFwd);
-        if (tr.recompute == Recompute::Modules && (tr.recomputeModules & kModuleMlp) && !isMlp)
-            r.add(w.mlp.t, w.mlp.kernels, w.mlp.exec); // the MLP's GEMMs and activation again
-        if (tr.recompute == Recompute::Modules && (tr.recomputeModules & kModuleLayernorm) && !isMlp)
+        const std::uint8_t mods = tr.recompute == Recompute::Modules && !isMlp ? tr.recomputeModules : 0;
+        auto share = [&r](const Work& x, double f) { r.add(f * x.t, f * x.kernels, f * x.exec); };
+        if (mods & kModuleMlp)
+            share(w.mlp, ms.dense); // the dense MLP layers' GEMMs and activation again
+        if (mods & kModuleMoe) {    // the MoE layer: router, experts, shared experts (its all-to-all: expertTraffic)
+            share(w.mlp, ms.routed + ms.shared);
+            share(w.router, 1);
+        } else {
+            if (mods & kModuleShared)
+                share(w.mlp, ms.shared);
+            if (mods & kModuleMoeAct) // the routed experts' activation from their kept fc1 output
+                share(w.act, ms.routed);
+        }
+        if (mods & kModuleMlaUp) { // MLA's up-projections and RoPE from the kept latents
+            share(w.qkv, ms.mlaUp);
+            share(w.rope, 1);
+        }
+        if (mods & kModuleLayernorm)
             r.add(w.norm.t, w.norm.kernels, w.norm.exec); // the two norms again
     }
     return r;
@@ -269,7 +320,11 @@ double defaultCollectiveEfficiency() { return kCollectiveEfficiency; }
 
 // Full recompute re-runs the forward's dispatch and combine (Megatron-Core: the MoE layer is inside
 // the checkpointed block).
-bool recomputeMoe(const TrainingConfig& tr) { return tr.recompute == Recompute::Full; }
+// So does the "moe" recompute module (Megatron-Core checkpoints the whole MoE layer).
+bool recomputeMoe(const TrainingConfig& tr)
+{
+    return tr.recompute == Recompute::Full || (tr.recompute == Recompute::Modules && (tr.recomputeModules & kModuleMoe));
+}
 
 ExpertTraffic expertTraffic(const Scenario& sc, const MoeRun& moe, double stageLayers, bool recompute, double intra,
                             double inter, double eff, bool atPeak)
@@ -329,7 +384,7 @@ StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p, bool atPeak
 
     // ---- Compute of one micro-batch on the slowest stage (the last: it also runs the logits).
     StageWork w = sumOps(p, tr, sc.model.shape, isMlp, atPeak, busiestRankMlpScale(sc, p.moe.busiestRankLoad));
-    const Work re = recomputeWork(tr, w, isMlp);
+    const Work re = recomputeWork(tr, w, isMlp, isMlp ? ModuleShares{} : moduleShares(sc.model.shape, p.moe.busiestRankLoad));
     const double recomputeFwd = re.t, recomputeKernels = re.kernels, recomputeExec = re.exec;
     // Executed FLOPs: tp·cp·dp rank positions, each running every layer of m micro-batches.
     r.executedFlops = G / pp * m * (L * (w.execFwd + w.execBwd + recomputeExec) / (isMlp ? L : 1.0) + w.execHead);

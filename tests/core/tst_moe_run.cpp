@@ -119,13 +119,101 @@ private slots:
         const auto skew = core::estimate(scenario({"model.preset=deepseek-v3", "cluster.gpus=64", "parallel.ep=64",
                                                    "training.routing_imbalance=1.5"}));
         NAPKIN_COMPARE_REL(bytesOf(skew, "moe.permuted_input"), 1.5 * 4096.0 * 8 * 7168 * 2 * share, 1e-12);
-        NAPKIN_COMPARE_REL(bytesOf(skew, "mlp.gate") - bytesOf(p, "mlp.gate"), 4096.0 * 0.5 * 8 * 2048 * 2 * share, 1e-12);
+        NAPKIN_COMPARE_REL(bytesOf(skew, "experts.gate") - bytesOf(p, "experts.gate"), 4096.0 * 0.5 * 8 * 2048 * 2 * share, 1e-12);
+        // The MLP's tensors by module: the 3 dense layers' 18,432-wide MLP, the 58 MoE layers' 8 routed
+        // experts of 2,048 and one shared expert of 2,048, at the average layer's share.
+        NAPKIN_COMPARE_REL(bytesOf(p, "mlp.gate"), 4096.0 * 18432 * 2 * 3 / 61, 1e-12);
+        NAPKIN_COMPARE_REL(bytesOf(p, "experts.activation_output"), 4096.0 * 8 * 2048 * 2 * share, 1e-12);
+        NAPKIN_COMPARE_REL(bytesOf(p, "shared_experts.up"), 4096.0 * 2048 * 2 * share, 1e-12);
+        // MLA's latents (NVIDIA's DeepSeek-V3 ledger): the query's down-projection output and its
+        // normalised copy (1,536 each), the key-value one with the shared RoPE key (512 + 64) and its
+        // normalised latent (512).
+        NAPKIN_COMPARE_REL(bytesOf(p, "mla.q_down_output"), 4096.0 * 1536 * 2, 1e-12);
+        NAPKIN_COMPARE_REL(bytesOf(p, "mla.q_latent"), 4096.0 * 1536 * 2, 1e-12);
+        NAPKIN_COMPARE_REL(bytesOf(p, "mla.kv_down_output"), 4096.0 * 576 * 2, 1e-12);
+        NAPKIN_COMPARE_REL(bytesOf(p, "mla.kv_latent"), 4096.0 * 512 * 2, 1e-12);
         // Full recompute drops them all (the layer input is the checkpoint).
         const auto full = core::estimate(scenario({"model.preset=deepseek-v3", "training.recompute=full"}));
         const auto& lt = full.memory.layerTensors;
         for (int i = 0; i < lt.count; ++i)
             if (std::string(lt.tensors[std::size_t(i)].name).rfind("moe.", 0) == 0)
                 QVERIFY(!lt.tensors[std::size_t(i)].kept);
+    }
+
+    void moeRecomputeModules()
+    {
+        // Megatron-Core's recompute modules on DeepSeek-V3 at s = 4096, b = 1, bf16, one GPU: each drops
+        // its own tensors from a layer's kept bytes (per average layer: 58 of 61 MoE, 3 dense).
+        const double share = 58.0 / 61, T = 4096, e = 2;
+        auto kept = [](std::initializer_list<std::string> sets) {
+            return core::estimate(scenario(sets)).memory.activationsPerLayer;
+        };
+        const double none = kept({"model.preset=deepseek-v3"});
+        auto modules = [&](const char* list) {
+            return kept({"model.preset=deepseek-v3", "training.recompute=modules", std::string("training.recompute_modules=") + list});
+        };
+        // moe_act: the routed experts' SwiGLU output (8 rows of 2,048 per token).
+        NAPKIN_COMPARE_REL(none - modules(R"(["moe_act"])"), T * 8 * 2048 * e * share, 1e-12);
+        // shared_experts: its gate, up and activation output (3 × 2,048).
+        NAPKIN_COMPARE_REL(none - modules(R"(["shared_experts"])"), 3 * T * 2048 * e * share, 1e-12);
+        // moe: the router's fp32 probabilities (256), the permuted tokens and the experts' output
+        // (8 rows of 7,168 each), the routed experts' gate, up and activation (3 · 8 · 2,048), the
+        // shared expert's (3 · 2,048).
+        const double moe = T * share * (256 * 4 + e * (2 * 8 * 7168 + 3 * 8 * 2048 + 3 * 2048));
+        NAPKIN_COMPARE_REL(none - modules(R"(["moe"])"), moe, 1e-12);
+        // mla_up_proj: q after the up-projection and RoPE (128 heads × 192) and k, v (128 × 192 and
+        // 128 × 128); the latents stay.
+        NAPKIN_COMPARE_REL(none - modules(R"(["mla_up_proj"])"), T * 128 * (192 + 192 + 128) * e, 1e-12);
+        // mlp: the 3 dense layers' MLP (gate, up, activation: 3 × 18,432) and the MLP norm's output
+        // (7,168), which only dense layers lose with it.
+        NAPKIN_COMPARE_REL(none - modules(R"(["mlp"])"), T * 3.0 / 61 * 3 * 18432 * e + T * 7168 * e, 1e-12);
+
+        // Hardware FLOPs per token: the recomputed forward matmuls, 2 per parameter. moe: 58 layers of
+        // 8 routed + 1 shared experts (3 matrices of 7,168 × 2,048) and the router (7,168 × 256);
+        // mla_up_proj: 61 layers of 128 heads' q (1,536 × 192) and kv (512 × 256) up-projections.
+        auto extra = [](const core::Plan& pl) { return (pl.compute.hardwareFlops / pl.compute.trainingFlops - 1) * pl.compute.flopsPerToken; };
+        const auto withMoe = core::estimate(scenario({"model.preset=deepseek-v3", "training.recompute=modules",
+                                                      R"(training.recompute_modules=["moe"])"}));
+        NAPKIN_COMPARE_REL(extra(withMoe), 2.0 * 58 * (7168.0 * 9 * 2048 * 3 + 7168.0 * 256), 1e-9);
+        const auto withMla = core::estimate(scenario({"model.preset=deepseek-v3", "training.recompute=modules",
+                                                      R"(training.recompute_modules=["mla_up_proj"])"}));
+        NAPKIN_COMPARE_REL(extra(withMla), 2.0 * 61 * 128 * (1536.0 * 192 + 512.0 * 256), 1e-9);
+
+        // The moe module runs the layer's dispatch and combine again: 6 all-to-alls per MoE layer
+        // instead of 4 (Mixtral 8x7B at EP 8 on one node).
+        auto ep = [](std::initializer_list<std::string> more) {
+            std::vector<std::string> sets{"model.preset=mixtral-8x7b", "cluster.gpus=8", "parallel.ep=8", "step_time.mode=predicted"};
+            sets.insert(sets.end(), more.begin(), more.end());
+            nlohmann::json doc = core::defaultScenarioJson();
+            core::Errors errors;
+            for (const auto& x : sets)
+                core::applySet(doc, x, errors);
+            const auto sc = core::parseScenario(doc, core::builtinCatalog(), errors);
+            [&] { QVERIFY2(errors.empty(), errors.empty() ? "" : core::describe(errors.front()).c_str()); }();
+            return core::estimate(sc).stepTime;
+        };
+        const auto plain = ep({});
+        const auto again = ep({"training.recompute=modules", R"(training.recompute_modules=["moe"])"});
+        NAPKIN_COMPARE_REL(again.epCommTotal, plain.epCommTotal * 6 / 4, 1e-12);
+        QVERIFY(again.recompute > 0);
+        // moe_act re-runs only the activation: far less than the whole MoE layer.
+        const auto act = ep({"training.recompute=modules", R"(training.recompute_modules=["moe_act"])"});
+        QVERIFY(act.recompute > 0 && act.recompute < again.recompute / 10);
+        NAPKIN_COMPARE_REL(act.epCommTotal, plain.epCommTotal, 1e-12);
+
+        // Each module must exist in the model (errors name the field and say what to use instead).
+        auto rejects = [](std::initializer_list<std::string> sets, const char* module) {
+            const auto errors = napkin::test::scenarioErrors(sets);
+            return std::any_of(errors.begin(), errors.end(), [&](const core::UserError& x) {
+                return x.field == "training.recompute_modules" && x.value == module;
+            });
+        };
+        QVERIFY(rejects({"model.preset=llama-2-7b", "training.recompute=modules", R"(training.recompute_modules=["moe"])"}, "moe"));
+        QVERIFY(rejects({"model.preset=mixtral-8x7b", "training.recompute=modules", R"(training.recompute_modules=["shared_experts"])"},
+                        "shared_experts"));
+        QVERIFY(rejects({"model.preset=mixtral-8x7b", "training.recompute=modules", R"(training.recompute_modules=["mla_up_proj"])"},
+                        "mla_up_proj"));
+        QVERIFY(rejects({"model.preset=qwen3-30b-a3b", "training.recompute=modules", R"(training.recompute_modules=["mlp"])"}, "mlp"));
     }
 
     void routingImbalanceAndCapacity()
