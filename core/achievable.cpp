@@ -65,7 +65,12 @@ double gemmPipelineK0(int cc)
     //   K0 = 160, 166, 131, 163.
     //   Ampere 180: Azure ND A100 v4 cuBLASLt fp16 (Azure/AI-benchmarking-guide): 253.7 TFLOP/s at
     //   8192^3 and 256.5 at 16384^3 (19 and 76 full waves): 253.7 / 256.5 = (1 + K0/16384) / (2 (1 +
-    //   K0/8192)) x 2 gives K0 = 183. Volta takes Ampere's. No figure for other devices: no term.
+    //   K0/8192)) x 2 gives K0 = 183. Volta takes Ampere's.
+    //   Blackwell 370: the same XLA table's "sm_100" section, batch 4 of m = n = 4096: 789, 1092, 1350,
+    //   1544, 1691 TFLOP/s at k = 256 ... 4096 give K0 = 338, 348, 376, 431 against k = 4096 (larger
+    //   tiles, deeper pipelines: more per tile). No figure for other devices: no term.
+    if (cc >= 100)
+        return 370;
     if (cc >= 90)
         return 160;
     if (cc >= 70)
