@@ -78,7 +78,11 @@ int runApp(int argc, char** argv)
     QCommandLineOption calibrationOpt(QStringLiteral("calibration"),
                                       QStringLiteral("A calibration profile for the walkthrough's steps that ask for one."),
                                       QStringLiteral("FILE"));
-    parser.addOptions({scenarioOpt, shotOpt, sizeOpt, setOpt, darkOpt, lectureOpt, stepOpt, handoutOpt, calibrationOpt});
+    QCommandLineOption chartOpt(QStringLiteral("chart-tab"),
+                                QStringLiteral("Show this chart tab (1 = roofline, 2 = step time, 3 = memory through the step, "
+                                               "4 = routing imbalance), e.g. for --screenshot."),
+                                QStringLiteral("N"), QStringLiteral("1"));
+    parser.addOptions({scenarioOpt, shotOpt, sizeOpt, setOpt, darkOpt, lectureOpt, stepOpt, handoutOpt, calibrationOpt, chartOpt});
     // --lecture takes an optional value: alone (or before another option) it means the built-in one.
     QStringList args = QApplication::arguments();
     for (int i = 1; i < args.size(); ++i)
@@ -160,6 +164,12 @@ int runApp(int argc, char** argv)
             return 2;
         }
         window.resize(w, h);
+        const int tab = parser.value(chartOpt).toInt();
+        if (tab < 1 || tab > window.chartTabs()->count()) {
+            std::fprintf(stderr, "error: --chart-tab %s: expected 1 to %d\n", qPrintable(parser.value(chartOpt)), window.chartTabs()->count());
+            return 2;
+        }
+        window.chartTabs()->setCurrentIndex(tab - 1);
         if (lectureStep > 0) // after the resize: the presenter panel takes its share of this width
             window.startLecture(lectureStep - 1);
         window.show();

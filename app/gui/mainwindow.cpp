@@ -19,6 +19,7 @@
 #include "presets.h"
 #include "rooflinepanel.h"
 #include "stagemodel.h"
+#include "imbalancepanel.h"
 #include "steptimepanel.h"
 #include "timelinepanel.h"
 #include "summarypanel.h"
@@ -143,6 +144,8 @@ MainWindow::MainWindow(PlanController* controller, QWidget* parent)
     m_chartTabs->addTab(m_stepTime, tr("Step time"));
     m_timeline = new TimelinePanel(controller);
     m_chartTabs->addTab(m_timeline, tr("Memory through the step"));
+    m_imbalance = new ImbalancePanel(controller);
+    m_chartTabs->addTab(m_imbalance, tr("Routing imbalance"));
     bottom->addWidget(m_frames[QStringLiteral("roofline")] = framed(tr("Roofline and step time"), m_chartTabs));
     bottom->addWidget(framed(tr("Warnings"), m_warnings));
     bottom->setStretchFactor(0, 3);
@@ -188,6 +191,7 @@ MainWindow::MainWindow(PlanController* controller, QWidget* parent)
     addChartMenu(m_ledgerChart->plot(), tr("Memory per GPU"));
     addChartMenu(m_roofline->plot(), tr("Roofline"));
     addChartMenu(m_stepTime->plot(), tr("Step time"));
+    addChartMenu(m_imbalance->plot(), tr("Routing imbalance"));
     connect(controller, &PlanController::fileStateChanged, this, &MainWindow::updateTitle);
     connect(controller, &PlanController::errorsChanged, this, [this](const core::Errors& e) {
         if (!e.empty())

@@ -27,6 +27,7 @@ class PlanController;
 class RooflinePanel;
 class StageModel;
 class StepTimePanel;
+class ImbalancePanel;
 class TimelinePanel;
 class SummaryPanel;
 class WarningsPanel;
@@ -105,6 +106,7 @@ private:
     StageModel* m_stageModel = nullptr;
     QTableView* m_stageTable = nullptr;
     StepTimePanel* m_stepTime = nullptr;
+    ImbalancePanel* m_imbalance = nullptr;
     TimelinePanel* m_timeline = nullptr;
     QTabWidget* m_chartTabs = nullptr;
     QMenu* m_recentMenu = nullptr;

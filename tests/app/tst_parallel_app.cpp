@@ -11,6 +11,9 @@
 #include "steptimepanel.h"
 #include "summarypanel.h"
 #include "derivationpanel.h"
+#include "imbalancepanel.h"
+
+#include "moe_sweep.h"
 
 #include <QAbstractItemModelTester>
 #include <QApplication>
@@ -144,6 +147,37 @@ private slots:
         QVERIFY(std::abs(sum - st.step) <= 1e-12 * st.step);
         QVERIFY2(m_window->stepTime()->linksText().contains(links), qPrintable(m_window->stepTime()->linksText()));
         QCOMPARE(recompute == QLatin1String("none"), bars[1] == 0.0); // recompute bar only with recomputation
+    }
+
+    void imbalanceChartFollowsTheSweep()
+    {
+        // The dense default: nothing to sweep, and the panel says when it applies.
+        auto* panel = m_window->findChild<app::ImbalancePanel*>();
+        QVERIFY(panel);
+        QVERIFY(panel->stepSeconds().isEmpty());
+        QVERIFY(panel->headline().contains(QStringLiteral("parallel.ep > 1")));
+        // Mixtral 8x7B at EP 8 on 16 GPUs: the four points are core's sweep, each a full re-plan.
+        nlohmann::json doc = m_controller->document();
+        doc["model"] = {{"preset", "mixtral-8x7b"}};
+        doc["cluster"]["gpus"] = 16;
+        doc["parallel"]["ep"] = 8;
+        doc["training"]["recompute"] = "full";
+        doc["step_time"]["mode"] = "predicted";
+        m_controller->setDocument(doc, QStringLiteral("moe"));
+        m_controller->recomputeNow();
+        QVERIFY2(!m_controller->hasErrors(), m_controller->hasErrors() ? core::describe(m_controller->errors().front()).c_str() : "");
+        const auto sweep = core::imbalanceSweep(m_controller->scenario());
+        QCOMPARE(sweep.size(), std::size_t(4));
+        QCOMPARE(panel->stepSeconds().size(), 4);
+        for (int i = 0; i < 4; ++i) {
+            QCOMPARE(panel->stepSeconds()[i], sweep[std::size_t(i)].stepSeconds);
+            QCOMPARE(panel->memoryBytes()[i], sweep[std::size_t(i)].memoryTotal);
+        }
+        QCOMPARE(panel->labels().front(), QStringLiteral("1.0"));
+        QVERIFY(panel->labels().back().startsWith(QStringLiteral("worst")));
+        // The balanced point is the plan itself (imbalance 1.0 is the scenario's default).
+        QCOMPARE(panel->stepSeconds().front(), m_controller->plan().stepTime.step);
+        QVERIFY(panel->stepSeconds().back() > panel->stepSeconds().front());
     }
 
     void interNodeBandwidthAndOverlapReachThePlan()
