@@ -90,7 +90,8 @@ namespace detail {
 Derivation& derive(Plan& p, const char* quantity, const char* formula, double value, const char* unit,
                    const char* source, std::initializer_list<Term> terms)
 {
-    Derivation& d = p.derivations.emplace_back(); // built in place: no copy of the term array
+    thread_local Derivation scratch; // the layout search's plans keep no derivations
+    Derivation& d = p.recordDerivations ? p.derivations.emplace_back() : (scratch = Derivation{}); // built in place
     d.quantity = quantity;
     d.formula = formula;
     d.value = value;
@@ -176,6 +177,28 @@ Plan estimate(const Scenario& sc)
     detail::estimateTimeAndCost(sc, recomputePerToken, p);
     detail::estimateTimeline(sc, p);
     detail::appendClosingWarnings(sc, p);
+    return p;
+}
+
+Plan estimateForSearch(const Scenario& sc)
+{
+    Plan p;
+    p.recordDerivations = false;
+    p.ops.reserve(40);
+    p.scenarioName = sc.name;
+    p.modelName = sc.model.name;
+    p.nameTokens = sc.training.tokens;
+    p.nameGpus = sc.cluster.gpus;
+    detail::estimateHardware(sc, p);
+    detail::estimateParams(sc, p);
+    detail::estimateBatch(sc, p);
+    detail::estimateMoeRun(sc, p);
+    detail::estimateMemory(sc, p);
+    if (!p.memory.fits)
+        return p;
+    const double recomputePerToken = detail::estimateFlops(sc, p);
+    detail::estimateRoofline(sc, p);
+    detail::estimateTimeAndCost(sc, recomputePerToken, p, false);
     return p;
 }
 

@@ -16,6 +16,12 @@ extern const char* const kSourceGpuAchievableBandwidth;
 
 Plan estimate(const Scenario& scenario);
 
+// What the layout search needs of a plan, sooner: the same stages as estimate() up to the memory
+// ledger, and when it fits the FLOPs, roofline and predicted step time (without the spec-peak
+// comparison, the memory timeline, the closing warnings or the derivations). Every number it holds
+// equals estimate()'s; a plan that does not fit stops after the ledger (memory.fits false).
+Plan estimateForSearch(const Scenario& scenario);
+
 // The FLOPs convention that applies (Auto: PaLM for transformers, 6PT otherwise).
 FlopsConvention effectiveConvention(const Scenario& scenario);
 

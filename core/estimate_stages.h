@@ -41,7 +41,8 @@ double estimateFlops(const Scenario& sc, Plan& p);
 // plan.ops: one rank's layer on the roofline, and the MFU bound it implies (estimate_roofline.cpp).
 void estimateRoofline(const Scenario& sc, Plan& p);
 // plan.stepTime, plan.time and plan.cost (estimate_time.cpp). Needs everything above.
-void estimateTimeAndCost(const Scenario& sc, double recomputePerToken, Plan& p);
+// withPeak: also the spec-peak step time beside the achievable one (predicted mode; the search skips it).
+void estimateTimeAndCost(const Scenario& sc, double recomputePerToken, Plan& p, bool withPeak = true);
 // The warnings about the plan as a whole: calibration, no TDP, under one step, derived shape.
 void appendClosingWarnings(const Scenario& sc, Plan& p);
 

@@ -12,7 +12,7 @@
 
 namespace napkin::core::detail {
 
-void estimateTimeAndCost(const Scenario& sc, double recomputePerToken, Plan& p)
+void estimateTimeAndCost(const Scenario& sc, double recomputePerToken, Plan& p, bool withPeak)
 {
     const auto& c = p.compute;
     const auto& hw = p.hardware;
@@ -20,7 +20,7 @@ void estimateTimeAndCost(const Scenario& sc, double recomputePerToken, Plan& p)
     const double G = double(sc.cluster.gpus);
     applyAchievableRates(p, sc);
     p.stepTime = predictStepTime(sc, p);
-    if (sc.stepTime.mode == TimeMode::Predicted) // the spec-peak comparison of a predicted plan
+    if (sc.stepTime.mode == TimeMode::Predicted && withPeak) // the spec-peak comparison of a predicted plan
         p.stepTimeAtPeak = predictStepTime(sc, p, true);
     const auto& st = p.stepTime;
     if (sc.stepTime.mode == TimeMode::Predicted && st.valid) {

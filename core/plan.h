@@ -370,6 +370,7 @@ struct Plan {
     MoeRun moe;
     std::vector<RooflineOp> ops; // one layer forward and backward, then the logits
     std::vector<Derivation> derivations;
+    bool recordDerivations = true; // false in estimateForSearch(): derive() writes to a scratch entry
     std::vector<Warning> warnings;
 };
 

@@ -10,6 +10,7 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <numeric>
 
 namespace napkin::core {
 
@@ -202,7 +203,7 @@ SearchResult searchLayouts(const Scenario& base, const SearchOptions& opt)
         if (keepFsdp)
             sc.parallel.fsdp = base.parallel.fsdp, sc.parallel.zeroStage = base.parallel.zeroStage;
         resolveFramework(sc); // framework = auto follows the ZeRO stage, as when the layout is applied
-        const Plan p = estimate(sc);
+        const Plan p = estimateForSearch(sc); // stops at the ledger when the layout does not fit
         ++out.evaluated;
         if (!p.memory.fits) {
             ++out.rejectedMemory;
@@ -280,13 +281,32 @@ GpuCountResult gpusForOneStage(const Scenario& base, double deadlineDays, BatchP
 {
     GpuCountResult r;
     Scenario sc = base;
-    const std::int64_t mp = std::int64_t(std::max(1, sc.parallel.tp)) * std::max(1, sc.parallel.pp) * std::max(1, sc.parallel.cp);
+    auto& par = sc.parallel;
+    const std::int64_t tpcp = std::int64_t(std::max(1, par.tp)) * std::max(1, par.cp);
+    const std::int64_t mp = tpcp * std::max(1, par.pp);
     constexpr std::int64_t kMaxGpus = 10000000;
     const std::int64_t mb = std::max<std::int64_t>(1, sc.training.microBatch);
     r.dpLimit = batch == BatchPolicy::Fixed ? std::max<std::int64_t>(1, sc.training.globalBatch / mb) : kMaxGpus;
-    auto ok = [&](std::int64_t dp, double* days, double* mem) {
+    // Expert parallelism: ep · etp must divide tp · cp · dp (Megatron-Core's folding rule, as the
+    // loader checks), so dp steps in units of q = ep · etp / gcd(ep · etp, tp · cp); EDP follows.
+    const std::int64_t fold = std::int64_t(std::max(1, par.ep)) * std::max(1, par.etp);
+    const std::int64_t q = fold / std::gcd(fold, tpcp);
+    // DualPipe needs an even number of at least 2 · pp micro-batches (checkPipelineSchedule): a dp
+    // that breaks it fails, so the count found may not be the smallest but is a valid layout.
+    const bool dual = par.schedule == PipelineSchedule::DualPipe;
+    if (dual && batch == BatchPolicy::Fixed)
+        r.dpLimit = std::max<std::int64_t>(1, std::min(r.dpLimit, sc.training.globalBatch / (mb * 2 * std::max(1, par.pp))));
+    const std::int64_t kLimit = std::max<std::int64_t>(1, r.dpLimit / q);
+    auto ok = [&](std::int64_t k, double* days, double* mem) {
+        const std::int64_t dp = k * q;
         sc.cluster.gpus = dp * mp;
-        sc.parallel.dp = dp;
+        par.dp = dp;
+        par.edp = std::max<std::int64_t>(1, tpcp * dp / fold);
+        if (dual) {
+            const std::int64_t m = (sc.training.globalBatch + mb * dp - 1) / (mb * dp);
+            if (m % 2 != 0 || m < 2 * std::int64_t(par.pp))
+                return false;
+        }
         const Plan p = estimate(sc);
         ++r.evaluated;
         if (days)
@@ -298,21 +318,21 @@ GpuCountResult gpusForOneStage(const Scenario& base, double deadlineDays, BatchP
         r.capacity = p.memory.capacity;
         return p.memory.fits && p.time.days <= deadlineDays;
     };
-    std::int64_t hi = 1, lo = 0; // lo fails (or is 0), hi is tried next
+    std::int64_t hi = 1, lo = 0; // in units of q: lo fails (or is 0), hi is tried next
     while (!ok(hi, nullptr, nullptr)) {
         lo = hi;
-        if (hi >= r.dpLimit) { // the batch would have to grow: stop and say so
-            if (batch == BatchPolicy::Fixed && hi * mp <= kMaxGpus) {
+        if (hi >= kLimit) { // the batch would have to grow: stop and say so
+            if (batch == BatchPolicy::Fixed && hi * q * mp <= kMaxGpus) {
                 r.batchLimited = true;
-                r.gpusAtLimit = r.dpLimit * mp;
+                r.gpusAtLimit = kLimit * q * mp;
                 double mem = 0;
-                ok(r.dpLimit, &r.daysAtLimit, &mem);
+                ok(kLimit, &r.daysAtLimit, &mem);
             }
             return r;
         }
-        if (hi * mp > kMaxGpus)
+        if (hi * q * mp > kMaxGpus)
             return r;
-        hi = std::min(hi * 2, r.dpLimit);
+        hi = std::min(hi * 2, kLimit);
     }
     while (hi - lo > 1) { // lo fails, hi passes
         const std::int64_t mid = lo + (hi - lo) / 2;
@@ -320,7 +340,7 @@ GpuCountResult gpusForOneStage(const Scenario& base, double deadlineDays, BatchP
     }
     ok(hi, &r.days, &r.memoryTotal);
     r.found = true;
-    r.gpus = hi * mp;
+    r.gpus = hi * q * mp;
     return r;
 }
 

@@ -111,7 +111,13 @@ int cmdGpusFor(const Options& o, std::ostream& out, std::ostream& err)
                                {"days", r.days},
                                {"memory_bytes", r.memoryTotal},
                                {"time_mode", core::toString(sc->stepTime.mode)},
-                               {"layout", {{"tp", sc->parallel.tp}, {"pp", sc->parallel.pp}, {"cp", sc->parallel.cp}, {"zero", zero}}},
+                               {"layout",
+                                {{"tp", sc->parallel.tp},
+                                 {"pp", sc->parallel.pp},
+                                 {"cp", sc->parallel.cp},
+                                 {"ep", sc->parallel.ep},
+                                 {"pipeline_schedule", core::toString(sc->parallel.schedule)},
+                                 {"zero", zero}}},
                                {"zero_changed", r.zeroStage >= 0},
                                {"batch", policy == core::BatchPolicy::Fixed ? "fixed" : "scale"},
                                {"data_parallel_limit", r.dpLimit},
@@ -138,11 +144,13 @@ int cmdGpusFor(const Options& o, std::ostream& out, std::ostream& err)
         t += fmt::format("No GPU count up to 10,000,000 trains {} within {:g} days on {}{}.\n", sc->model.name, *days, sc->gpu->name,
                          zeroNote);
     else
-        t += fmt::format("{} x {} train {} on {} tokens in {:.1f} days (deadline {:g}; {} per GPU; tp {}, pp {}, cp {}, ZeRO {}; {} "
+        t += fmt::format("{} x {} train {} on {} tokens in {:.1f} days (deadline {:g}; {} per GPU; tp {}, pp {}, cp {}{}, ZeRO {}; {} "
                          "time){}\n",
                          core::formatGrouped(double(r.gpus)), sc->gpu->name, sc->model.name, core::formatCount(sc->training.tokens),
-                         r.days, *days, core::formatBytes(r.memoryTotal), sc->parallel.tp, sc->parallel.pp, sc->parallel.cp, zero,
-                         core::toString(sc->stepTime.mode), zeroNote);
+                         r.days, *days, core::formatBytes(r.memoryTotal), sc->parallel.tp, sc->parallel.pp, sc->parallel.cp,
+                         sc->parallel.ep > 1 ? fmt::format(", ep {} (the GPU count keeps ep x etp dividing tp x cp x dp)", sc->parallel.ep)
+                                             : std::string(),
+                         zero, core::toString(sc->stepTime.mode), zeroNote);
     return checked(o, writeOutput(o, t, out, err), !r.found);
 }
 

@@ -532,6 +532,24 @@ private slots:
         QVERIFY(r.days <= 150);
         const auto none = core::fewestGpusForDeadline(sc, 0.001);
         QVERIFY(!none.found);
+        // Mixtral 8x7B at EP 8 with TP 2 (ETP auto = 2): ep · etp = 16 must divide tp · dp, so the data
+        // parallelism steps by 8 and the count is a multiple of 16. The count found loads as a scenario
+        // and plans to the same days; 16 fewer GPUs miss the deadline.
+        const auto moe = build({"model.preset=mixtral-8x7b", "parallel.ep=8", "parallel.tp=2", "cluster.gpus=16",
+                                "step_time.mode=predicted", "training.tokens=1e12"});
+        const auto m = core::fewestGpusForDeadline(moe, 60);
+        QVERIFY(m.found);
+        QCOMPARE(m.gpus % 16, std::int64_t(0));
+        const auto at = build({"model.preset=mixtral-8x7b", "parallel.ep=8", "parallel.tp=2", "cluster.gpus=" + std::to_string(m.gpus),
+                               "step_time.mode=predicted", "training.tokens=1e12"});
+        QCOMPARE(at.parallel.edp, m.gpus / 16);
+        NAPKIN_COMPARE_REL(core::estimate(at).time.days, m.days, 1e-12);
+        if (m.gpus > 16) {
+            const auto fewer = build({"model.preset=mixtral-8x7b", "parallel.ep=8", "parallel.tp=2",
+                                      "cluster.gpus=" + std::to_string(m.gpus - 16), "step_time.mode=predicted", "training.tokens=1e12"});
+            const auto p = core::estimate(fewer);
+            QVERIFY(!(p.memory.fits && p.time.days <= 60));
+        }
     }
 };
 
