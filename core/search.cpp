@@ -14,10 +14,26 @@
 
 namespace napkin::core {
 
+std::pair<int, int> unevenEndStages(std::int64_t layers, std::int64_t pp)
+{
+    if (pp < 2 || layers < pp || layers % pp == 0)
+        return {0, 0};
+    if (pp == 2)
+        return {int(layers / 2), int(layers - layers / 2)};
+    const std::int64_t k = (layers + pp - 1) / pp, ends = layers - (pp - 2) * k;
+    if (ends < 2 || ends > 2 * k)
+        return {0, 0};
+    return {int(ends / 2), int(ends - ends / 2)};
+}
+
 void applyLayout(Scenario& sc, const Layout& l)
 {
     sc.parallel.tp = l.tp;
-    if (sc.parallel.pp != l.pp) { // uneven stages were stated for another pipeline depth
+    if (l.firstStageLayers > 0) { // the search's own uneven stages
+        sc.parallel.firstStageLayers = l.firstStageLayers;
+        sc.parallel.lastStageLayers = l.lastStageLayers;
+        sc.parallel.pipelineLayout.clear();
+    } else if (sc.parallel.pp != l.pp) { // uneven stages were stated for another pipeline depth
         sc.parallel.firstStageLayers = sc.parallel.lastStageLayers = 0;
         sc.parallel.pipelineLayout.clear();
     }
@@ -57,9 +73,14 @@ void applyLayout(nlohmann::json& doc, const Layout& l)
         pa["ep"] = l.ep;
     if (pa.contains("dp") && !(pa["dp"].is_string() || pa["dp"].is_null())) // "auto" stays: tp · pp · cp · dp = GPUs already
         pa["dp"] = l.dp;
-    if (ppChanged) // uneven stages were stated for another pipeline depth
+    if (l.firstStageLayers > 0) {
+        pa["first_stage_layers"] = l.firstStageLayers;
+        pa["last_stage_layers"] = l.lastStageLayers;
+        pa.erase("pipeline_layout");
+    } else if (ppChanged) { // uneven stages were stated for another pipeline depth
         for (const char* k : {"first_stage_layers", "last_stage_layers", "pipeline_layout"})
             pa.erase(k);
+    }
     pa["zero"] = l.zero;
     pa["fsdp"] = "none";
     doc["training"]["micro_batch"] = l.microBatch;
@@ -73,6 +94,8 @@ Layout layoutOf(const Scenario& sc)
     l.pp = sc.parallel.pp;
     l.virtualStages = sc.parallel.virtualStages;
     l.schedule = sc.parallel.schedule;
+    l.firstStageLayers = sc.parallel.firstStageLayers;
+    l.lastStageLayers = sc.parallel.lastStageLayers;
     l.ep = sc.parallel.ep;
     l.cp = sc.parallel.cp;
     l.dp = sc.parallel.dp;
@@ -198,6 +221,7 @@ SearchResult searchLayouts(const Scenario& base, const SearchOptions& opt)
                              (!isMlp && isMoe(shape) && shape.moe.experts > 0);
 
     std::vector<LayoutResult> kept; // a bounded list, fastest first
+    // Returns whether the layout fits.
     auto consider = [&](const Layout& l) {
         applyLayout(sc, l);
         if (keepFsdp)
@@ -207,14 +231,14 @@ SearchResult searchLayouts(const Scenario& base, const SearchOptions& opt)
         ++out.evaluated;
         if (!p.memory.fits) {
             ++out.rejectedMemory;
-            return;
+            return false;
         }
         if (!p.stepTime.valid)
-            return;
+            return true;
         ++out.feasible;
         const double step = p.stepTime.step;
         if (int(kept.size()) >= opt.top && step >= kept.back().time.step)
-            return;
+            return true;
         LayoutResult r;
         r.layout = l;
         r.layout.zero = effectiveZeroStage(sc);
@@ -227,45 +251,76 @@ SearchResult searchLayouts(const Scenario& base, const SearchOptions& opt)
         kept.insert(at, std::move(r));
         if (int(kept.size()) > opt.top)
             kept.pop_back();
+        return true;
     };
 
+    // Pipeline depths: the divisors of the layers (even stages), and the powers of two up to 64 that
+    // do not divide them, with uneven end stages (unevenEndStages) as Megatron-LM allows.
+    std::vector<std::int64_t> depths = divisors(layers, layers);
+    if (!isMlp && opt.unevenStages)
+        for (std::int64_t pp = 2; pp <= std::min<std::int64_t>(64, layers / 2); pp *= 2)
+            if (layers % pp != 0 && unevenEndStages(layers, pp).first > 0)
+                depths.push_back(pp);
     for (const auto tp : tps)
         for (const auto cp : cps) {
             if (G % (tp * cp) != 0)
                 continue;
-            for (const auto pp : divisors(layers, layers)) {
+            for (const auto pp : depths) {
                 if (G % (tp * cp * pp) != 0)
                     continue;
                 const std::int64_t dp = G / (tp * cp * pp);
+                const auto uneven = unevenEndStages(layers, pp); // pp does not divide the layers
                 std::vector<std::int64_t> vs{1};
-                if (pp > 1)
+                if (pp > 1 && uneven.first == 0)
                     vs = divisors(layers / pp, opt.maxVirtualStages);
+                std::vector<std::int64_t> mbs; // micro-batches whose global batch divides
                 for (std::int64_t mb = 1; mb <= opt.maxMicroBatch; mb *= 2) {
-                    if (globalBatch % (mb * dp) != 0) {
+                    if (globalBatch % (mb * dp) != 0)
                         ++out.rejectedBatch;
-                        continue;
-                    }
-                    const auto eps = expertRanks(base, tp, cp, dp);
-                    // DualPipe where its asserts allow it: even pp, an even number of at least 2 · pp
-                    // micro-batches (core/scenario_sections.cpp checkPipelineSchedule).
-                    const std::int64_t m = globalBatch / (mb * dp);
-                    const bool dualOk = tryDualPipe && pp >= 2 && pp % 2 == 0 && m % 2 == 0 && m >= 2 * pp;
-                    for (const auto v : vs)
-                        for (const auto schedule : {PipelineSchedule::OneFOneB, PipelineSchedule::DualPipe}) {
-                            if (schedule == PipelineSchedule::DualPipe && (v > 1 || !dualOk))
-                                continue;
-                            for (const auto ep : eps)
-                                for (const auto rc : recomputes)
-                                    for (const int z : zeros) {
-                                        if (dp == 1 && z > 0 && opt.searchZero)
-                                            continue; // nothing to shard over: identical to ZeRO-0
+                    else
+                        mbs.push_back(mb);
+                }
+                if (mbs.empty())
+                    continue;
+                const auto eps = expertRanks(base, tp, cp, dp);
+                for (const auto v : vs)
+                    for (const auto schedule : {PipelineSchedule::OneFOneB, PipelineSchedule::DualPipe}) {
+                        if (schedule == PipelineSchedule::DualPipe && (v > 1 || !tryDualPipe || pp < 2 || pp % 2 != 0))
+                            continue;
+                        for (const auto ep : eps)
+                            for (const auto rc : recomputes)
+                                for (const int z : zeros) {
+                                    if (dp == 1 && z > 0 && opt.searchZero)
+                                        continue; // nothing to shard over: identical to ZeRO-0
+                                    // Micro-batches innermost, smallest first: a layout's memory grows
+                                    // with its micro-batch (activations ∝ b · min(pp, m), and b · m is
+                                    // the fixed batch per replica once m < pp), so once one does not fit
+                                    // no larger one does; those are counted as planned and rejected.
+                                    for (std::size_t i = 0; i < mbs.size(); ++i) {
+                                        const std::int64_t mb = mbs[i];
+                                        // DualPipe: an even number of at least 2 · pp micro-batches
+                                        // (checkPipelineSchedule).
+                                        const std::int64_t m = globalBatch / (mb * dp);
+                                        if (schedule == PipelineSchedule::DualPipe && (m % 2 != 0 || m < 2 * pp))
+                                            continue;
                                         Layout l{int(tp), int(pp), int(v), int(cp), dp, mb, rc, z};
                                         l.ep = int(ep);
                                         l.schedule = schedule;
-                                        consider(l);
+                                        l.firstStageLayers = uneven.first;
+                                        l.lastStageLayers = uneven.second;
+                                        if (!consider(l)) {
+                                            for (std::size_t j = i + 1; j < mbs.size(); ++j) {
+                                                const std::int64_t mj = globalBatch / (mbs[j] * dp);
+                                                if (schedule == PipelineSchedule::DualPipe && (mj % 2 != 0 || mj < 2 * pp))
+                                                    continue;
+                                                ++out.evaluated;
+                                                ++out.rejectedMemory;
+                                            }
+                                            break;
+                                        }
                                     }
-                        }
-                }
+                                }
+                    }
             }
         }
     out.best = std::move(kept);
@@ -383,6 +438,8 @@ nlohmann::json searchToJson(const SearchResult& r, const Scenario& sc)
                              {"pipeline_schedule", toString(l.schedule == PipelineSchedule::DualPipe ? PipelineSchedule::DualPipe
                                                             : l.virtualStages > 1 ? PipelineSchedule::Interleaved
                                                                                   : PipelineSchedule::OneFOneB)},
+                             {"first_stage_layers", l.firstStageLayers},
+                             {"last_stage_layers", l.lastStageLayers},
                              {"cp", l.cp},
                              {"dp", l.dp},
                              {"ep", l.ep},

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace napkin::core {
@@ -25,7 +26,16 @@ struct Layout {
     // 1F1B / interleaved follow virtualStages; DualPipe is tried for mixtures of experts (it hides
     // their all-to-all) and kept where the scenario states it.
     PipelineSchedule schedule = PipelineSchedule::OneFOneB;
+    // Uneven stages (parallel.first/last_stage_layers) where pp does not divide the layers: the
+    // middle stages take ceil(L / pp) each and the first and last the rest (0: even stages).
+    int firstStageLayers = 0, lastStageLayers = 0;
 };
+
+// The first and last stage's layers when pp does not divide L: ceil(L / pp) on each of the pp - 2
+// middle stages and the rest split over the two ends, the first the smaller half (they hold the
+// embedding and the output layer: Llama 3.1 405B's 126 on 16 as 7 + 14 x 8 + 7, DeepSeek-V3's 61 as
+// 2 + 14 x 4 + 3). {0, 0} when no such split exists.
+std::pair<int, int> unevenEndStages(std::int64_t layers, std::int64_t pp);
 
 struct LayoutResult {
     Layout layout;
@@ -43,6 +53,10 @@ struct SearchOptions {
     int maxContextParallel = 32;
     bool searchRecompute = true; // false: keep the scenario's recompute mode
     bool searchZero = true;      // false: keep the scenario's ZeRO stage / FSDP strategy
+    // Also the powers-of-two pipeline depths that do not divide the layers, with uneven end stages
+    // (unevenEndStages): how Llama 3.1 405B (126 layers on 16) and DeepSeek-V3 (61 on 16) were laid
+    // out. Off by default: it multiplies the layouts (DeepSeek-V3 on 2,048 GPUs: 21k -> 152k).
+    bool unevenStages = false;
 };
 
 struct SearchResult {

@@ -41,6 +41,7 @@ int cmdSearch(const Options& o, std::ostream& out, std::ostream& err)
     }
     opt.searchRecompute = !o.keepRecompute;
     opt.searchZero = !o.keepZero;
+    opt.unevenStages = o.unevenStages;
     Errors errors;
     const auto sc = loadScenario(o, o.positional.empty() ? nullptr : &o.positional[0], errors);
     if (!sc) {
@@ -59,13 +60,16 @@ int cmdSearch(const Options& o, std::ostream& out, std::ostream& err)
         return checked(o, writeOutput(o, t, out, err), true);
     }
     // v: interleaved chunks per stage, or "dual" for DualPipe (parallel.pipeline_schedule).
-    t += "  #  tp  pp    v  cp     dp   ep   mb  recompute  zero        step   tokens/s    MFU     memory  why\n";
+    // pp: uneven stages as "16 (2/3)": the first and last stage's layers (parallel.first/last_stage_layers).
+    t += "  #  tp        pp    v  cp     dp   ep   mb  recompute  zero        step   tokens/s    MFU     memory  why\n";
     int rank = 1;
     for (const auto& x : r.best) {
         const auto& l = x.layout;
         const std::string v = l.schedule == core::PipelineSchedule::DualPipe ? std::string("dual") : std::to_string(l.virtualStages);
-        t += fmt::format("{:3} {:3} {:3} {:>4} {:3} {:6} {:4} {:4}  {:<9}  {:4}  {:>10} {:10.3g}  {:5.1f}% {:>10}  {}\n", rank++, l.tp,
-                         l.pp, v, l.cp, l.dp, l.ep, l.microBatch, core::toString(l.recompute), l.zero, seconds(x.time.step),
+        const std::string pp = l.firstStageLayers > 0 ? fmt::format("{} ({}/{})", l.pp, l.firstStageLayers, l.lastStageLayers)
+                                                      : std::to_string(l.pp);
+        t += fmt::format("{:3} {:3} {:>9} {:>4} {:3} {:6} {:4} {:4}  {:<9}  {:4}  {:>10} {:10.3g}  {:5.1f}% {:>10}  {}\n", rank++, l.tp,
+                         pp, v, l.cp, l.dp, l.ep, l.microBatch, core::toString(l.recompute), l.zero, seconds(x.time.step),
                          x.time.tokensPerSecond, 100 * x.time.mfu, core::formatBytes(x.memoryTotal), x.why);
     }
     t += "\nPredicted step time: per-op roofline + communication + pipeline bubble (optimistic; see "

@@ -21,7 +21,8 @@ namespace {
 bool sameLayout(const core::Layout& a, const core::Layout& b)
 {
     return a.tp == b.tp && a.pp == b.pp && a.virtualStages == b.virtualStages && a.cp == b.cp && a.dp == b.dp && a.ep == b.ep &&
-           a.microBatch == b.microBatch && a.recompute == b.recompute && a.zero == b.zero && a.schedule == b.schedule;
+           a.microBatch == b.microBatch && a.recompute == b.recompute && a.zero == b.zero && a.schedule == b.schedule &&
+           a.firstStageLayers == b.firstStageLayers && a.lastStageLayers == b.lastStageLayers;
 }
 } // namespace
 
@@ -38,7 +39,7 @@ LayoutSearchDialog::LayoutSearchDialog(PlanController* controller, QWidget* pare
                                         tr("Recompute"), tr("ZeRO"), tr("Step"), tr("Tokens/s"), tr("MFU"), tr("Memory"),
                                         tr("Why")});
     const QString tips[ColumnCount] = {
-        tr("Rank by predicted step time"), tr("Tensor-parallel ranks"), tr("Pipeline stages"),
+        tr("Rank by predicted step time"), tr("Tensor-parallel ranks"), tr("Pipeline stages (uneven: the first and last stage's layers in brackets)"),
         tr("Virtual stages per pipeline rank (interleaved schedule), or \"dual\" for DualPipe"), tr("Context-parallel ranks"),
         tr("Data-parallel replicas: GPUs / (TP · PP · CP)"),
         tr("Expert-parallel ranks (mixtures of experts): each holds experts / EP of every MoE layer"),
@@ -115,7 +116,7 @@ nlohmann::json LayoutSearchDialog::searchKey(const nlohmann::json& document)
     // The search's inputs: the document less what the search chooses itself (core/search.cpp
     // varies every layout field, recompute and ZeRO/FSDP) and the time mode it overrides.
     nlohmann::json key = document;
-    for (const char* k : {"tp", "pp", "virtual_stages", "pipeline_schedule", "cp", "dp", "ep", "zero", "fsdp"})
+    for (const char* k : {"tp", "pp", "virtual_stages", "pipeline_schedule", "first_stage_layers", "last_stage_layers", "pipeline_layout", "cp", "dp", "ep", "zero", "fsdp"})
         if (key.contains("parallel") && key["parallel"].is_object())
             key["parallel"].erase(k);
     for (const char* k : {"micro_batch", "recompute"})
@@ -215,7 +216,7 @@ void LayoutSearchDialog::fillTable()
         const auto& x = r.best[std::size_t(i)];
         const auto& l = x.layout;
         const QString cells[ColumnCount] = {
-            QString::number(i + 1), QString::number(l.tp), QString::number(l.pp),
+            QString::number(i + 1), QString::number(l.tp), l.firstStageLayers > 0 ? QStringLiteral("%1 (%2/%3)").arg(l.pp).arg(l.firstStageLayers).arg(l.lastStageLayers) : QString::number(l.pp),
             l.schedule == core::PipelineSchedule::DualPipe ? tr("dual") : QString::number(l.virtualStages),
             QString::number(l.cp), QString::number(l.dp), QString::number(l.ep), QString::number(l.microBatch),
             QString::fromLatin1(core::toString(l.recompute)), QString::number(l.zero),

@@ -1,7 +1,8 @@
 // Milliseconds per exhaustive layout search (core/search.h), two cases: Llama-3.1-405B on 16,384
 // H100s, global batch 2,048 sequences of 8,192 tokens (Llama 3's 16M-token batch); DeepSeek-V3 on
 // 2,048 H800s, global batch 15,360 sequences of 4,096 tokens (its report's batch), where the search
-// also explores expert parallelism. Usage: bench_search [rounds]
+// also explores expert parallelism; and that one again with uneven pipeline stages (3 rounds at most).
+// Usage: bench_search [rounds]
 #include "scenario.h"
 #include "search.h"
 
@@ -13,7 +14,7 @@
 
 namespace {
 
-int bench(const char* label, std::initializer_list<const char*> sets, int rounds)
+int bench(const char* label, std::initializer_list<const char*> sets, int rounds, bool uneven = false)
 {
     using namespace napkin::core;
     nlohmann::json doc = defaultScenarioJson();
@@ -28,7 +29,9 @@ int bench(const char* label, std::initializer_list<const char*> sets, int rounds
     std::vector<double> ms;
     SearchResult last;
     for (int i = 0; i < rounds; ++i) {
-        last = searchLayouts(sc);
+        SearchOptions opt;
+        opt.unevenStages = uneven;
+        last = searchLayouts(sc, opt);
         ms.push_back(last.elapsedSeconds * 1e3);
     }
     std::sort(ms.begin(), ms.end());
@@ -59,5 +62,10 @@ int main(int argc, char** argv)
                 {"model.preset=deepseek-v3", "cluster.gpu=h800-sxm", "cluster.gpus=2048", "training.seq_len=4096",
                  "training.global_batch=15360", "training.tokens=14.8e12", "parallel.zero=0"},
                 rounds);
+    // The same with uneven stages (--uneven-stages): DeepSeek's own depth, 16, needs them (61 layers).
+    rc |= bench("deepseek-v3, 2048 x h800-sxm, uneven stages",
+                {"model.preset=deepseek-v3", "cluster.gpu=h800-sxm", "cluster.gpus=2048", "training.seq_len=4096",
+                 "training.global_batch=15360", "training.tokens=14.8e12", "parallel.zero=0"},
+                std::min(rounds, 3), true);
     return rc;
 }

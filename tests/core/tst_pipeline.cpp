@@ -213,6 +213,50 @@ private slots:
         QVERIFY2(errors.empty(), errors.empty() ? "" : core::describe(errors.front()).c_str());
         NAPKIN_COMPARE_REL(core::estimate(parsed).stepTime.step, dualBest->time.step, 1e-12);
     }
+
+    void unevenStagesInTheSearch()
+    {
+        // Megatron-LM's uneven split as the search writes it: ceil(L / pp) on the middle stages, the
+        // rest on the ends, the first the smaller half. Llama 3.1 405B's published 126 on 16 is
+        // 7 + 14 x 8 + 7; DeepSeek-V3's 61 on 16 is 2 + 14 x 4 + 3.
+        QCOMPARE(core::unevenEndStages(126, 16), std::make_pair(7, 7));
+        QCOMPARE(core::unevenEndStages(61, 16), std::make_pair(2, 3));
+        QCOMPARE(core::unevenEndStages(61, 2), std::make_pair(30, 31));
+        QCOMPARE(core::unevenEndStages(80, 16), std::make_pair(0, 0)); // 16 divides 80: even stages
+        QCOMPARE(core::unevenEndStages(61, 32), std::make_pair(0, 0)); // 30 middle stages of 2 leave 1
+        // A 13-layer model on 8 GPUs: with --uneven-stages the search also tries pp 2 (6/7), 4 (2/3)
+        // and 8 (1/0: no split, skipped); every uneven row loads back as a scenario with the same step.
+        nlohmann::json doc = core::defaultScenarioJson();
+        core::Errors errors;
+        for (const char* x : {"model.preset=llama-2-7b", "model.layers=13", "cluster.gpus=8", "training.global_batch=64",
+                              "step_time.mode=\"predicted\""})
+            core::applySet(doc, x, errors);
+        const auto base = core::parseScenario(doc, core::builtinCatalog(), errors);
+        QVERIFY2(errors.empty(), errors.empty() ? "" : core::describe(errors.front()).c_str());
+        core::SearchOptions opt;
+        opt.top = 1000;
+        opt.searchRecompute = false;
+        const auto even = core::searchLayouts(base, opt);
+        opt.unevenStages = true;
+        const auto all = core::searchLayouts(base, opt);
+        QVERIFY(all.evaluated > even.evaluated);
+        bool saw2 = false, saw4 = false;
+        for (const auto& x : all.best) {
+            const auto& l = x.layout;
+            if (l.firstStageLayers == 0) {
+                QVERIFY(13 % l.pp == 0);
+                continue;
+            }
+            saw2 = saw2 || (l.pp == 2 && l.firstStageLayers == 6 && l.lastStageLayers == 7);
+            saw4 = saw4 || (l.pp == 4 && l.firstStageLayers == 2 && l.lastStageLayers == 3);
+            nlohmann::json withLayout = doc;
+            core::applyLayout(withLayout, l);
+            const auto parsed = core::parseScenario(withLayout, core::builtinCatalog(), errors);
+            QVERIFY2(errors.empty(), errors.empty() ? "" : core::describe(errors.front()).c_str());
+            NAPKIN_COMPARE_REL(core::estimate(parsed).stepTime.step, x.time.step, 1e-12);
+        }
+        QVERIFY(saw2 && saw4);
+    }
 };
 
 QTEST_APPLESS_MAIN(TestPipeline)
