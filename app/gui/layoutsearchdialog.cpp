@@ -63,6 +63,10 @@ LayoutSearchDialog::LayoutSearchDialog(PlanController* controller, QWidget* pare
     m_live->setChecked(true);
     m_live->setToolTip(tr("Search again whenever an input other than the layout changes (the GPU count, the model, the batch)."));
     buttons->addWidget(m_live);
+    m_uneven = new QCheckBox(tr("Uneven stages"));
+    m_uneven->setToolTip(tr("Also try pipeline depths that do not divide the layers, with fewer layers on the first and "
+                            "last stage (Llama 3.1 405B: 126 layers on 16 stages as 7 + 14 x 8 + 7). Many more layouts: slower."));
+    buttons->addWidget(m_uneven);
     buttons->addStretch(1);
     m_again = new QPushButton(tr("Search again"));
     m_again->setToolTip(tr("Search the current scenario now."));
@@ -80,6 +84,7 @@ LayoutSearchDialog::LayoutSearchDialog(PlanController* controller, QWidget* pare
     connect(close, &QPushButton::clicked, this, &QDialog::close);
     connect(m_table, &QTableWidget::cellDoubleClicked, this, [this](int row, int) { applyRow(row); });
     connect(m_table, &QTableWidget::itemSelectionChanged, this, &LayoutSearchDialog::updateButtons);
+    connect(m_uneven, &QCheckBox::toggled, this, &LayoutSearchDialog::search);
     connect(m_live, &QCheckBox::toggled, this, [this](bool on) {
         if (on && m_stale)
             search();
@@ -145,7 +150,9 @@ void LayoutSearchDialog::search()
     m_running = std::make_shared<core::SearchResult>();
     const core::Scenario scenario = m_controller->scenario();
     auto out = m_running;
-    m_worker = QThread::create([scenario, out] { *out = core::searchLayouts(scenario); });
+    core::SearchOptions options;
+    options.unevenStages = m_uneven->isChecked();
+    m_worker = QThread::create([scenario, out, options] { *out = core::searchLayouts(scenario, options); });
     connect(m_worker, &QThread::finished, this, &LayoutSearchDialog::onFinished);
     m_status->setText(tr("Searching the layouts of %1 GPUs…").arg(m_controller->scenario().cluster.gpus));
     m_worker->start();

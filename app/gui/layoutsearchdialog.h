@@ -64,6 +64,7 @@ private:
     QPushButton* m_apply = nullptr;
     QPushButton* m_again = nullptr;
     QCheckBox* m_live = nullptr;
+    QCheckBox* m_uneven = nullptr;
     QThread* m_worker = nullptr;
     std::shared_ptr<core::SearchResult> m_result;  // shown
     std::shared_ptr<core::SearchResult> m_running; // filled by the worker
