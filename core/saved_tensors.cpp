@@ -156,7 +156,7 @@ void fusedList(ListBuilder& x, const Widths& w, const TransformerShape& m)
     mlaLatents(x, w);
     const std::uint16_t up = w.mla ? kDropMlaUp : 0; // made by MLA's up-projections (and RoPE)
     // Without RoPE the attention's q is wq's output, which the op policy keeps.
-    x.token("attention.q", "core_attention (QK^T)", w.q, e, E, std::uint16_t((w.rope ? kFullOp : kDropFull) | up));
+    x.token("attention.q", "core_attention (QK^T)", w.q, e, E, std::uint16_t((w.rope ? kFullOp : std::uint16_t(kDropFull)) | up));
     if (w.rope && !w.mla)
         x.token("wq.output", "kept by the op policy (mm 1)", w.q, e, E, kCheckpointOnly | kDropFull);
     x.token("attention.k", "core_attention (QK^T)", w.kv, e, E, kFullOp | up);
