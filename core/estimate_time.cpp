@@ -39,8 +39,8 @@ void estimateTimeAndCost(const Scenario& sc, double recomputePerToken, Plan& p, 
         if (st.pipeCommSms > 0)
             derive(p, "time.comm_sm_share", "{hidden} · {ctas} / {SMs} + {pipe_hidden} · {pipe_sms} / {SMs}", st.commSmShare, "s",
                    "hidden traffic still holds SMs for its duration: one per NCCL channel for data-parallel traffic "
-                   "(NVIDIA developer forum t/337991), and DualPipe's all-to-all and pipeline sends 20 of them "
-                   "(arXiv 2412.19437 §3.2.2)",
+                   "(NVIDIA developer forum t/337991); DualPipe's all-to-all and pipeline sends 20 of them "
+                   "(arXiv 2412.19437 §3.2.2), Megatron's EP all-to-all overlap one per NCCL channel",
                    {{"hidden", st.dpCommHidden}, {"ctas", st.ncclCtas}, {"SMs", double(hw.gpu->smCount)},
                     {"pipe_hidden", st.pipeCommHidden}, {"pipe_sms", st.pipeCommSms}});
         else if (st.commSmShare > 0)

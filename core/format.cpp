@@ -564,9 +564,11 @@ std::string planToText(const Plan& p)
                          b.epComm > 0 ? fmt::format("EP {:.4g} + ", b.epComm) : std::string(), b.ppComm, b.bubble, b.dpComm,
                          b.optimizer);
         if (b.pipeCommHidden > 0)
-            o << fmt::format("  DualPipe           EP {:.4g} s + PP {:.4g} s of traffic, {:.4g} s of it hidden behind the paired "
-                             "chunks (their {:.0f} SMs: in overheads)\n",
-                             b.epCommTotal, b.ppCommTotal, b.pipeCommHidden, b.pipeCommSms);
+            o << fmt::format("  {}EP {:.4g} s + PP {:.4g} s of traffic, {:.4g} s of it hidden behind the paired "
+                             "{} (their {:.0f} SMs: in overheads)\n",
+                             std::string_view(b.pipelineSchedule) == "dualpipe" ? "DualPipe           " : "EP overlap         ",
+                             b.epCommTotal, b.ppCommTotal, b.pipeCommHidden,
+                             std::string_view(b.pipelineSchedule) == "dualpipe" ? "chunks" : "micro-batches", b.pipeCommSms);
         if (b.offload > 0)
             o << fmt::format("  offload            {:.4g} s per step (host link, NVMe, CPU optimizer update)\n", b.offload);
     }

@@ -60,6 +60,8 @@ void resolveFramework(Scenario& sc)
         st.overlapDp = st.framework == Framework::Deepspeed ? effectiveZeroStage(sc) >= 3 : rules.overlapDp;
     if (st.overlapTpAuto)
         st.overlapTp = rules.overlapTp;
+    if (st.overlapEpAuto)
+        st.overlapEp = false; // opt-in everywhere (Megatron-Core: overlap_moe_expert_parallel_comm = False)
     if (st.kernelFusionAuto || st.kernelFusion == KernelFusion::Auto)
         st.kernelFusion = rules.fusion;
 }

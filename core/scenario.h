@@ -123,6 +123,11 @@ struct StepTimeConfig {
     bool overlapDpAuto = true;       // overlap_dp was "auto": the framework's rule
     bool overlapTp = false;          // resolved: tensor-parallel collectives overlap the GEMMs
     bool overlapTpAuto = true;
+    // Megatron-Core's EP all-to-all overlap (--overlap-moe-expert-parallel-comm with
+    // --delay-wgrad-compute): a micro-batch's forward runs beside another's backward, each one's
+    // dispatch and combine behind the other's compute. Opt-in in every framework ("auto": false).
+    bool overlapEp = false;
+    bool overlapEpAuto = true;
     Framework framework = Framework::Auto; // resolved (never Auto after parseScenario)
     bool frameworkAuto = true;
     AttentionKernelChoice attentionKernel = AttentionKernelChoice::Auto; // Auto: the framework's kernel

@@ -484,6 +484,7 @@ void readStepTime(const nlohmann::json& node, Scenario& sc, Errors& errors)
     };
     autoBool("overlap_dp", st.overlapDp, st.overlapDpAuto);
     autoBool("overlap_tp", st.overlapTp, st.overlapTpAuto);
+    autoBool("overlap_ep", st.overlapEp, st.overlapEpAuto);
     st.framework = r.choice<Framework>("framework", {{"auto", Framework::Auto}, {"megatron", Framework::Megatron},
                                                      {"torchtitan", Framework::Torchtitan},
                                                      {"deepspeed", Framework::Deepspeed}})

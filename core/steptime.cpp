@@ -517,11 +517,16 @@ StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p, bool atPeak
     r.pipelineSchedule = toString(par.schedule);
     const double chunk = mbCompute + mbRecompute + mbTp + mbCp + mbLaunch; // F + B of one micro-batch, no EP / PP
     double mbPipeExposed = mbEp + mbPp;
+    const bool overlapEp = !dual && sc.stepTime.overlapEp && mbEp > 0;
     if (dual) {
         // DualPipe overlaps a forward chunk with a backward chunk of the other direction and runs the
         // all-to-all and the pipeline sends of each behind the other's compute (arXiv 2412.19437
         // §3.2.1): per pair of chunks only what exceeds their compute is exposed.
         mbPipeExposed = std::max(0.0, mbEp + mbPp - chunk);
+    } else if (overlapEp) {
+        // Megatron-Core's EP all-to-all overlap: the same pairing of a forward with another
+        // micro-batch's backward inside 1F1B, for the all-to-all only (the pipeline sends stay).
+        mbPipeExposed = std::max(0.0, mbEp - chunk) + mbPp;
     }
     const double pipeShare = mbEp + mbPp > 0 ? mbPipeExposed / (mbEp + mbPp) : 0.0;
     r.microBatchSeconds = chunk + mbPipeExposed;
@@ -531,9 +536,9 @@ StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p, bool atPeak
     r.tpCommTotal = m * mbTpTotal;
     r.cpComm = m * mbCp;
     r.cpCommTotal = m * mbCpTotal;
-    r.ppComm = m * mbPp * pipeShare;
+    r.ppComm = m * mbPp * (overlapEp ? 1.0 : pipeShare);
     r.ppCommTotal = m * mbPp;
-    r.epComm = m * mbEp * pipeShare;
+    r.epComm = overlapEp ? m * std::max(0.0, mbEp - chunk) : m * mbEp * pipeShare;
     r.epCommTotal = m * mbEp;
     r.pipeCommHidden = m * (mbEp + mbPp) - m * mbPipeExposed;
     r.launch = m * mbLaunch;
@@ -603,6 +608,9 @@ StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p, bool atPeak
         // §3.2.2: "only 20 SMs are sufficient to fully utilize the bandwidths of IB and NVLink").
         if (dual && r.pipeCommHidden > 0) {
             r.pipeCommSms = std::min(kDualPipeCommSms, double(gpu.smCount));
+            r.commSmShare += r.pipeCommHidden * r.pipeCommSms / double(gpu.smCount);
+        } else if (overlapEp && r.pipeCommHidden > 0) { // NCCL's all-to-all: one CTA per channel
+            r.pipeCommSms = r.ncclCtas;
             r.commSmShare += r.pipeCommHidden * r.pipeCommSms / double(gpu.smCount);
         }
     }

@@ -257,6 +257,37 @@ private slots:
         }
         QVERIFY(saw2 && saw4);
     }
+
+    void megatronEpOverlap()
+    {
+        // step_time.overlap_ep (Megatron-Core --overlap-moe-expert-parallel-comm): the all-to-all of one
+        // micro-batch behind another's compute inside 1F1B; the pipeline sends stay exposed, and the
+        // hidden all-to-all holds one SM per NCCL channel (24 of 132).
+        auto plan = [](bool overlap) {
+            nlohmann::json doc = core::defaultScenarioJson();
+            core::Errors errors;
+            for (const char* x : {"model.preset=qwen3-30b-a3b", "cluster.gpu=h100-sxm", "cluster.gpus=16", "parallel.pp=2",
+                                  "parallel.ep=8", "training.micro_batch=1", "training.global_batch=32", "step_time.mode=\"predicted\""})
+                core::applySet(doc, x, errors);
+            core::applySet(doc, std::string("step_time.overlap_ep=") + (overlap ? "true" : "false"), errors);
+            const auto sc = core::parseScenario(doc, core::builtinCatalog(), errors);
+            [&] { QVERIFY2(errors.empty(), errors.empty() ? "" : core::describe(errors.front()).c_str()); }();
+            return core::estimate(sc).stepTime;
+        };
+        const auto off = plan(false), on = plan(true);
+        QVERIFY(off.epComm > 0);
+        QCOMPARE(off.epComm, off.epCommTotal);
+        QCOMPARE(on.epCommTotal, off.epCommTotal);
+        const double m = 4, chunk = (on.compute + on.recompute + on.tpComm + on.cpComm + on.launch) / m;
+        NAPKIN_COMPARE_REL(on.epComm + 1e-30, m * std::max(0.0, on.epCommTotal / m - chunk) + 1e-30, 1e-9);
+        QCOMPARE(on.ppComm, on.ppCommTotal);
+        NAPKIN_COMPARE_REL(on.pipeCommHidden, on.epCommTotal - on.epComm, 1e-9);
+        QCOMPARE(on.pipeCommSms, 24.0);
+        NAPKIN_COMPARE_REL(on.commSmShare, (on.dpCommHidden + on.pipeCommHidden) * 24 / 132, 1e-12);
+        QVERIFY(on.step < off.step);
+        // "auto" is off in every framework.
+        QVERIFY(!scenario({"model.preset=qwen3-30b-a3b", "cluster.gpus=16", "parallel.ep=8"}).stepTime.overlapEp);
+    }
 };
 
 QTEST_APPLESS_MAIN(TestPipeline)
