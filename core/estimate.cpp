@@ -157,11 +157,16 @@ void appendClosingWarnings(const Scenario& sc, Plan& p)
 
 } // namespace detail
 
-// The stages in plan order: each appends its derivations and warnings after the previous one's.
-Plan estimate(const Scenario& sc)
+namespace {
+
+// The stages every plan runs first, in plan order: hardware, parameters, batch, the MoE layout and
+// the memory ledger. Each stage appends its derivations and warnings after the previous one's.
+Plan planThroughMemory(const Scenario& sc, bool recordDerivations)
 {
     Plan p;
-    p.derivations.reserve(32);
+    p.recordDerivations = recordDerivations;
+    if (recordDerivations)
+        p.derivations.reserve(32);
     p.ops.reserve(40);
     p.scenarioName = sc.name;
     p.modelName = sc.model.name;
@@ -172,6 +177,14 @@ Plan estimate(const Scenario& sc)
     detail::estimateBatch(sc, p);
     detail::estimateMoeRun(sc, p);
     detail::estimateMemory(sc, p);
+    return p;
+}
+
+} // namespace
+
+Plan estimate(const Scenario& sc)
+{
+    Plan p = planThroughMemory(sc, true);
     const double recomputePerToken = detail::estimateFlops(sc, p);
     detail::estimateRoofline(sc, p);
     detail::estimateTimeAndCost(sc, recomputePerToken, p);
@@ -182,18 +195,7 @@ Plan estimate(const Scenario& sc)
 
 Plan estimateForSearch(const Scenario& sc)
 {
-    Plan p;
-    p.recordDerivations = false;
-    p.ops.reserve(40);
-    p.scenarioName = sc.name;
-    p.modelName = sc.model.name;
-    p.nameTokens = sc.training.tokens;
-    p.nameGpus = sc.cluster.gpus;
-    detail::estimateHardware(sc, p);
-    detail::estimateParams(sc, p);
-    detail::estimateBatch(sc, p);
-    detail::estimateMoeRun(sc, p);
-    detail::estimateMemory(sc, p);
+    Plan p = planThroughMemory(sc, false);
     if (!p.memory.fits)
         return p;
     const double recomputePerToken = detail::estimateFlops(sc, p);

@@ -87,6 +87,22 @@ std::int64_t shardGroupSize(const Scenario& sc, std::int64_t dp)
     return std::max<std::int64_t>(1, std::min(dp, perNode));
 }
 
+bool dualPipeMicroBatchesOk(std::int64_t m, std::int64_t pp) { return m % 2 == 0 && m >= 2 * pp; }
+
+PipelineSchedule resolvedSchedule(PipelineSchedule requested, int virtualStages)
+{
+    if (requested == PipelineSchedule::DualPipe)
+        return requested;
+    return virtualStages > 1 ? PipelineSchedule::Interleaved : PipelineSchedule::OneFOneB;
+}
+
+std::int64_t expertDataParallelSize(const ParallelConfig& pa)
+{
+    const std::int64_t ranks = std::int64_t(std::max(1, pa.tp)) * std::max(1, pa.cp) * std::max<std::int64_t>(1, pa.dp);
+    const std::int64_t fold = std::int64_t(std::max(1, pa.ep)) * std::max(1, pa.etp);
+    return std::max<std::int64_t>(1, ranks / fold);
+}
+
 std::vector<double> stageLayerCounts(const ParallelConfig& pa, std::int64_t layers)
 {
     const std::int64_t pp = std::max(1, pa.pp);

@@ -109,6 +109,14 @@ struct ParallelConfig {
     bool scheduleAuto = true;
 };
 
+// DualPipe's micro-batch rule (deepseek-ai/DualPipe dualpipe.py: num_chunks even and >= 2 · num_ranks):
+// m micro-batches per step and replica on pp stages.
+bool dualPipeMicroBatchesOk(std::int64_t m, std::int64_t pp);
+// The schedule a layout runs: DualPipe when asked for, else interleaved when v > 1, else 1F1B.
+PipelineSchedule resolvedSchedule(PipelineSchedule requested, int virtualStages);
+// Expert data parallelism EDP = tp · cp · dp / (ep · etp) (Megatron-Core's folding rule), at least 1.
+std::int64_t expertDataParallelSize(const ParallelConfig& parallel);
+
 // Layers each pipeline stage holds, first to last (parallel.*_stage_layers, pipeline_layout, or
 // L / pp). The embedding sits on the first stage, the output layer and loss on the last.
 std::vector<double> stageLayerCounts(const ParallelConfig& parallel, std::int64_t layers);

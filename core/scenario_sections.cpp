@@ -565,7 +565,7 @@ void checkExpertLayout(Scenario& sc, Errors& errors)
     else if (m.expertFfn % pa.etp != 0)
         errors.push_back({"parallel.etp", std::to_string(pa.etp),
                           "must divide the expert FFN size " + std::to_string(m.expertFfn), "a divisor of model.moe.expert_ffn, or \"auto\""});
-    pa.edp = std::max<std::int64_t>(1, stageRanks / fold);
+    pa.edp = expertDataParallelSize(pa);
 }
 
 // parallel.pipeline_schedule against the layout: "auto" resolves to interleaved when virtual_stages > 1,
@@ -575,7 +575,7 @@ void checkPipelineSchedule(Scenario& sc, Errors& errors)
 {
     auto& pa = sc.parallel;
     if (pa.scheduleAuto) {
-        pa.schedule = pa.virtualStages > 1 ? PipelineSchedule::Interleaved : PipelineSchedule::OneFOneB;
+        pa.schedule = resolvedSchedule(PipelineSchedule::OneFOneB, pa.virtualStages);
         return;
     }
     const std::string name = toString(pa.schedule);
@@ -602,7 +602,7 @@ void checkPipelineSchedule(Scenario& sc, Errors& errors)
     if (perStep <= 0 || tr.globalBatch <= 0)
         return;
     const std::int64_t m = (tr.globalBatch + perStep - 1) / perStep;
-    if (m % 2 != 0 || m < 2 * std::int64_t(pa.pp))
+    if (!dualPipeMicroBatchesOk(m, pa.pp))
         errors.push_back({"parallel.pipeline_schedule", "\"dualpipe\"",
                           "needs an even number of micro-batches per step, at least 2 · pp = " + std::to_string(2 * pa.pp) +
                               "; training.global_batch / (micro_batch · dp) gives " + std::to_string(m),

@@ -39,17 +39,14 @@ void applyLayout(Scenario& sc, const Layout& l)
     }
     sc.parallel.pp = l.pp;
     sc.parallel.virtualStages = l.virtualStages;
-    sc.parallel.schedule = l.schedule == PipelineSchedule::DualPipe ? PipelineSchedule::DualPipe
-                           : l.virtualStages > 1                     ? PipelineSchedule::Interleaved
-                                                                     : PipelineSchedule::OneFOneB;
+    sc.parallel.schedule = resolvedSchedule(l.schedule, l.virtualStages);
     sc.parallel.cp = l.cp;
     sc.parallel.dp = l.dp;
     // Expert layout: ep as chosen, etp "auto" follows tp, EDP = tp · cp · dp / (etp · ep) (as loaded).
     sc.parallel.ep = std::max(1, l.ep);
     if (sc.parallel.etpAuto)
         sc.parallel.etp = l.tp;
-    const std::int64_t fold = std::int64_t(sc.parallel.ep) * std::max(1, sc.parallel.etp);
-    sc.parallel.edp = std::max<std::int64_t>(1, std::int64_t(l.tp) * l.cp * l.dp / fold);
+    sc.parallel.edp = expertDataParallelSize(sc.parallel);
     sc.parallel.zeroStage = l.zero;
     sc.parallel.fsdp = Fsdp::None;
     sc.training.microBatch = l.microBatch;
@@ -301,7 +298,7 @@ SearchResult searchLayouts(const Scenario& base, const SearchOptions& opt)
                                         // DualPipe: an even number of at least 2 · pp micro-batches
                                         // (checkPipelineSchedule).
                                         const std::int64_t m = globalBatch / (mb * dp);
-                                        if (schedule == PipelineSchedule::DualPipe && (m % 2 != 0 || m < 2 * pp))
+                                        if (schedule == PipelineSchedule::DualPipe && !dualPipeMicroBatchesOk(m, pp))
                                             continue;
                                         Layout l{int(tp), int(pp), int(v), int(cp), dp, mb, rc, z};
                                         l.ep = int(ep);
@@ -311,7 +308,7 @@ SearchResult searchLayouts(const Scenario& base, const SearchOptions& opt)
                                         if (!consider(l)) {
                                             for (std::size_t j = i + 1; j < mbs.size(); ++j) {
                                                 const std::int64_t mj = globalBatch / (mbs[j] * dp);
-                                                if (schedule == PipelineSchedule::DualPipe && (mj % 2 != 0 || mj < 2 * pp))
+                                                if (schedule == PipelineSchedule::DualPipe && !dualPipeMicroBatchesOk(mj, pp))
                                                     continue;
                                                 ++out.evaluated;
                                                 ++out.rejectedMemory;
@@ -356,10 +353,10 @@ GpuCountResult gpusForOneStage(const Scenario& base, double deadlineDays, BatchP
         const std::int64_t dp = k * q;
         sc.cluster.gpus = dp * mp;
         par.dp = dp;
-        par.edp = std::max<std::int64_t>(1, tpcp * dp / fold);
+        par.edp = expertDataParallelSize(par);
         if (dual) {
             const std::int64_t m = (sc.training.globalBatch + mb * dp - 1) / (mb * dp);
-            if (m % 2 != 0 || m < 2 * std::int64_t(par.pp))
+            if (!dualPipeMicroBatchesOk(m, par.pp))
                 return false;
         }
         const Plan p = estimate(sc);
@@ -435,9 +432,7 @@ nlohmann::json searchToJson(const SearchResult& r, const Scenario& sc)
                             {{"tp", l.tp},
                              {"pp", l.pp},
                              {"virtual_stages", l.virtualStages},
-                             {"pipeline_schedule", toString(l.schedule == PipelineSchedule::DualPipe ? PipelineSchedule::DualPipe
-                                                            : l.virtualStages > 1 ? PipelineSchedule::Interleaved
-                                                                                  : PipelineSchedule::OneFOneB)},
+                             {"pipeline_schedule", toString(resolvedSchedule(l.schedule, l.virtualStages))},
                              {"first_stage_layers", l.firstStageLayers},
                              {"last_stage_layers", l.lastStageLayers},
                              {"cp", l.cp},

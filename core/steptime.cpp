@@ -516,31 +516,31 @@ StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p, bool atPeak
 
     r.pipelineSchedule = toString(par.schedule);
     const double chunk = mbCompute + mbRecompute + mbTp + mbCp + mbLaunch; // F + B of one micro-batch, no EP / PP
-    double mbPipeExposed = mbEp + mbPp;
     const bool overlapEp = !dual && sc.stepTime.overlapEp && mbEp > 0;
+    double mbEpExposed = mbEp, mbPpExposed = mbPp; // per micro-batch, after overlap
     if (dual) {
         // DualPipe overlaps a forward chunk with a backward chunk of the other direction and runs the
         // all-to-all and the pipeline sends of each behind the other's compute (arXiv 2412.19437
-        // §3.2.1): per pair of chunks only what exceeds their compute is exposed.
-        mbPipeExposed = std::max(0.0, mbEp + mbPp - chunk);
+        // §3.2.1): per pair of chunks only what exceeds their compute is exposed (shared pro rata).
+        const double share = std::max(0.0, mbEp + mbPp - chunk) / (mbEp + mbPp > 0 ? mbEp + mbPp : 1.0);
+        mbEpExposed = mbEp * share, mbPpExposed = mbPp * share;
     } else if (overlapEp) {
         // Megatron-Core's EP all-to-all overlap: the same pairing of a forward with another
         // micro-batch's backward inside 1F1B, for the all-to-all only (the pipeline sends stay).
-        mbPipeExposed = std::max(0.0, mbEp - chunk) + mbPp;
+        mbEpExposed = std::max(0.0, mbEp - chunk);
     }
-    const double pipeShare = mbEp + mbPp > 0 ? mbPipeExposed / (mbEp + mbPp) : 0.0;
-    r.microBatchSeconds = chunk + mbPipeExposed;
+    r.microBatchSeconds = chunk + mbEpExposed + mbPpExposed;
     r.compute = m * mbCompute;
     r.recompute = m * mbRecompute;
     r.tpComm = m * mbTp;
     r.tpCommTotal = m * mbTpTotal;
     r.cpComm = m * mbCp;
     r.cpCommTotal = m * mbCpTotal;
-    r.ppComm = m * mbPp * (overlapEp ? 1.0 : pipeShare);
+    r.ppComm = m * mbPpExposed;
     r.ppCommTotal = m * mbPp;
-    r.epComm = overlapEp ? m * std::max(0.0, mbEp - chunk) : m * mbEp * pipeShare;
+    r.epComm = m * mbEpExposed;
     r.epCommTotal = m * mbEp;
-    r.pipeCommHidden = m * (mbEp + mbPp) - m * mbPipeExposed;
+    r.pipeCommHidden = m * (mbEp + mbPp - mbEpExposed - mbPpExposed);
     r.launch = m * mbLaunch;
     if (dual) {
         // DualPipe's bubble (arXiv 2412.19437 §3.2.1 Table 2): (p/2 - 1)(F&B + B - 3W), F&B = F + B with

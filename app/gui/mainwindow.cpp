@@ -140,12 +140,15 @@ MainWindow::MainWindow(PlanController* controller, QWidget* parent)
     m_stepTime = new StepTimePanel(controller);
     m_chartTabs = new QTabWidget;
     m_chartTabs->setDocumentMode(true);
-    m_chartTabs->addTab(m_roofline, tr("Roofline: one layer, forward and backward"));
+    // Short tab titles: all four fit at 1024 px wide (a projector); the tooltips say the rest.
+    m_chartTabs->addTab(m_roofline, tr("Roofline"));
+    m_chartTabs->setTabToolTip(0, tr("Roofline of one layer's ops, forward and backward"));
     m_chartTabs->addTab(m_stepTime, tr("Step time"));
     m_timeline = new TimelinePanel(controller);
     m_chartTabs->addTab(m_timeline, tr("Memory through the step"));
     m_imbalance = new ImbalancePanel(controller);
     m_chartTabs->addTab(m_imbalance, tr("Routing imbalance"));
+    m_chartTabs->setTabToolTip(3, tr("Mixtures of experts: step time and memory as the busiest expert rank's load grows"));
     bottom->addWidget(m_frames[QStringLiteral("roofline")] = framed(tr("Roofline and step time"), m_chartTabs));
     bottom->addWidget(framed(tr("Warnings"), m_warnings));
     bottom->setStretchFactor(0, 3);

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <initializer_list>
 #include <string>
+#include <vector>
 
 namespace napkin::test {
 
@@ -23,13 +24,21 @@ inline const nlohmann::json& golden()
     return g;
 }
 
-// The default scenario with PATH=VALUE overrides, parsed strictly. Fails the test on errors.
-inline core::Scenario scenario(std::initializer_list<std::string> sets)
+// The default scenario document with PATH=VALUE overrides applied.
+inline nlohmann::json documentWith(const std::vector<std::string>& sets)
 {
     nlohmann::json doc = core::defaultScenarioJson();
     core::Errors errors;
     for (const auto& s : sets)
         core::applySet(doc, s, errors);
+    [&] { QVERIFY2(errors.empty(), errors.empty() ? "" : core::describe(errors.front()).c_str()); }();
+    return doc;
+}
+
+// A document parsed strictly. Fails the test on errors.
+inline core::Scenario parsed(const nlohmann::json& doc)
+{
+    core::Errors errors;
     auto sc = core::parseScenario(doc, core::builtinCatalog(), errors, NAPKIN_TEST_DATA);
     if (!errors.empty())
         qWarning("%s", core::describe(errors.front()).c_str());
@@ -37,8 +46,12 @@ inline core::Scenario scenario(std::initializer_list<std::string> sets)
     return sc;
 }
 
+// The default scenario with PATH=VALUE overrides, parsed strictly. Fails the test on errors.
+inline core::Scenario scenario(const std::vector<std::string>& sets) { return parsed(documentWith(sets)); }
+inline core::Scenario scenario(std::initializer_list<std::string> sets) { return scenario(std::vector<std::string>(sets)); }
+
 // Errors of a scenario built like scenario() (empty when valid).
-inline core::Errors scenarioErrors(std::initializer_list<std::string> sets)
+inline core::Errors scenarioErrors(const std::vector<std::string>& sets)
 {
     nlohmann::json doc = core::defaultScenarioJson();
     core::Errors errors;
@@ -46,6 +59,10 @@ inline core::Errors scenarioErrors(std::initializer_list<std::string> sets)
         core::applySet(doc, s, errors);
     core::parseScenario(doc, core::builtinCatalog(), errors, NAPKIN_TEST_DATA);
     return errors;
+}
+inline core::Errors scenarioErrors(std::initializer_list<std::string> sets)
+{
+    return scenarioErrors(std::vector<std::string>(sets));
 }
 
 inline bool near(double got, double want, double rel)

@@ -28,13 +28,7 @@ core::Scenario llama(std::string schedule, std::initializer_list<std::string> mo
                                   "parallel.zero=1", "training.micro_batch=1", "training.global_batch=16",
                                   "step_time.mode=predicted", "parallel.pipeline_schedule=" + schedule};
     sets.insert(sets.end(), more.begin(), more.end());
-    nlohmann::json doc = core::defaultScenarioJson();
-    core::Errors errors;
-    for (const auto& s : sets)
-        core::applySet(doc, s, errors);
-    auto sc = core::parseScenario(doc, core::builtinCatalog(), errors);
-    [&] { QVERIFY2(errors.empty(), errors.empty() ? "" : core::describe(errors.front()).c_str()); }();
-    return sc;
+    return napkin::test::scenario(sets);
 }
 
 } // namespace
@@ -54,12 +48,7 @@ private slots:
         auto errs = [&](std::initializer_list<std::string> more) {
             std::vector<std::string> all(base);
             all.insert(all.end(), more.begin(), more.end());
-            nlohmann::json doc = core::defaultScenarioJson();
-            core::Errors errors;
-            for (const auto& s : all)
-                core::applySet(doc, s, errors);
-            core::parseScenario(doc, core::builtinCatalog(), errors);
-            return errors;
+            return napkin::test::scenarioErrors(all);
         };
         QVERIFY(hasError(errs({"parallel.pp=4", "parallel.virtual_stages=2", "parallel.pipeline_schedule=1f1b"}),
                          "parallel.pipeline_schedule", "virtual_stages"));
@@ -151,15 +140,7 @@ private slots:
         std::vector<std::string> a(moe), c(moe);
         a.push_back("parallel.pipeline_schedule=dualpipe");
         c.push_back("parallel.pipeline_schedule=1f1b");
-        auto build = [](const std::vector<std::string>& sets) {
-            nlohmann::json doc = core::defaultScenarioJson();
-            core::Errors errors;
-            for (const auto& s : sets)
-                core::applySet(doc, s, errors);
-            auto sc = core::parseScenario(doc, core::builtinCatalog(), errors);
-            [&] { QVERIFY2(errors.empty(), errors.empty() ? "" : core::describe(errors.front()).c_str()); }();
-            return core::estimate(sc);
-        };
+        auto build = [](const std::vector<std::string>& sets) { return core::estimate(napkin::test::scenario(sets)); };
         const auto dual = build(a), onef = build(c);
         const auto& d = dual.stepTime;
         QVERIFY(d.valid && onef.stepTime.valid);
@@ -181,13 +162,10 @@ private slots:
     {
         // A mixture of experts: the search tries DualPipe where its asserts allow it; every DualPipe
         // result keeps them, and written into a document it parses back to the same step.
-        nlohmann::json doc = core::defaultScenarioJson();
-        core::Errors errors;
-        for (const char* s : {"model.preset=qwen3-30b-a3b", "cluster.gpu=h100-sxm", "cluster.gpus=16", "training.global_batch=64",
-                              "training.recompute=\"full\"", "parallel.zero=1", "step_time.mode=\"predicted\""})
-            core::applySet(doc, s, errors);
-        const auto base = core::parseScenario(doc, core::builtinCatalog(), errors);
-        QVERIFY(errors.empty());
+        const auto doc = napkin::test::documentWith({"model.preset=qwen3-30b-a3b", "cluster.gpu=h100-sxm", "cluster.gpus=16",
+                                                     "training.global_batch=64", "training.recompute=\"full\"", "parallel.zero=1",
+                                                     "step_time.mode=\"predicted\""});
+        const auto base = napkin::test::parsed(doc);
         core::SearchOptions opt;
         opt.searchRecompute = false;
         opt.searchZero = false;
@@ -209,9 +187,7 @@ private slots:
         nlohmann::json withLayout = doc;
         core::applyLayout(withLayout, dualBest->layout);
         QCOMPARE(withLayout["parallel"]["pipeline_schedule"].get<std::string>(), std::string("dualpipe"));
-        const auto parsed = core::parseScenario(withLayout, core::builtinCatalog(), errors);
-        QVERIFY2(errors.empty(), errors.empty() ? "" : core::describe(errors.front()).c_str());
-        NAPKIN_COMPARE_REL(core::estimate(parsed).stepTime.step, dualBest->time.step, 1e-12);
+        NAPKIN_COMPARE_REL(core::estimate(napkin::test::parsed(withLayout)).stepTime.step, dualBest->time.step, 1e-12);
     }
 
     void unevenStagesInTheSearch()
@@ -226,13 +202,9 @@ private slots:
         QCOMPARE(core::unevenEndStages(61, 32), std::make_pair(0, 0)); // 30 middle stages of 2 leave 1
         // A 13-layer model on 8 GPUs: with --uneven-stages the search also tries pp 2 (6/7), 4 (2/3)
         // and 8 (1/0: no split, skipped); every uneven row loads back as a scenario with the same step.
-        nlohmann::json doc = core::defaultScenarioJson();
-        core::Errors errors;
-        for (const char* x : {"model.preset=llama-2-7b", "model.layers=13", "cluster.gpus=8", "training.global_batch=64",
-                              "step_time.mode=\"predicted\""})
-            core::applySet(doc, x, errors);
-        const auto base = core::parseScenario(doc, core::builtinCatalog(), errors);
-        QVERIFY2(errors.empty(), errors.empty() ? "" : core::describe(errors.front()).c_str());
+        const auto doc = napkin::test::documentWith({"model.preset=llama-2-7b", "model.layers=13", "cluster.gpus=8",
+                                                     "training.global_batch=64", "step_time.mode=\"predicted\""});
+        const auto base = napkin::test::parsed(doc);
         core::SearchOptions opt;
         opt.top = 1000;
         opt.searchRecompute = false;
@@ -251,9 +223,7 @@ private slots:
             saw4 = saw4 || (l.pp == 4 && l.firstStageLayers == 2 && l.lastStageLayers == 3);
             nlohmann::json withLayout = doc;
             core::applyLayout(withLayout, l);
-            const auto parsed = core::parseScenario(withLayout, core::builtinCatalog(), errors);
-            QVERIFY2(errors.empty(), errors.empty() ? "" : core::describe(errors.front()).c_str());
-            NAPKIN_COMPARE_REL(core::estimate(parsed).stepTime.step, x.time.step, 1e-12);
+            NAPKIN_COMPARE_REL(core::estimate(napkin::test::parsed(withLayout)).stepTime.step, x.time.step, 1e-12);
         }
         QVERIFY(saw2 && saw4);
     }
@@ -264,15 +234,11 @@ private slots:
         // micro-batch behind another's compute inside 1F1B; the pipeline sends stay exposed, and the
         // hidden all-to-all holds one SM per NCCL channel (24 of 132).
         auto plan = [](bool overlap) {
-            nlohmann::json doc = core::defaultScenarioJson();
-            core::Errors errors;
-            for (const char* x : {"model.preset=qwen3-30b-a3b", "cluster.gpu=h100-sxm", "cluster.gpus=16", "parallel.pp=2",
-                                  "parallel.ep=8", "training.micro_batch=1", "training.global_batch=32", "step_time.mode=\"predicted\""})
-                core::applySet(doc, x, errors);
-            core::applySet(doc, std::string("step_time.overlap_ep=") + (overlap ? "true" : "false"), errors);
-            const auto sc = core::parseScenario(doc, core::builtinCatalog(), errors);
-            [&] { QVERIFY2(errors.empty(), errors.empty() ? "" : core::describe(errors.front()).c_str()); }();
-            return core::estimate(sc).stepTime;
+            return core::estimate(napkin::test::scenario(
+                                      {"model.preset=qwen3-30b-a3b", "cluster.gpu=h100-sxm", "cluster.gpus=16", "parallel.pp=2",
+                                       "parallel.ep=8", "training.micro_batch=1", "training.global_batch=32",
+                                       "step_time.mode=\"predicted\"", std::string("step_time.overlap_ep=") + (overlap ? "true" : "false")}))
+                .stepTime;
         };
         const auto off = plan(false), on = plan(true);
         QVERIFY(off.epComm > 0);
