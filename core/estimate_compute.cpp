@@ -10,6 +10,38 @@
 
 namespace napkin::core::detail {
 
+namespace {
+
+// What trains: every parameter, or under LoRA / QLoRA the adapters r · (in + out) of each targeted
+// linear layer of every block (Hu et al. 2021 §4.1; PEFT print_trainable_parameters).
+void estimateTrainable(const Scenario& sc, Plan& p)
+{
+    const bool isMlp = sc.model.kind == ModelKind::Mlp;
+    const auto& pr = sc.precision;
+    p.finetune = finetuneCounts(isMlp ? TransformerShape{} : sc.model.shape, p.params, sc.finetune,
+                                bytesPerValue(pr.weights), info(pr.weights).id.data());
+    p.finetune.pagedOptimizer = sc.pagedOptimizer.on;
+    p.finetune.int8States = pr.optimizerInt8Blockwise;
+    const auto& f = p.finetune;
+    if (!sc.finetune.peft())
+        return;
+    derive(p, "params.trainable", "{L} · {r} · {in_plus_out}", f.trainable, "parameters",
+           "LoRA (Hu et al. 2021 §4.1): A (r x in) and B (out x r) on each targeted linear layer of every block; "
+           "HF PEFT counts lora_A and lora_B (print_trainable_parameters)",
+           {{"L", double(sc.model.shape.layers)}, {"r", double(sc.finetune.loraRank)},
+            {"in_plus_out", f.adaptersPerLayer / double(sc.finetune.loraRank)}});
+    if (f.quantised > 0)
+        derive(p, "params.quantised", "{L} · {linear_weights_per_layer}", f.quantised, "parameters",
+               sc.finetune.base == BaseStorage::Nf4
+                   ? "QLoRA (Dettmers et al. 2023 §3): every linear layer of the blocks in NF4 (bitsandbytes Linear4bit; "
+                     "the output head, embeddings and norms stay in 16 bits)"
+                   : "LLM.int8() (Dettmers et al. 2022): every linear layer of the blocks in int8 with fp32 row scales "
+                     "(bitsandbytes Linear8bitLt; the output head, embeddings and norms stay in 16 bits)",
+               {{"L", double(sc.model.shape.layers)}, {"linear_weights_per_layer", f.quantised / double(sc.model.shape.layers)}});
+}
+
+} // namespace
+
 void estimateParams(const Scenario& sc, Plan& p)
 {
     const bool isMlp = sc.model.kind == ModelKind::Mlp;
@@ -28,6 +60,7 @@ void estimateParams(const Scenario& sc, Plan& p)
                "exact count from the architecture (Touvron et al. 2023 layout; nanoGPT for GPT-2/3 biases and positions)",
                {{"L", double(shape.layers)}, {"per_layer", p.params.perLayer}, {"embedding", p.params.embedding},
                 {"positions", p.params.positional}, {"head", p.params.head}, {"final_norm", p.params.finalNorm}});
+    estimateTrainable(sc, p);
     if (!isMlp && isMoe(shape)) {
         const double Lm = double(moeLayerCount(shape)), L = double(shape.layers);
         derive(p, "params.active",
@@ -144,9 +177,12 @@ double estimateFlops(const Scenario& sc, Plan& p)
     const auto conv = effectiveConvention(sc);
     c.convention = isMlp ? toString(FlopsConvention::SixPT) : toString(conv);
     double forwardRecompute = 0; // extra forward FLOPs per token from recomputation
+    Derivation* convention = nullptr;
+    double weightGemms = 0; // the convention's forward + backward FLOPs of the weight matmuls per token
     if (conv == FlopsConvention::SixPT || isMlp) {
         c.flopsPerToken = 6 * P;
-        derive(p, "compute.flops_per_token", "6 · {P}", c.flopsPerToken, "FLOP",
+        weightGemms = 6 * P;
+        convention = &derive(p, "compute.flops_per_token", "6 · {P}", c.flopsPerToken, "FLOP",
                moe ? "Kaplan et al. 2020 with P the active parameters (mixture of experts): forward 2P + backward 4P per token"
                    : "Kaplan et al. 2020; CS336 lecture 2: forward 2P + backward 4P per token",
                {{"P", P}});
@@ -154,7 +190,8 @@ double estimateFlops(const Scenario& sc, Plan& p)
     } else if (conv == FlopsConvention::MegatronCore) {
         const auto f = megatronCoreFlopsPerToken(shape, s);
         c.flopsPerToken = f.total;
-        derive(p, "compute.flops_per_token", "{linear} + {core} + {mlp} + {logits} + {mtp}", c.flopsPerToken, "FLOP",
+        weightGemms = f.total - f.core;
+        convention = &derive(p, "compute.flops_per_token", "{linear} + {core} + {mlp} + {logits} + {mtp}", c.flopsPerToken, "FLOP",
                "Megatron-Core num_floating_point_operations (megatron/training/training.py), the convention of NVIDIA's "
                "Model TFLOP/s tables: active experts, causal halving, exact sliding-window context, MTP, no router "
                "(core/flops_megatron.h)",
@@ -166,7 +203,8 @@ double estimateFlops(const Scenario& sc, Plan& p)
         const double Nn = P - p.params.positional;
         const double L = double(shape.layers), H = double(shape.heads), Q = double(shape.headDim);
         c.flopsPerToken = 6 * Nn + 12 * L * H * Q * s;
-        derive(p, "compute.flops_per_token", "6 · {N} + 12 · {L} · {H} · {Q} · {T}", c.flopsPerToken, "FLOP",
+        weightGemms = 6 * Nn;
+        convention = &derive(p, "compute.flops_per_token", "6 · {N} + 12 · {L} · {H} · {Q} · {T}", c.flopsPerToken, "FLOP",
                "Chowdhery et al. 2022 (PaLM), Appendix B; no causal-mask halving",
                {{"N", Nn}, {"L", L}, {"H", H}, {"Q", Q}, {"T", s}});
         forwardRecompute = 2 * Nn + 4 * L * H * Q * s;
@@ -181,10 +219,26 @@ double estimateFlops(const Scenario& sc, Plan& p)
                                       " experts a token runs through; \"6PT\" or \"palm\" count the active parameters"});
         const double l = double(shape.layers), h = double(shape.dModel), V = double(shape.vocab);
         c.flopsPerToken = 72 * l * h * h * (1 + s / (6 * h) + V / (12 * h * l));
-        derive(p, "compute.flops_per_token", "72 · {l} · {h} · {h} · (1 + {s} / (6 · {h}) + {V} / (12 · {h} · {l}))",
+        weightGemms = 72 * l * h * h + 6 * h * V;
+        convention = &derive(p, "compute.flops_per_token", "72 · {l} · {h} · {h} · (1 + {s} / (6 · {h}) + {V} / (12 · {h} · {l}))",
                c.flopsPerToken, "FLOP", "Narayanan et al. 2021 (Megatron-LM), eq. 3 without recomputation",
                {{"l", l}, {"h", h}, {"s", s}, {"V", V}});
         forwardRecompute = 24 * l * h * h * (1 + s / (6 * h)); // eq. 3 with recompute adds one forward (no logits)
+    }
+    if (sc.finetune.peft()) {
+        // A frozen base computes no weight gradients: a third of the weight matmuls' 6 FLOPs per parameter
+        // go (4P instead of 6P, the attention core unchanged); each adapter costs 6 per parameter like
+        // any trained weight (Hu et al. 2021 §4.2: LoRA trains with no extra inference latency, only
+        // the low-rank products added).
+        const double A = p.finetune.adapters;
+        const double full = c.flopsPerToken;
+        convention->quantity = "compute.full_training_flops_per_token";
+        c.flopsPerToken = full - weightGemms / 3 + 6 * A;
+        derive(p, "compute.flops_per_token", "{full} − {weight_gemms} / 3 + 6 · {P_adapters}", c.flopsPerToken, "FLOP",
+               "frozen base (LoRA / QLoRA): no weight gradients, so 4 of the 6 FLOPs per weight and token remain; the "
+               "adapters 6 per parameter (forward, input and weight gradients)",
+               {{"full", full}, {"weight_gemms", weightGemms}, {"P_adapters", A}});
+        forwardRecompute += 2 * A;
     }
     c.trainingFlops = c.flopsPerToken * tr.tokens;
     derive(p, "compute.training_flops", "{flops_per_token} · {T}", c.trainingFlops, "FLOP", kSrcCs336,

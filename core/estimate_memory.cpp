@@ -94,6 +94,46 @@ void setGathered(const Scenario& sc, const Plan& p, LedgerInputs& in)
     in.weightsAreMaster = torchtitan && sc.parallel.fsdp != Fsdp::None && in.bm > 0;
 }
 
+// LoRA / QLoRA: only the adapters train (Hu et al. 2021 §4.1), their optimizer states factored per
+// A and B under Adafactor (Shazeer & Stern 2018: r + c per matrix). bitsandbytes' 8-bit optimizer
+// stores blockwise int8 states except for tensors under 4,096 elements (fp32): bytes per state value
+// averaged over the trained parameters.
+void setFinetune(const Scenario& sc, const FinetuneCounts& ft, LedgerInputs& in)
+{
+    if (sc.finetune.peft()) {
+        in.peft = true;
+        in.adapters = ft.adapters;
+        in.quantised = ft.quantised;
+        in.bq = ft.baseBytesPerValue;
+        if (sc.optimizer == OptimizerKind::Adafactor && ft.adaptersPerLayer > 0) {
+            const double r = double(sc.finetune.loraRank);
+            double factored = 0;
+            for (const auto& lin : blockLinears(sc.model.shape))
+                if (sc.finetune.targets & lin.target)
+                    factored += (r + lin.in) + (lin.out + r);
+            in.statesPerParam = factored / ft.adaptersPerLayer;
+        }
+    }
+    if (sc.precision.optimizerInt8Blockwise && ft.trainable > 0)
+        in.bo = (ft.smallTensorParams * 4 + (ft.trainable - ft.smallTensorParams) * kInt8BlockwiseBytes) / ft.trainable;
+}
+
+// A stage's model states with a frozen base: its layers' share of the adapters and of the quantised
+// linear weights (split over TP like the layers), everything else of the base in the weight dtype.
+void peftStates(const LedgerInputs& in, double stageLayers, double base, StageTensors& st)
+{
+    StageMemory& mem = st.memory;
+    const double share = in.L > 0 ? stageLayers / in.L : 1.0, tp = double(in.tp);
+    st.trainable = in.adapters * share / tp;
+    st.quantised = in.quantised * share / tp;
+    mem.params = base + st.trainable;
+    mem.weights = ((base - st.quantised + st.trainable) * in.bw + st.quantised * in.bq + in.scales) / in.shardW;
+    st.weightBytesPerParam = mem.params > 0 ? (mem.weights * in.shardW - in.scales) / mem.params : in.bw;
+    mem.gradients = st.trainable * in.bg / in.shardG;
+    mem.master = st.trainable * in.bm / in.shardO;
+    mem.optimizer = st.trainable * in.statesPerParam * in.bo / in.shardO;
+}
+
 LedgerInputs ledgerInputs(const Scenario& sc, Plan& p)
 {
     LedgerInputs in;
@@ -133,6 +173,7 @@ LedgerInputs ledgerInputs(const Scenario& sc, Plan& p)
     in.b = double(tr.microBatch);
     in.statesPerParam = sc.optimizer == OptimizerKind::Adafactor ? p.params.adafactorStateElems / in.P
                                                                  : double(optimizerStates(sc.optimizer));
+    setFinetune(sc, p.finetune, in);
     // Parameters of a stage: its L/p layers, the embedding (first) and the output layer (last),
     // split over the tensor-parallel group (Narayanan et al. 2021 §3; Megatron places them so).
     const auto& pc = p.params;
@@ -180,6 +221,12 @@ LedgerInputs ledgerInputs(const Scenario& sc, Plan& p)
         tc.eager = in.eager;
         tc.policy = tr.recompute;
         tc.modules = tr.recomputeModules;
+        if (sc.finetune.peft()) {
+            tc.loraRank = double(sc.finetune.loraRank);
+            tc.loraTargets = p.finetune.targetCount;
+            tc.loraInputs = p.finetune.targetInputs;
+            tc.loraDropout = sc.finetune.loraDropout > 0;
+        }
         layerSavedTensors(sc.model.shape, tc, p.memory.layerTensors);
     }
     in.layer = &p.memory.layerTensors;
@@ -248,6 +295,8 @@ StageTensors buildStage(const Scenario& sc, const LedgerInputs& in, std::int64_t
     mem.gradients = (dense / in.shardG + E / in.shardGE) * in.bg;
     mem.master = (dense / in.shardO + E / in.shardOE) * in.bm;
     mem.optimizer = (dense / in.shardO + E / in.shardOE) * in.statesPerParam * in.bo;
+    if (in.peft)
+        peftStates(in, stageLayers, dense, st);
     if (sc.offload.any())
         offloadStates(sc.offload, {mem.params, in.shardG, in.shardO, dense / in.shardG + E / in.shardGE,
                                    dense / in.shardO + E / in.shardOE, st.weightBytesPerParam, in.weightsAreMaster},
@@ -364,6 +413,7 @@ StageTensors buildDualPipeRank(const Scenario& sc, const LedgerInputs& in, std::
     a.layers = m.inFlight > 0 ? held / m.inFlight : a.layers + b.layers;
     a.outside += b.outside, a.saved += b.saved, a.loss += b.loss, a.offloaded += b.offloaded;
     a.mtpLayers += b.mtpLayers, a.mtpSaved += b.mtpSaved, a.expertParams += b.expertParams;
+    a.trainable += b.trainable, a.quantised += b.quantised;
     a.working = std::max(a.working, b.working);
     a.gathered += b.gathered;
     a.optimizerTemp += b.optimizerTemp;
@@ -519,6 +569,19 @@ void deriveOverheadAndTotal(const Scenario& sc, Plan& p)
     if (!m.fits)
         p.warnings.push_back({"does_not_fit", "needs " + gbText(m.total) + " per GPU but the " + gpu.name + " has " +
                                                   gbText(m.capacity) + ": short by " + gbText(-m.headroom)});
+    if (!m.fits && sc.pagedOptimizer.on && m.optimizerStates > 0) {
+        // bitsandbytes paged optimizers (QLoRA §3): the states sit in CUDA unified memory and page to
+        // the host when the GPU runs out, and back for each update. Counted as host memory; the plan
+        // still does not fit, since the pages move over the host link every step.
+        m.host.pagedOptimizer = std::min(-m.headroom, m.optimizerStates);
+        p.warnings.push_back({"paged_optimizer",
+                              "optimizer.paged: " + gbText(m.host.pagedOptimizer) + " of the " + gbText(m.optimizerStates) +
+                                  " of optimizer states would page out to host memory (CUDA unified memory) and back for "
+                                  "every update" +
+                                  (m.host.pagedOptimizer >= -m.headroom ? ", which covers the shortfall at the cost of host-link "
+                                                                          "traffic each step; it is not counted as a fit"
+                                                                        : "; that does not cover the shortfall")});
+    }
 }
 
 // Recompute that buys (almost) no memory but costs compute, and a torchtitan "selective" that is not
@@ -572,6 +635,21 @@ void estimateMemory(const Scenario& sc, Plan& p)
         effective(p.memory.optimizerRate, in.shardO, in.shardOE);
         if (in.bwExpert == in.bw)
             effective(p.memory.weightsRate, in.shardW, in.shardWE);
+    }
+    if (in.peft && chosen.memory.params > 0) {
+        // A frozen base: gradients, master and optimizer states for the adapters' share of the rank's
+        // parameters only; the weights at their mean bytes (quantised base, adapters in the weight dtype).
+        auto& m = p.memory;
+        const double share = chosen.trainable / chosen.memory.params;
+        for (StateRate* r : {&m.gradientsRate, &m.masterRate, &m.optimizerRate}) {
+            r->valuesPerParam *= share;
+            r->bytesPerParam = r->valuesPerParam * r->bytesPerValue / r->shard;
+        }
+        m.weightsRate.bytesPerValue = chosen.weightBytesPerParam;
+        m.weightsRate.bytesPerParam = m.weightsRate.valuesPerParam * chosen.weightBytesPerParam / m.weightsRate.shard;
+        m.statesBytesPerParam = chosen.weightBytesPerParam + m.gradientsRate.valuesPerParam * m.gradientsRate.bytesPerValue +
+                                m.masterRate.valuesPerParam * m.masterRate.bytesPerValue +
+                                m.optimizerRate.valuesPerParam * m.optimizerRate.bytesPerValue;
     }
     if (p.moe.applies) { // the experts' share of the ledger's rank (plan.moe)
         p.moe.expertParamsPerRank = chosen.expertParams;

@@ -32,6 +32,8 @@ void deriveModelStates(const Scenario& sc, const LedgerInputs& in, const StageTe
                "Narayanan et al. 2021: layers split over p pipeline stages (embedding first, output layer last), "
                "each stage's matrices over t tensor-parallel ranks",
                {{"P", P}, {"stage_share", chosen.memory.params * tp / P}, {"tp", tp}});
+    if (in.peft)
+        return derivePeftStates(in, chosen, p);
     const double Pr = chosen.memory.params;
     if (chosen.expertParams > 0 && in.expertSplit > 1)
         derive(p, "memory.expert_params_per_rank", "{experts_stage} / ({ep} · {etp})", chosen.expertParams, "parameters",
@@ -102,6 +104,32 @@ void deriveModelStates(const Scenario& sc, const LedgerInputs& in, const StageTe
         derive(p, optimizer.quantity, optimizer.formula, m.optimizerStates, "bytes",
                "CS336 lecture 2 optimizer lattice: SGD 0, momentum/AdaGrad/RMSProp/Lion/Muon 1, Adam(W) 2 states",
                {{"P", Pr}, {"states", in.statesPerParam}, {"bytes", in.bo}, {"shard", in.shardO}});
+}
+
+void derivePeftStates(const LedgerInputs& in, const StageTensors& chosen, Plan& p)
+{
+    const auto& m = p.memory;
+    const double base = chosen.memory.params - chosen.trainable, A = chosen.trainable;
+    const char* src = "LoRA (Hu et al. 2021 §4.1): the pre-trained weights frozen, low-rank A and B trained; their "
+                      "gradients and optimizer states only (HF PEFT); QLoRA (Dettmers et al. 2023 §3) with the frozen linear "
+                      "weights in NF4, the embeddings, head and norms in the weight dtype; ZeRO shards as usual";
+    const auto& weights = memoryBucket(Bucket::Weights);
+    derive(p, weights.quantity,
+           "(({P_base} − {P_quantised} + {P_adapters}) · {bytes} + {P_quantised} · {base_bytes} + {scales}) / {shard}",
+           m.weights, "bytes", src,
+           {{"P_base", base}, {"P_quantised", chosen.quantised}, {"P_adapters", A}, {"bytes", in.bw},
+            {"base_bytes", in.bq}, {"scales", in.scales}, {"shard", in.shardW}});
+    derive(p, memoryBucket(Bucket::Gradients).quantity, "{P_adapters} · {bytes} / {shard}", m.gradients, "bytes", src,
+           {{"P_adapters", A}, {"bytes", in.bg}, {"shard", in.shardG}});
+    derive(p, memoryBucket(Bucket::MasterWeights).quantity, "{P_adapters} · {bytes} / {shard}", m.masterWeights, "bytes",
+           "ZeRO §3.1's master copy, of the trained adapters only (0 bytes when the plan keeps none: QLoRA keeps none)",
+           {{"P_adapters", A}, {"bytes", in.bm}, {"shard", in.shardO}});
+    derive(p, memoryBucket(Bucket::OptimizerStates).quantity, "{P_adapters} · {states} · {bytes} / {shard}",
+           m.optimizerStates, "bytes",
+           "the optimizer's states of the trained adapters only (CS336 lecture 2 lattice: Adam(W) 2 per parameter); "
+           "bitsandbytes' 8-bit states at 1 + 4/2048 bytes (fp32 under 4,096 elements) when precision.optimizer is "
+           "int8_blockwise",
+           {{"P_adapters", A}, {"states", in.statesPerParam}, {"bytes", in.bo}, {"shard", in.shardO}});
 }
 
 // Activations and temporaries of the most loaded stage: the toy model's chain, or Korthikanti's layer

@@ -51,6 +51,11 @@ struct LedgerInputs {
     double reduceScatterBuffers = 0;             // FSDP2: a block's unsharded gradients + the reduce-scatter input
     double optimizerTempPerParam = 0;            // bytes per parameter the optimizer step allocates (foreach AdamW)
     bool weightsAreMaster = false;
+    // LoRA / QLoRA (core/finetune.h): the base frozen (weights only), its linear weights in the base
+    // format, the adapters with gradients and optimizer states.
+    bool peft = false;
+    double adapters = 0, quantised = 0;           // whole model
+    double bq = 0;                               // bytes per quantised base weight
     CommBuffers comm;                            // communicators and buckets (core/comm_buffers.h)
 };
 
@@ -73,6 +78,8 @@ struct StageTensors {
     double expertParams = 0;                 // routed-expert parameters on this rank
     double weightBytesPerParam = 0;          // mean bytes per stored weight (expert_weights differ)
     HostMemory host;                         // what offload keeps off the GPU for this stage
+    double trainable = 0;                    // LoRA / QLoRA: adapter parameters on this rank
+    double quantised = 0;                    //   and frozen linear weights in the base format
     std::int64_t mirror = -1;                // DualPipe: the second stage this rank holds (pp - 1 - i)
     double mirrorParams = 0;                 //   and its parameters (included in memory.params)
 };
@@ -81,5 +88,7 @@ struct StageTensors {
 // the activations and temporaries of the most loaded stage (estimate_memory_derive.cpp).
 void deriveModelStates(const Scenario& sc, const LedgerInputs& in, const StageTensors& chosen, Plan& p);
 void deriveActivations(const Scenario& sc, const LedgerInputs& in, const StageTensors& chosen, Plan& p);
+// The model states under LoRA / QLoRA: a frozen base, trained adapters (estimate_memory_derive.cpp).
+void derivePeftStates(const LedgerInputs& in, const StageTensors& chosen, Plan& p);
 
 } // namespace napkin::core::detail

@@ -45,6 +45,16 @@ void estimateRoofline(const Scenario& sc, Plan& p)
     options.fusion = sc.stepTime.kernelFusion == KernelFusion::Eager ? KernelFusion::Eager : KernelFusion::Fused;
     options.loss = lossKernelFor(sc.stepTime.framework);
     options.expertRanks = par.ep;
+    if (sc.finetune.peft()) {
+        options.frozenBase = true;
+        options.loraRank = double(sc.finetune.loraRank);
+        options.loraTargets = sc.finetune.targets;
+        if (p.finetune.quantised > 0) {
+            options.dequantBytes = p.finetune.baseBytesPerValue;
+            options.dequantName = sc.finetune.base == BaseStorage::Nf4 ? "bitsandbytes dequantize_4bit (NF4 to bf16)"
+                                                                        : "bitsandbytes int8 dequantize (row scales)";
+        }
+    }
     // Sliding windows and chunks: a fused kernel visits only the blocks inside the window (FlashAttention
     // window_size), so the average layer's attention sees keys = 2 · mean causal context instead of s;
     // an unfused path computes and masks the whole square.

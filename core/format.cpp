@@ -275,6 +275,36 @@ std::string sourceText(const Derivation& d, const Plan& plan)
     return d.source;
 }
 
+namespace {
+
+// plan-schema.md "finetune": what trains, what stays frozen and how the base is stored.
+nlohmann::json finetuneJson(const FinetuneCounts& f)
+{
+    using nlohmann::json;
+    const bool peft = f.adapters > 0;
+    json targets = json::array();
+    if (peft) {
+        const std::string names = loraTargetNames(f.targets);
+        for (std::size_t at = 0; at < names.size();) {
+            const std::size_t comma = names.find(", ", at);
+            targets.push_back(names.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+            at = comma == std::string::npos ? names.size() : comma + 2;
+        }
+    }
+    return {{"method", f.method},
+            {"lora_rank", peft ? json(f.loraRank) : json(nullptr)},
+            {"lora_targets", targets},
+            {"adapters", f.adapters},
+            {"base_dtype", peft ? json(f.baseDtype) : json(nullptr)},
+            {"quantised_params", f.quantised},
+            {"base_bytes_per_value", peft ? json(f.baseBytesPerValue) : json(nullptr)},
+            {"small_tensor_params", f.smallTensorParams},
+            {"optimizer_int8_blockwise", f.int8States},
+            {"paged_optimizer", f.pagedOptimizer}};
+}
+
+} // namespace
+
 nlohmann::json planToJson(const Plan& p)
 {
     using nlohmann::json;
@@ -296,7 +326,10 @@ nlohmann::json planToJson(const Plan& p)
                    {"routed_experts", p.params.routedExperts},
                    {"router", p.params.router},
                    {"mtp", p.params.mtp},
+                   {"trainable", p.finetune.trainable},
+                   {"frozen", p.finetune.frozen},
                    {"derived_shape", p.params.derivedShape}};
+    j["finetune"] = finetuneJson(p.finetune);
     if (p.moe.applies) // plan-schema.md "moe": the run's mixture-of-experts properties
         j["moe"] = {{"expert_ranks", p.moe.expertRanks},
                     {"expert_tensor_ranks", p.moe.expertTensorRanks},
@@ -527,6 +560,11 @@ std::string planToText(const Plan& p)
         o << " (" << formatCount(p.params.active) << " active per token, "
           << formatCount(p.params.activeExclEmbedding) << " without the input embedding)";
     o << "\n";
+    if (p.finetune.adapters > 0)
+        o << "  fine-tune    " << p.finetune.method << ": " << formatCount(p.finetune.trainable) << " trainable ("
+          << formatNumber(100 * p.finetune.trainable / (p.params.total + p.finetune.adapters)) << "%), rank "
+          << formatNumber(p.finetune.loraRank) << " on " << loraTargetNames(p.finetune.targets) << "; frozen base in "
+          << p.finetune.baseDtype << "\n";
     o << "  hardware     " << p.hardware.name() << ": " << formatNumber(p.hardware.peakFlops / 1e12) << " TFLOP/s dense "
       << p.hardware.computeDtype << ", " << formatNumber(p.hardware.bandwidth / 1e12) << " TB/s, ridge "
       << formatNumber(std::round(p.hardware.ridge * 100) / 100) << " FLOP/byte\n" << measuredText(p) << "\n";
@@ -597,6 +635,9 @@ std::string planToMarkdown(const Plan& p)
         o << "Plan: " << derived << "\n\n";
     o << "Model: " << p.modelName << ", " << formatNumber(p.params.total) << " parameters"
       << (p.params.active < p.params.total ? " (" + formatNumber(p.params.active) + " active per token)" : std::string())
+      << (p.finetune.adapters > 0 ? std::string(". Fine-tuning: ") + p.finetune.method + ", " + formatNumber(p.finetune.trainable) +
+                                        " trainable, frozen base in " + p.finetune.baseDtype
+                                  : std::string())
       << ". Hardware: " << p.hardware.name()
       << " (" << formatNumber(p.hardware.peakFlops / 1e12) << " TFLOP/s dense " << p.hardware.computeDtype << ", "
       << formatNumber(p.hardware.bandwidth / 1e12) << " TB/s).\n\n";
@@ -648,6 +689,7 @@ std::string planToCsv(const Plan& p)
     };
     row("params", "total", p.params.total, "parameters");
     row("params", "active", p.params.active, "parameters");
+    row("params", "trainable", p.finetune.trainable, "parameters");
     for (const auto& b : kMemoryBuckets)
         row("memory", b.id, bucketBytes(b, m), "bytes");
     row("memory", "total", m.total, "bytes");

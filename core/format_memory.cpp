@@ -36,6 +36,7 @@ nlohmann::json hostMemoryJson(const HostMemory& h)
               {"activations", h.activations},
               {"pinned_buffers", h.pinnedBuffers},
               {"total", h.total}}},
+            {"paged_optimizer_per_gpu", h.pagedOptimizer},
             {"nvme_per_gpu", h.nvme},
             {"per_node", h.perNode},
             {"capacity_per_node", h.capacityPerNode > 0 ? nlohmann::json(h.capacityPerNode) : nlohmann::json(nullptr)},

@@ -2,6 +2,7 @@
 // What Napkin computes from a Scenario: the three budgets, each number with its derivation.
 
 #include "catalog.h"
+#include "finetune.h"
 #include "model.h"
 #include "saved_tensors.h"
 
@@ -83,6 +84,7 @@ struct CommBuffers {
 struct HostMemory {
     double weights = 0, gradients = 0, master = 0, optimizer = 0, activations = 0;
     double pinnedBuffers = 0;    // staging buffers for NVMe transfers
+    double pagedOptimizer = 0;   // optimizer.paged: states that page out to host memory when the GPU is short
     double total = 0;            // host DRAM per GPU
     double nvme = 0;             // bytes per GPU on NVMe (ZeRO-Infinity)
     double nvmeStates = 0;       // of which the optimizer's (master + moments), read and written each step
@@ -360,6 +362,7 @@ struct Plan {
     // The name to show: the user's, else the derived one (never the default document's).
     std::string title() const { return scenarioName.empty() ? derivedName() : scenarioName; }
     ParamCounts params;
+    FinetuneCounts finetune; // what trains and what stays frozen (finetune.method)
     MemoryLedger memory;
     ComputeBudget compute;
     TimeBudget time;

@@ -1,4 +1,5 @@
 #include "roofline.h"
+#include "finetune.h"
 
 #include <algorithm>
 
@@ -208,9 +209,51 @@ struct LayerOpBuilder {
         add(x.dgrad, Pass::Backward, OpUnit::Tensor, {2 * x.M * x.K * x.N, e * x.M * x.N + w * x.K * x.N * x.weights + e * x.M * x.K}, x.count);
         shape(OpKind::Gemm, x.M, x.K, x.N);
         groupedShape(x, grouped.rows, x.expertK, x.expertN);
+        if (opt.frozenBase) // LoRA / QLoRA: frozen weights get no gradient
+            return;
         add(x.wgrad, Pass::Backward, OpUnit::Tensor, {2 * x.M * x.K * x.N, e * x.M * x.K + e * x.M * x.N + g * x.K * x.N * x.weights}, x.count);
         shape(OpKind::Gemm, x.K, x.N, x.M);
         groupedShape(x, x.expertK, x.expertN, grouped.rows);
+    }
+    // LoRA's adapters of every targeted linear layer as one batched op per product (Hu et al. 2021:
+    // h = W x + B A x): A is in x r, B is r x out; forward A then B (and the add into W x), backward
+    // B's input and weight gradients, then A's. 6 · r · (in + out) FLOPs per token in all.
+    void lora(Pass pass)
+    {
+        double in = 0, out = 0, t = 0;
+        for (const auto& lin : blockLinears(m))
+            if (opt.loraTargets & lin.target)
+                in += lin.in, out += lin.out, t += 1;
+        const double r = opt.loraRank;
+        if (t <= 0 || r <= 0)
+            return;
+        if (pass == Pass::Forward) {
+            add("lora_a", pass, OpUnit::Tensor, {2 * n * in * r, e * n * in + w * in * r + e * n * r * t}, L);
+            shape(OpKind::Gemm, n, r, in / t, t);
+            add("lora_b", pass, OpUnit::Tensor, {2 * n * r * out, e * n * r * t + w * r * out + 3 * e * n * out}, L);
+            shape(OpKind::Gemm, n, out / t, r, t);
+            return;
+        }
+        add("lora_b.dgrad", pass, OpUnit::Tensor, {2 * n * out * r, e * n * out + w * r * out + e * n * r * t}, L);
+        shape(OpKind::Gemm, n, r, out / t, t);
+        add("lora_b.wgrad", pass, OpUnit::Tensor, {2 * n * out * r, e * n * out + e * n * r * t + g * r * out}, L);
+        shape(OpKind::Gemm, r, out / t, n, t);
+        add("lora_a.dgrad", pass, OpUnit::Tensor, {2 * n * r * in, e * n * r * t + w * in * r + 2 * e * n * in}, L);
+        shape(OpKind::Gemm, n, in / t, r, t);
+        add("lora_a.wgrad", pass, OpUnit::Tensor, {2 * n * r * in, e * n * in + e * n * r * t + g * in * r}, L);
+        shape(OpKind::Gemm, in / t, r, n, t);
+    }
+    // A quantised base: each linear layer's weights dequantised to the weight dtype before its GEMM, in
+    // the forward and again in the backward (bitsandbytes MatMul4Bit / Linear8bitLt): memory-bound.
+    void dequant(Pass pass)
+    {
+        if (opt.dequantBytes <= 0)
+            return;
+        double weights = 0;
+        for (const auto& lin : blockLinears(m))
+            weights += lin.in * lin.out;
+        add(pass == Pass::Forward ? "dequant_base" : "dequant_base.bwd", pass, OpUnit::Vector,
+            {2 * weights, (opt.dequantBytes + w) * weights}, L, 1, opt.dequantName);
     }
     Gemm qkv() const { return {"qkv_proj", "qkv_proj.dgrad", "qkv_proj.wgrad", n, h, qkvN, L}; }
     Gemm out() const { return {"out_proj", "out_proj.dgrad", "out_proj.wgrad", n, outK, h, L}; }
@@ -231,6 +274,7 @@ struct LayerOpBuilder {
 void forwardOps(LayerOpBuilder& x)
 {
     const double e = x.e, n = x.n, L = x.L, sc = x.scores;
+    x.dequant(Pass::Forward);
     x.norm("norm_attn", Pass::Forward);
     x.gemmFwd(x.qkv());
     x.qkNormAndRope(Pass::Forward);
@@ -265,6 +309,7 @@ void forwardOps(LayerOpBuilder& x)
         x.add("gelu", Pass::Forward, OpUnit::Vector, {20 * n * x.f, 2 * e * n * x.f}, L); // CS336: ~20 ops per value (illustrative)
     x.gemmFwd(x.down());
     x.residual("residual_mlp", Pass::Forward);
+    x.lora(Pass::Forward);
     x.gemmFwd(x.logits());
     x.loss("cross_entropy", Pass::Forward);
 }
@@ -276,6 +321,8 @@ void backwardOps(LayerOpBuilder& x)
     x.loss("cross_entropy.bwd", Pass::Backward);
     x.gemmBwd(x.logits());
     x.residual("residual_mlp.bwd", Pass::Backward);
+    x.dequant(Pass::Backward);
+    x.lora(Pass::Backward);
     x.gemmBwd(x.down());
     if (x.swiglu)
         x.kernel("silu_mul.bwd", Pass::Backward, swigluCost(x.opt.fusion, Pass::Backward, e), n * x.f);

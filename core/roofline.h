@@ -31,6 +31,14 @@ struct LayerOpOptions {
     KernelFusion fusion = KernelFusion::Fused;
     LossKernel loss = LossKernel::MegatronVocabParallel;
     int expertRanks = 1; // parallel.ep: a rank reads the weights of experts / ep routed experts only
+    // LoRA / QLoRA (core/finetune.h): the base's weights frozen (no weight-gradient GEMMs), adapters of
+    // rank loraRank on the loraTargets linear layers; a quantised base is dequantised to the weight
+    // dtype before each forward and backward GEMM (bitsandbytes), reading dequantBytes per weight.
+    bool frozenBase = false;
+    double loraRank = 0;
+    std::uint8_t loraTargets = 0;
+    double dequantBytes = 0;
+    const char* dequantName = "";
 };
 
 // The routed experts' GEMMs as one grouped GEMM (Megatron-Core / Transformer Engine grouped GEMM, one

@@ -386,6 +386,16 @@ void layerSavedTensors(const TransformerShape& m, const TensorContext& c, LayerT
         eagerList(x, w, m);
     else
         fusedList(x, w, m);
+    if (c.loraTargets > 0) {
+        // PEFT's LoRA layer computes B(A(dropout(x))): A's output (r per token and adapter) is saved for
+        // B's weight gradient; with dropout, A saves the dropped-out copy of its input and the mask
+        // (peft/tuners/lora/layer.py Linear.forward). x itself is the frozen layer's saved input already.
+        x.token("lora.a_outputs", "lora_B (weight gradient)", c.loraTargets * c.loraRank, c.e, c.eName, kDropFull);
+        if (c.loraDropout) {
+            x.token("lora.dropout_outputs", "lora_A (weight gradient)", c.loraInputs / t, c.e, c.eName, kDropFull);
+            x.token("lora.dropout_masks", "lora_dropout", c.loraInputs / t, 1, "bool", kDropFull);
+        }
+    }
     const double tokens = c.s * c.b;
     for (int i = 0; i < out.count; ++i) {
         SavedTensor& st = out.tensors[std::size_t(i)];

@@ -88,10 +88,14 @@ struct TensorContext {
     Recompute policy = Recompute::None;
     std::uint8_t modules = 0; // with Recompute::Modules
     double routingImbalance = 1; // mixture of experts: the busiest expert rank's rows over the mean (1 without EP)
+    // LoRA (core/finetune.h): adapters on `loraTargets` linear layers of rank loraRank whose inputs sum
+    // to loraInputs features; with lora_dropout > 0 each adapter reads its own dropped-out input.
+    double loraRank = 0, loraTargets = 0, loraInputs = 0;
+    bool loraDropout = false;
 };
 
 struct LayerTensors {
-    std::array<SavedTensor, 48> tensors{};
+    std::array<SavedTensor, 56> tensors{};
     int count = 0;
     int keptCount = 0;          // tensors held under the policy
     double kept = 0;            // what one layer holds per micro-batch under the policy

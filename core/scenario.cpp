@@ -326,9 +326,11 @@ Scenario parseScenario(const nlohmann::json& doc, const Catalog& catalog, Errors
     readFlops(section("flops"), sc, errors);
     readOverhead(section("overhead"), sc, errors);
     readOffload(section("offload"), sc, errors);
+    readFinetune(section("finetune"), sc, errors);
     top.finish();
     checkScenario(sc, errors);
     checkOffload(sc, errors);
+    checkFinetune(sc, errors);
     return sc;
 }
 

@@ -3,6 +3,7 @@
 
 #include "catalog.h"
 #include "errors.h"
+#include "finetune.h"
 #include "model.h"
 #include "saved_tensors.h"
 
@@ -63,6 +64,9 @@ struct PrecisionConfig {
     DType compute = DType::Bf16;
     // Storage dtype of the routed experts' weights (gpt-oss ships them in MXFP4); nullopt: weights.
     std::optional<DType> expertWeights;
+    // precision.optimizer "int8_blockwise": bitsandbytes' 8-bit states (core/finetune.h), fp32 for
+    // tensors under 4,096 elements (optimizer then holds Fp32).
+    bool optimizerInt8Blockwise = false;
 };
 
 struct ClusterConfig {
@@ -174,6 +178,8 @@ struct Scenario {
     TrainingConfig training;
     PrecisionConfig precision;
     OptimizerKind optimizer = OptimizerKind::AdamW;
+    PagedOptimizer pagedOptimizer; // optimizer.paged
+    FinetuneConfig finetune;       // the finetune section (core/finetune.h)
     ClusterConfig cluster;
     // Resolved cluster.gpu, shared with every Plan made from this scenario (no string copies).
     std::shared_ptr<const GpuSpec> gpu = std::make_shared<const GpuSpec>();

@@ -245,7 +245,7 @@ void readPrecision(const nlohmann::json& node, const Catalog& catalog, Scenario&
         if (!t || (storage && !info(*t).storable)) {
             r.error(key, shortDump(*s), t ? "tf32 is a compute mode only, not a storage format" : "unknown dtype",
                     std::string(storage ? "fp32, fp16, bf16, fp8_e4m3, fp8_e5m2, mxfp8, nvfp4, mxfp4" : dtypeList()) +
-                        (allowNone ? ", none" : ""));
+                        (allowNone ? ", none" : "") + (std::string_view(key) == "optimizer" ? ", int8_blockwise" : ""));
             return;
         }
         target = *t;
@@ -253,7 +253,14 @@ void readPrecision(const nlohmann::json& node, const Catalog& catalog, Scenario&
     dtype("weights", true, false, p.weights);
     dtype("gradients", true, false, p.gradients);
     dtype("master", true, true, p.master);
-    dtype("optimizer", true, false, p.optimizer);
+    if (const auto o = r.child("optimizer"); o && o->is_string() && o->get<std::string>() == "int8_blockwise") {
+        // bitsandbytes' 8-bit optimizers (core/finetune.h): int8 states in blocks of 2,048 with an fp32
+        // absmax each; tensors under 4,096 elements keep fp32 states.
+        p.optimizerInt8Blockwise = true;
+        p.optimizer = DType::Fp32;
+    } else {
+        dtype("optimizer", true, false, p.optimizer);
+    }
     dtype("activations", true, false, p.activations);
     dtype("compute", false, false, p.compute);
     if (const auto* v = r.child("expert_weights"); v && !v->is_null() && !(v->is_string() && v->get<std::string>() == "auto")) {
@@ -410,6 +417,7 @@ void readOptimizer(const nlohmann::json& node, Scenario& sc, Errors& errors)
                                             {"muon", OptimizerKind::Muon}},
                                            true)
                        .value_or(OptimizerKind::AdamW);
+    readPaged(r, sc.pagedOptimizer);
     r.finish();
 }
 

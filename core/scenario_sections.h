@@ -23,6 +23,11 @@ void readOverhead(const nlohmann::json& node, Scenario& sc, Errors& errors);
 void readOffload(const nlohmann::json& node, Scenario& sc, Errors& errors);
 void readClusterHost(ObjectReader& r, ClusterConfig& c);
 void checkOffload(const Scenario& sc, Errors& errors);
+// scenario_finetune.cpp: the finetune section (after precision: its base dtype checks the weights),
+// optimizer.paged, and the checks against the model and the offload section.
+void readFinetune(const nlohmann::json& node, Scenario& sc, Errors& errors);
+void readPaged(ObjectReader& r, PagedOptimizer& paged);
+void checkFinetune(Scenario& sc, Errors& errors);
 // Cross-section checks, once each field is valid on its own: the layout against the GPU count,
 // heads, layers and sequence; ZeRO against FSDP; the compute dtype against the GPU.
 void checkScenario(Scenario& sc, Errors& errors);

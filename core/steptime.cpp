@@ -251,13 +251,18 @@ struct DpParts {
     }
 };
 
+// trained: the share of the parameters that have gradients (LoRA / QLoRA: the adapters; the frozen
+// base is gathered under ZeRO-3 but never reduced or updated). ew: bytes per stored weight.
 DpParts dataParallelParts(const Scenario& sc, double params, const Link& dpLink, const Link& innerLink,
-                          const Link& replicaLink, bool atPeak)
+                          const Link& replicaLink, bool atPeak, double trained = 1, double ew = 0)
 {
     DpParts r;
     if (dpLink.ranks <= 1 || params <= 0)
         return r;
-    const double ew = bytesPerValue(sc.precision.weights), eg = bytesPerValue(sc.precision.gradients);
+    const double eg = bytesPerValue(sc.precision.gradients) * trained;
+    if (ew <= 0)
+        ew = bytesPerValue(sc.precision.weights);
+    const double ewTrained = bytesPerValue(sc.precision.weights) * trained;
     const int zero = effectiveZeroStage(sc);
     const auto rules = frameworkRules(sc.stepTime.framework);
     if (zero == 0) {
@@ -266,7 +271,7 @@ DpParts dataParallelParts(const Scenario& sc, double params, const Link& dpLink,
         // Distributed optimizer / ZeRO-1-2: reduce-scatter the gradients during the last backward,
         // all-gather the updated parameters before (Megatron: during) the next forward.
         r.reduceScatter = collectiveSeconds(Collective::ReduceScatter, params * eg, dpLink, atPeak);
-        r.allGather = collectiveSeconds(Collective::AllGather, params * ew, dpLink, atPeak);
+        r.allGather = collectiveSeconds(Collective::AllGather, params * ewTrained, dpLink, atPeak);
     } else {
         // ZeRO-3 / FSDP: gather the parameters for the forward and again for the backward (and for a
         // recomputed forward where the framework re-fetches), reduce-scatter the gradients; per
@@ -296,7 +301,9 @@ DpTraffic dataParallelTraffic(const Scenario& sc, const Plan& p, const StageWork
     const double Pr = p.memory.paramsPerRank > 0 ? p.memory.paramsPerRank : p.params.total;
     const bool experts = p.moe.applies && p.moe.expertRanks > 1 && p.moe.expertParamsPerRank > 0;
     const double Pe = experts ? std::min(Pr, p.moe.expertParamsPerRank) : 0.0;
-    DpParts parts = dataParallelParts(sc, Pr - Pe, dpLink, innerLink, replicaLink, atPeak);
+    const double trained = sc.finetune.peft() ? p.memory.gradientsRate.valuesPerParam : 1.0;
+    const double ew = sc.finetune.peft() ? p.memory.weightsRate.bytesPerValue : 0.0;
+    DpParts parts = dataParallelParts(sc, Pr - Pe, dpLink, innerLink, replicaLink, atPeak, trained, ew);
     if (Pe > 0) // FSDP shards the experts over their own group (torchtitan): no replicas there
         parts.add(dataParallelParts(sc, Pe, edpLink, edpLink, Link{}, atPeak));
     const auto rules = frameworkRules(sc.stepTime.framework);
@@ -576,7 +583,8 @@ StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p, bool atPeak
     const double Pr = mem.paramsPerRank > 0 ? mem.paramsPerRank : p.params.total;
     const double ew = bytesPerValue(sc.precision.weights), eg = bytesPerValue(sc.precision.gradients);
     const double bw = atPeak ? hw.bandwidth : (hw.achievableBandwidth > 0 ? hw.achievableBandwidth : hw.bandwidth);
-    const double updated = Pr / std::max(1.0, mem.optimizerRate.shard);
+    const double trainedShare = sc.finetune.peft() ? mem.gradientsRate.valuesPerParam : 1.0; // a frozen base is not updated
+    const double updated = Pr * trainedShare / std::max(1.0, mem.optimizerRate.shard);
     const double statesBytes = updated > 0 ? (mem.optimizerStates + mem.masterWeights) * 2 : 0;
     r.optimizer = (statesBytes + updated * (eg + ew)) / bw;
     // ZeRO-Offload: the CPU runs the update (core/offload.h); the GPU's share is the traffic.

@@ -114,6 +114,12 @@ void build(Commands& cmds, Options& o)
                      "also pipeline depths (powers of two) that do not divide the layers, with uneven first and last stages");
     checkOption(search, o, "no layout fits");
 
+    auto* suggest = scenarioCommand(app, "suggest",
+                                    "the cheapest changes that make the plan fit (micro-batch, recompute, ZeRO, 8-bit optimizer, "
+                                    "LoRA / QLoRA, offload, more GPUs, a larger GPU), each a full re-plan",
+                                    o, "text, json");
+    checkOption(suggest, o, "no change makes the plan fit");
+
     auto* gpusFor = scenarioCommand(app, "gpus-for", "fewest GPUs that fit and train the scenario's tokens within D days", o,
                                     "text, json");
     gpusFor->add_option("--deadline-days", o.deadlineDays, "the deadline, 0.001 to 100000 days")->type_name("D")->required();

@@ -492,6 +492,7 @@ int run(int argc, char** argv, std::ostream& out, std::ostream& err)
         if (o.command == "plan") return cmdPlan(o, out, err);
         if (o.command == "fit") return cmdFit(o, out, err);
         if (o.command == "search") return cmdSearch(o, out, err);
+        if (o.command == "suggest") return cmdSuggest(o, out, err);
         if (o.command == "gpus-for") return cmdGpusFor(o, out, err);
         if (o.command == "validate") return cmdValidate(o, out, err);
         if (o.command == "op") return cmdOp(o, out, err);

@@ -55,6 +55,7 @@ int cmdReconcile(const Options& o, std::ostream& out, std::ostream& err);
 // Solvers in solvecommands.cpp.
 int cmdSearch(const Options& o, std::ostream& out, std::ostream& err);
 int cmdGpusFor(const Options& o, std::ostream& out, std::ostream& err);
+int cmdSuggest(const Options& o, std::ostream& out, std::ostream& err);
 int cmdValidate(const Options& o, std::ostream& out, std::ostream& err);
 
 } // namespace napkin::cli::detail

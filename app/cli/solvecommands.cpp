@@ -5,11 +5,13 @@
 
 #include "format.h"
 #include "jsonreader.h"
+#include "makefit.h"
 #include "search.h"
 #include "validate.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <ostream>
 
@@ -25,6 +27,26 @@ std::string seconds(double s)
 }
 
 } // namespace
+
+int cmdSuggest(const Options& o, std::ostream& out, std::ostream& err)
+{
+    if (!checkFormat(o, {"text", "json"}, err))
+        return InvalidInput;
+    Errors errors;
+    const std::string* file = o.positional.empty() ? nullptr : &o.positional[0];
+    if (!loadScenario(o, file, errors)) { // strict parse first: errors name the field
+        printErrors(errors, err);
+        return InvalidInput;
+    }
+    const auto doc = scenarioDocument(o, file, errors);
+    std::string baseDir;
+    if (file && file->rfind('/') != std::string::npos)
+        baseDir = file->substr(0, file->rfind('/'));
+    const auto r = core::suggestFits(*doc, baseDir);
+    const bool none = !r.baselineFits && std::none_of(r.changes.begin(), r.changes.end(), [](const core::FitChange& c) { return c.fits; });
+    const std::string text = o.format == "json" ? core::fitSuggestionsToJson(r).dump(1) + "\n" : core::fitSuggestionsText(r);
+    return checked(o, writeOutput(o, text, out, err), none);
+}
 
 int cmdSearch(const Options& o, std::ostream& out, std::ostream& err)
 {

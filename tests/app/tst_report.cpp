@@ -302,7 +302,7 @@ private slots:
     {
         const json& props = m_schema["properties"];
         QVERIFY(props["schema"]["enum"] == json::array({"napkin.plan/1"}));
-        const std::vector<std::string> top{"schema", "scenario", "scenario_name_given", "derived_name", "model", "params", "memory", "compute", "time",
+        const std::vector<std::string> top{"schema", "scenario", "scenario_name_given", "derived_name", "model", "params", "finetune", "memory", "compute", "time",
                                            "cost", "hardware", "roofline", "derivations", "warnings"};
         QVERIFY(m_schema["required"].get<std::vector<std::string>>() == top);
         QVERIFY(props["roofline"]["properties"]["ops"]["type"] == "array");
@@ -312,7 +312,7 @@ private slots:
         QVERIFY(props["memory"]["properties"]["per_gpu"]["properties"]["total"]["minimum"] == 0);
         QVERIFY(!props["memory"]["properties"]["headroom"].contains("minimum")); // negative when short
         // Every documented section is an object with a required list covering all its properties.
-        for (const char* section : {"params", "memory", "compute", "time", "cost", "hardware"}) {
+        for (const char* section : {"params", "finetune", "memory", "compute", "time", "cost", "hardware"}) {
             const json& s = props[section];
             QVERIFY2(s["type"] == "object", section);
             // Present in the predicted step-time mode only: time.breakdown, breakdown_at_peak and
