@@ -562,7 +562,7 @@ std::string planToText(const Plan& p)
     o << "\n";
     if (p.finetune.adapters > 0)
         o << "  fine-tune    " << p.finetune.method << ": " << formatCount(p.finetune.trainable) << " trainable ("
-          << formatNumber(100 * p.finetune.trainable / (p.params.total + p.finetune.adapters)) << "%), rank "
+          << fmt::format("{:.2f}", 100 * p.finetune.trainable / (p.params.total + p.finetune.adapters)) << "%), rank "
           << formatNumber(p.finetune.loraRank) << " on " << loraTargetNames(p.finetune.targets) << "; frozen base in "
           << p.finetune.baseDtype << "\n";
     o << "  hardware     " << p.hardware.name() << ": " << formatNumber(p.hardware.peakFlops / 1e12) << " TFLOP/s dense "

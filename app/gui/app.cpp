@@ -1,6 +1,7 @@
 #include "app.h"
 
 #include "mainwindow.h"
+#include "makefitdialog.h"
 #include "jsonreader.h"
 #include "lecturecontroller.h"
 #include "plancontroller.h"
@@ -82,7 +83,9 @@ int runApp(int argc, char** argv)
                                 QStringLiteral("Show this chart tab (1 = roofline, 2 = step time, 3 = memory through the step, "
                                                "4 = routing imbalance), e.g. for --screenshot."),
                                 QStringLiteral("N"), QStringLiteral("1"));
-    parser.addOptions({scenarioOpt, shotOpt, sizeOpt, setOpt, darkOpt, lectureOpt, stepOpt, handoutOpt, calibrationOpt, chartOpt});
+    QCommandLineOption fitOpt(QStringLiteral("make-fit"),
+                              QStringLiteral("Open Tools > Make it fit (with --screenshot: render that dialog instead of the window)."));
+    parser.addOptions({scenarioOpt, shotOpt, sizeOpt, setOpt, darkOpt, lectureOpt, stepOpt, handoutOpt, calibrationOpt, chartOpt, fitOpt});
     // --lecture takes an optional value: alone (or before another option) it means the built-in one.
     QStringList args = QApplication::arguments();
     for (int i = 1; i < args.size(); ++i)
@@ -183,13 +186,21 @@ int runApp(int argc, char** argv)
         }
         QApplication::processEvents();
         const QString out = parser.value(shotOpt);
-        if (!window.grab().save(out, "PNG")) {
+        QWidget* shot = &window;
+        if (parser.isSet(fitOpt)) {
+            shot = window.openMakeFit();
+            for (int i = 0; i < 20; ++i)
+                QApplication::processEvents(QEventLoop::AllEvents, 20);
+        }
+        if (!shot->grab().save(out, "PNG")) {
             std::fprintf(stderr, "error: cannot write %s\n", qPrintable(out));
             return 1;
         }
         return 0;
     }
     window.show();
+    if (parser.isSet(fitOpt))
+        window.openMakeFit();
     return QApplication::exec();
 }
 

@@ -231,8 +231,9 @@ ControlsPanel::ControlsPanel(PlanController* controller, QWidget* parent)
     addCombo(buckets, QStringLiteral("precision.gradients"), tr("Gradients"), kDtypes, kDtypes, tr("Storage dtype of the gradients"));
     addCombo(buckets, QStringLiteral("precision.master"), tr("Master weights"), QStringList{QStringLiteral("none")} + kDtypes,
              QStringList{tr("none")} + kDtypes, tr("A separate high-precision copy of the weights, or none"));
-    addCombo(buckets, QStringLiteral("precision.optimizer"), tr("Optimizer states"), kDtypes, kDtypes,
-             tr("Storage dtype of the optimizer's moment arrays"));
+    addCombo(buckets, QStringLiteral("precision.optimizer"), tr("Optimizer states"), kDtypes + QStringList{QStringLiteral("int8_blockwise")},
+             kDtypes + QStringList{tr("int8 blockwise (bitsandbytes 8-bit)")},
+             tr("Storage dtype of the optimizer's moment arrays; int8 blockwise: bitsandbytes' 8-bit states, 1 + 4/2048 bytes"));
     addCombo(buckets, QStringLiteral("precision.activations"), tr("Activations"), kDtypes, kDtypes,
              tr("Storage dtype of saved activations and logits"));
     const QStringList computes = QStringList{QStringLiteral("fp32"), QStringLiteral("tf32")} + kDtypes.mid(1);
@@ -245,6 +246,33 @@ ControlsPanel::ControlsPanel(PlanController* controller, QWidget* parent)
              {tr("AdamW (2 states)"), tr("Adam (2 states)"), tr("SGD (none)"), tr("Momentum (1)"), tr("AdaGrad (1)"),
               tr("RMSProp (1)"), tr("Lion (1)"), tr("Adafactor (factored)"), tr("Muon (1)")},
              tr("Optimizer states per parameter: the optimizer lattice of CS336 lecture 2"));
+
+    // ---- Fine-tuning (core/finetune.h): LoRA / QLoRA freeze the base and train low-rank adapters.
+    auto* finetune = group(root, tr("Fine-tuning"));
+    addCombo(finetune, QStringLiteral("finetune.method"), tr("Method"),
+             {QStringLiteral("full"), QStringLiteral("lora"), QStringLiteral("qlora")},
+             {tr("Full (every weight trains)"), tr("LoRA (frozen base, adapters)"), tr("QLoRA (NF4 base, adapters)")},
+             tr("LoRA (Hu et al. 2021): gradients and optimizer states for the adapters only; QLoRA (Dettmers et al. 2023) "
+                "stores the frozen base in 4-bit NF4"));
+    addSlider(finetune, QStringLiteral("finetune.lora_rank"), tr("LoRA rank r"), 1, 1024, true, true, QString(),
+              tr("Each adapter is A (r × in) and B (out × r)"));
+    auto* adapters = addCombo(finetune, QStringLiteral("finetune.lora_targets"), tr("Adapters on"),
+                             {QStringLiteral("all-linear"), QStringLiteral("q,v"), QStringLiteral("q,k,v,o")},
+                             {tr("every linear layer"), tr("q and v (the LoRA paper)"), tr("attention (q, k, v, o)")},
+                             tr("PEFT target_modules: which linear layers of each block get an adapter"));
+    disconnect(adapters, &QComboBox::activated, nullptr, nullptr);
+    connect(adapters, &QComboBox::activated, this, [this, adapters] {
+        if (m_syncing)
+            return;
+        const QString id = adapters->currentData().toString();
+        nlohmann::json v = id.toStdString();
+        if (id.contains(QLatin1Char(','))) {
+            v = nlohmann::json::array();
+            for (const QString& t : id.split(QLatin1Char(',')))
+                v.push_back(t.toStdString());
+        }
+        m_controller->set(QStringLiteral("finetune.lora_targets"), v);
+    });
 
     // ---- Cluster
     // ZeRO-Offload / ZeRO-Infinity and activation offload (core/offload.h): the host row under the
@@ -476,6 +504,12 @@ void ControlsPanel::syncFromDocument()
             id = qs(v->get<std::string>());
         else if (v && v->is_number_integer())
             id = QString::number(v->get<int>());
+        else if (v && v->is_array()) { // finetune.lora_targets: ["q", "v"] is the item "q,v"
+            QStringList parts;
+            for (const auto& x : *v)
+                parts << (x.is_string() ? qs(x.get<std::string>()) : QString());
+            id = parts.join(QLatin1Char(','));
+        }
         else if (isPlanDefault(it.key()))
             id = planPrecisionId(it.key()); // not overridden: what the precision plan says
         int index = it.value()->findData(id);

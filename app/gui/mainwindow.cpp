@@ -9,6 +9,7 @@
 #include "derivationpanel.h"
 #include "dtypedialog.h"
 #include "layoutsearchdialog.h"
+#include "makefitdialog.h"
 #include "ledgerchartpanel.h"
 #include "ledgermodel.h"
 #include "lecturecontroller.h"
@@ -39,6 +40,9 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
 #include <QHeaderView>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -123,6 +127,24 @@ MainWindow::MainWindow(PlanController* controller, QWidget* parent)
     ledgerSplit->addWidget(ledgerTabs);
     ledgerSplit->setStretchFactor(0, 1);
     ledgerSplit->setStretchFactor(1, 1);
+    // A shortfall gets a way out (issue 17): the button opens Make it fit, whose Apply sets the change.
+    m_fitBar = new QWidget;
+    auto* fitLayout = new QHBoxLayout(m_fitBar);
+    fitLayout->setContentsMargins(4, 2, 4, 2);
+    m_fitLabel = new QLabel;
+    m_makeFit = new QPushButton(tr("Make it fit…"));
+    m_makeFit->setToolTip(tr("The cheapest changes that bring the plan under the GPU's memory (micro-batch, recompute, "
+                             "ZeRO, 8-bit optimizer, LoRA / QLoRA, offload, more or larger GPUs), each re-planned in full"));
+    connect(m_makeFit, &QPushButton::clicked, this, &MainWindow::openMakeFit);
+    fitLayout->addWidget(m_fitLabel, 1);
+    fitLayout->addWidget(m_makeFit);
+    lv->addWidget(m_fitBar);
+    auto updateFitBar = [this](const core::Plan& p) {
+        m_fitBar->setVisible(!p.memory.fits && !m_controller->hasErrors());
+        m_fitLabel->setText(tr("Short by %1 per GPU").arg(m_controller->formatBytes(p.memory.total - p.memory.capacity)));
+    };
+    connect(m_controller, &PlanController::planChanged, this, updateFitBar);
+    updateFitBar(m_controller->plan());
     lv->addWidget(ledgerSplit);
 
     auto* right = new QSplitter(Qt::Vertical);
@@ -377,6 +399,7 @@ void MainWindow::buildMenus()
 
     auto* tools = menuBar()->addMenu(tr("&Tools"));
     tools->addAction(tr("Find best &layout…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_L), this, &MainWindow::openLayoutSearch);
+    tools->addAction(tr("&Make it fit…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_M), this, &MainWindow::openMakeFit);
     tools->addAction(tr("&Reconcile a measured run…"), this, [this] {
         auto* d = new ReconcileDialog(m_controller, this);
         d->setAttribute(Qt::WA_DeleteOnClose);
@@ -397,6 +420,7 @@ CalibrationDialog* MainWindow::openCalibration()
 }
 
 LayoutSearchDialog* MainWindow::openLayoutSearch() { return LayoutSearchDialog::showFor(m_controller, this); }
+MakeFitDialog* MainWindow::openMakeFit() { return MakeFitDialog::showFor(m_controller, this); }
 
 QString MainWindow::exportReport(const QString& file, bool letter, const QString& title)
 {

@@ -10,6 +10,8 @@ class QMenu;
 class QCustomPlot;
 class QDockWidget;
 class QGroupBox;
+class QLabel;
+class QPushButton;
 class QTableView;
 class QTabWidget;
 
@@ -19,6 +21,7 @@ class CalibrationDialog;
 class ControlsPanel;
 class DerivationPanel;
 class LayoutSearchDialog;
+class MakeFitDialog;
 class LedgerChartPanel;
 class LedgerModel;
 class LectureController;
@@ -53,6 +56,9 @@ public:
     TimelinePanel* timeline() const { return m_timeline; }
     QTabWidget* chartTabs() const { return m_chartTabs; }
     LayoutSearchDialog* openLayoutSearch();
+    // Tools > Make it fit, and the button beside the ledger's shortfall (shown while the plan is short).
+    MakeFitDialog* openMakeFit();
+    QPushButton* makeFitButton() const { return m_makeFit; }
 
     // The seeds' worked examples (Presets menu); index as listed there.
     void applySeedPreset(int index);
@@ -105,6 +111,9 @@ private:
     WarningsPanel* m_warnings;
     StageModel* m_stageModel = nullptr;
     QTableView* m_stageTable = nullptr;
+    QWidget* m_fitBar = nullptr;
+    QLabel* m_fitLabel = nullptr;
+    QPushButton* m_makeFit = nullptr;
     StepTimePanel* m_stepTime = nullptr;
     ImbalancePanel* m_imbalance = nullptr;
     TimelinePanel* m_timeline = nullptr;

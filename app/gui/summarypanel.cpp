@@ -26,6 +26,7 @@ SummaryPanel::SummaryPanel(PlanController* controller, QWidget* parent)
     struct Item { const char* quantity; QString label; QString tip; };
     const Item items[] = {
         {"params.total", tr("Parameters"), tr("Exact count from the architecture, or as given")},
+        {"params.trainable", tr("Trainable"), tr("Parameters with gradients and optimizer states: all of them, or the LoRA adapters")},
         {"compute.flops_per_token", tr("FLOPs per token"), tr("Model FLOPs per token under the chosen convention")},
         {"compute.training_flops", tr("Training FLOPs"), tr("FLOPs per token × training tokens")},
         {"compute.hardware_flops", tr("Hardware FLOPs"), tr("Including recomputation")},
@@ -122,6 +123,14 @@ void SummaryPanel::updateValues()
         params = tr("%1 · %2 active").arg(QString::fromStdString(core::formatCount(p.params.total)),
                                           QString::fromStdString(core::formatCount(p.params.active)));
     set("params.total", params);
+    const auto& ft = p.finetune;
+    if (ft.adapters > 0) // LoRA / QLoRA: the adapters, their share of all parameters, the method
+        set("params.trainable", tr("%1 (%2%) · %3")
+                                    .arg(QString::fromStdString(core::formatCount(ft.trainable)))
+                                    .arg(100 * ft.trainable / (p.params.total + ft.adapters), 0, 'f', 2)
+                                    .arg(QString::fromLatin1(ft.method) == QLatin1String("qlora") ? tr("QLoRA") : tr("LoRA")));
+    else
+        set("params.trainable", tr("all (full training)"));
     set("compute.flops_per_token", human(p.compute.flopsPerToken, core::Quantity::Flops));
     set("compute.training_flops", human(p.compute.trainingFlops, core::Quantity::Flops));
     set("compute.hardware_flops", human(p.compute.hardwareFlops, core::Quantity::Flops));

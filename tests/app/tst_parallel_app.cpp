@@ -2,6 +2,7 @@
 // the step-time chart, the per-stage ledger and "Find best layout" with Apply as one undo step.
 #include "controlspanel.h"
 #include "layoutsearchdialog.h"
+#include "makefitdialog.h"
 #include "mainwindow.h"
 #include "parallelcontrols.h"
 #include "plancontroller.h"
@@ -147,6 +148,40 @@ private slots:
         QVERIFY(std::abs(sum - st.step) <= 1e-12 * st.step);
         QVERIFY2(m_window->stepTime()->linksText().contains(links), qPrintable(m_window->stepTime()->linksText()));
         QCOMPARE(recompute == QLatin1String("none"), bars[1] == 0.0); // recompute bar only with recomputation
+    }
+
+    // Issue 17's question in the app: full fine-tuning of Llama 2 7B on one RTX 4090 is 87 GB. The
+    // button beside the shortfall opens Make it fit with a fitting recipe selected; Apply sets it. Two
+    // clicks, one undo step, and the summary then says what trains.
+    void makeItFitInTwoClicks()
+    {
+        nlohmann::json doc = m_controller->document();
+        doc["training"]["seq_len"] = 2048;
+        doc["training"]["recompute"] = "full";
+        doc["training"]["global_batch"] = 8;
+        doc["cluster"]["gpu"] = "rtx-4090";
+        doc["cluster"]["gpus"] = 1;
+        m_controller->setDocument(doc, QStringLiteral("4090"));
+        m_controller->recomputeNow();
+        QVERIFY(!m_controller->plan().memory.fits);
+        QVERIFY(m_window->makeFitButton()->isVisibleTo(m_window));
+        QTest::mouseClick(m_window->makeFitButton(), Qt::LeftButton); // click 1
+        auto* dialog = m_window->findChild<app::MakeFitDialog*>();
+        QVERIFY(dialog && dialog->isVisible());
+        QVERIFY(!dialog->suggestions().changes.empty());
+        QCOMPARE(dialog->table()->currentRow(), 0);
+        QVERIFY(dialog->suggestions().changes.front().fits);
+        const int undo = m_controller->undoStack()->count();
+        QTest::mouseClick(dialog->applyButton(), Qt::LeftButton); // click 2
+        m_controller->recomputeNow();
+        QVERIFY(m_controller->plan().memory.fits);
+        QCOMPARE(m_controller->document()["finetune"]["method"].get<std::string>(), std::string("lora"));
+        QCOMPARE(m_controller->undoStack()->count(), undo + 1);
+        QVERIFY(!m_window->makeFitButton()->isVisibleTo(m_window));
+        QVERIFY(m_window->summary()->text(QStringLiteral("params.trainable")).contains(QStringLiteral("LoRA")));
+        m_controller->undoStack()->undo();
+        m_controller->recomputeNow();
+        QVERIFY(!m_controller->plan().memory.fits);
     }
 
     void imbalanceChartFollowsTheSweep()

@@ -178,7 +178,7 @@ private slots:
     {
         // The Presets menu is data (resources/presets.json): each parses, and gives the seed's number.
         const auto& presets = core::builtinPresets();
-        QCOMPARE(presets.size(), std::size_t(5));
+        QCOMPARE(presets.size(), std::size_t(9));
         for (const auto& p : presets) {
             QVERIFY2(!p.title.empty() && !p.source.empty(), p.id.c_str());
             if (p.rooflineSeedOps)
@@ -194,6 +194,14 @@ private slots:
                 QCOMPARE(m.weights + m.gradients + m.optimizerStates, 84e9); // CS-5
             if (p.id == "seeds-toy-model")
                 QCOMPARE(m.weights + m.gradients + m.optimizerStates + m.activations, 496.0); // CS-6
+            if (p.id == "finetune-full-7b-rtx4090")
+                QVERIFY(!m.fits); // issue 17's question: Make it fit answers it
+            if (p.id == "finetune-lora-7b-rtx4090")
+                QVERIFY(m.fits && plan.finetune.trainable == 39976960.0); // PEFT's count
+            if (p.id == "finetune-qlora-7b-rtx3090")
+                QVERIFY(m.fits && plan.finetune.trainable == 159907840.0);
+            if (p.id == "finetune-qlora-65b-l40s")
+                QVERIFY(m.fits); // QLoRA's headline
             if (p.id == "seeds-40b-on-8x80gb")
                 QCOMPARE(m.weights + m.gradients + m.masterWeights + m.optimizerStates, 80e9); // CS-3: 16 B x 40e9 / 8
         }
