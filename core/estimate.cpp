@@ -149,6 +149,18 @@ void appendClosingWarnings(const Scenario& sc, Plan& p)
         p.warnings.push_back({"fewer_tokens_than_a_step",
                               "training.tokens is less than one global batch of tokens: the plan has under one step"});
 
+    // Trained weights stored in 8 bits or fewer with no higher-precision master copy: no published
+    // recipe trains so (FP8 recipes keep bf16 / fp32 master weights: Transformer Engine, DeepSeek-V3
+    // §3.3; LoRA keeps its adapters in 16 bits); the updates would vanish below the format's spacing.
+    const auto& pr = sc.precision;
+    const bool lowWeights = bytesPerValue(pr.weights) < 2 || bytesPerValue(pr.gradients) < 2;
+    if (lowWeights && !pr.master)
+        p.warnings.push_back({"unpublished_precision",
+                              std::string("precision: weights ") + std::string(info(pr.weights).id) + ", gradients " +
+                                  std::string(info(pr.gradients).id) +
+                                  " with no master copy is not a recipe anyone trains with: small updates round away in "
+                                  "8-bit storage (FP8 recipes keep a bf16 or fp32 master copy). For a memory cut that "
+                                  "trains, see napkin-cli suggest: LoRA / QLoRA, 8-bit optimizer states, ZeRO"});
     for (const auto& note : sc.aliasNotes)
         p.warnings.push_back({"alias", note});
     if (p.params.derivedShape)

@@ -77,7 +77,12 @@ void setGathered(const Scenario& sc, const Plan& p, LedgerInputs& in)
         return;
     const auto& pc = p.params;
     const double perLayer = in.L > 0 ? in.layersAll / in.L : 0;
-    in.gatheredLayers = std::min(2.0, in.L) * perLayer / double(in.tp) * in.bw;
+    // A quantised frozen base is gathered as stored (FSDP-QLoRA shards the packed NF4 storage) and
+    // dequantised per GEMM; the adapters and the rest of the layer in the weight dtype.
+    const double layerBytes = in.peft && in.L > 0 ? (perLayer - in.quantised / in.L + in.adapters / in.L) * in.bw +
+                                                        in.quantised / in.L * in.bq
+                                                  : perLayer * in.bw;
+    in.gatheredLayers = std::min(2.0, in.L) * layerBytes / double(in.tp);
     const bool torchtitan = sc.stepTime.framework == Framework::Torchtitan;
     if (torchtitan && in.pp == 1)
         in.gatheredRoot = (pc.embedding + pc.positional + pc.head + pc.finalNorm) / double(in.tp) * in.bw;

@@ -72,6 +72,18 @@ QString words(const app::PlanController& c, const Options& o)
     const auto& pr = sc.precision;
     QString h;
     h += QStringLiteral("<p><b>Model:</b> %1.</p>").arg(model);
+    if (const auto& ft = p.finetune; ft.adapters > 0) // LoRA / QLoRA: what trains, how the base is stored
+        h += QStringLiteral("<p><b>Fine-tuning:</b> %1, rank %2 adapters on %3 of every block: %4 trainable parameters "
+                            "(%5% of %6); the frozen base's linear layers in %7 (%8 bytes per weight)%9.</p>")
+                 .arg(ft.method == std::string_view("qlora") ? QStringLiteral("QLoRA") : QStringLiteral("LoRA"))
+                 .arg(ft.loraRank)
+                 .arg(esc(qs(core::loraTargetNames(ft.targets))))
+                 .arg(intText(ft.trainable))
+                 .arg(100 * ft.trainable / (p.params.total + ft.adapters), 0, 'f', 2)
+                 .arg(intText(p.params.total + ft.adapters))
+                 .arg(esc(qs(ft.baseDtype)))
+                 .arg(ft.baseBytesPerValue, 0, 'g', 4)
+                 .arg(ft.pagedOptimizer ? QStringLiteral("; paged optimizer") : QString());
     if (sc.model.kind == core::ModelKind::Mlp)
         h += QStringLiteral("<p><b>Training:</b> %1 examples; batch %2 per GPU, global batch %3 (%4 accumulation steps × %5 data-parallel GPUs).</p>")
                  .arg(num(sc.training.tokens)).arg(sc.training.microBatch).arg(p.compute.effectiveGlobalBatch)
@@ -197,7 +209,7 @@ std::vector<Section> reportSections(const app::PlanController& c, const Options&
     for (int i = 0; i < ops.size(); i += 15)
         out.push_back({i == 0 ? QStringLiteral("Roofline ops") : QString(), table(opHeader, ops.mid(i, 15), {2, 3, 4, 6}), {}});
     QList<QStringList> ders;
-    for (const char* q : {"params.total", "memory.per_gpu.weights", "memory.per_gpu.optimizer_states", "memory.per_gpu.activations",
+    for (const char* q : {"params.total", "params.trainable", "memory.per_gpu.weights", "memory.per_gpu.optimizer_states", "memory.per_gpu.activations",
                           "memory.per_gpu.temporaries", "memory.per_gpu.total", "compute.flops_per_token",
                           "compute.training_flops", "time.seconds", "time.days", "time.gpu_hours", "cost.usd",
                           "cost.energy_kwh", "hardware.ridge"}) {
@@ -236,7 +248,8 @@ std::vector<Section> comparisonSections(const std::vector<const app::PlanControl
                                        QDate::currentDate().toString(Qt::ISODate)).arg(cs.size()),
                    {}});
     struct Row { QString name; std::function<double(const core::Plan&)> value; bool bytes; };
-    std::vector<Row> rows{{QStringLiteral("Parameters"), [](const core::Plan& p) { return p.params.total; }, false}};
+    std::vector<Row> rows{{QStringLiteral("Parameters"), [](const core::Plan& p) { return p.params.total; }, false},
+                          {QStringLiteral("Trainable"), [](const core::Plan& p) { return p.finetune.trainable; }, false}};
     for (const auto& b : core::kMemoryBuckets) {
         // "Master weights per GPU", "Overhead per GPU": the bucket's label, capitalised.
         QString name = QLatin1String(b.label) + QStringLiteral(" per GPU");
