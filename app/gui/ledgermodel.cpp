@@ -50,8 +50,26 @@ void LedgerModel::setPlan(const core::Plan& p, const core::Scenario& sc)
         const auto dtype = core::bucketDType(b, pr);
         const core::StateRate* rate = core::bucketRate(b, m);
         // A model state the plan does not keep (no master copy) reads "none" and 0 bytes per parameter.
-        const QString dtypeText = dtype ? dt(*dtype) : rate ? tr("none") : QStringLiteral("—");
-        const QString formula = rate ? (dtype ? perParam(*rate) : QStringLiteral("0")) : bucketFormula(b.bucket, mlp, m);
+        QString dtypeText = dtype ? dt(*dtype) : rate ? tr("none") : QStringLiteral("—");
+        QString formula = rate ? (dtype ? perParam(*rate) : QStringLiteral("0")) : bucketFormula(b.bucket, mlp, m);
+        // LoRA / QLoRA: the states exist for the adapters only, the weights mix the base's format and bf16.
+        const auto& ft = p.finetune;
+        if (ft.adapters > 0 && rate && dtype && !rate->offloaded && b.bucket != core::Bucket::Weights)
+        {
+            const double share = m.gradientsRate.valuesPerParam, states = share > 0 ? rate->valuesPerParam / share : 0;
+            formula = tr("adapters %1% × %2%3 B")
+                          .arg(100 * share, 0, 'f', 2)
+                          .arg(states != 1 ? num(states) + QStringLiteral(" × ") : QString())
+                          .arg(num(rate->bytesPerValue / rate->shard));
+        }
+        if (ft.adapters > 0 && b.bucket == core::Bucket::Weights && ft.quantised > 0) {
+            formula = tr("%1 %2 B, rest %3: mean %4")
+                          .arg(ft.baseDtype == std::string_view("int8") ? QStringLiteral("int8") : QStringLiteral("nf4"))
+                          .arg(ft.baseBytesPerValue, 0, 'f', 3)
+                          .arg(dtypeText)
+                          .arg(rate->bytesPerParam, 0, 'f', 3);
+            dtypeText = ft.baseDtype == std::string_view("int8") ? QStringLiteral("int8") : QStringLiteral("nf4");
+        }
         const bool activations = b.bucket == core::Bucket::Activations && m.layerTensors.count > 0;
         const QString title = activations ? (m_expanded ? QStringLiteral("- ") : QStringLiteral("+ ")) + tr(b.title) : tr(b.title);
         m_rows.push_back({title, dtypeText, formula, core::bucketBytes(b, m), QString::fromLatin1(b.quantity), false, QString()});

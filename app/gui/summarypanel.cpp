@@ -125,10 +125,9 @@ void SummaryPanel::updateValues()
     set("params.total", params);
     const auto& ft = p.finetune;
     if (ft.adapters > 0) // LoRA / QLoRA: the adapters, their share of all parameters, the method
-        set("params.trainable", tr("%1 (%2%) · %3")
-                                    .arg(QString::fromStdString(core::formatCount(ft.trainable)))
-                                    .arg(100 * ft.trainable / (p.params.total + ft.adapters), 0, 'f', 2)
-                                    .arg(QString::fromLatin1(ft.method) == QLatin1String("qlora") ? tr("QLoRA") : tr("LoRA")));
+        set("params.trainable", tr("%1 · %2")
+                                    .arg(QString::fromStdString(core::formatCount(ft.trainable)),
+                                         QString::fromLatin1(ft.method) == QLatin1String("qlora") ? tr("QLoRA") : tr("LoRA")));
     else
         set("params.trainable", tr("all (full training)"));
     set("compute.flops_per_token", human(p.compute.flopsPerToken, core::Quantity::Flops));
