@@ -126,8 +126,16 @@ double causalExecutedFraction(double queries, double keys, bool causal)
     return (nb + 1) / (2 * nb);
 }
 
-void applyAchievable(RooflineOp& op, const RateModel& r)
+void applyAchievable(RooflineOp& op, const RateModel& rates)
 {
+    // A tensor op a low-precision recipe keeps in 16 bits runs at the 16-bit rates.
+    RateModel high;
+    if (op.highPrecision) {
+        high = rates;
+        high.peak = rates.peak16;
+        high.gemm = rates.gemm16;
+    }
+    const RateModel& r = op.highPrecision ? high : rates;
     const double bw = r.bandwidth > 0 ? r.bandwidth : 0;
     const double memory = bw > 0 ? op.bytes / bw : 0;
     double compute = 0;
@@ -253,6 +261,8 @@ RateModel rateModel(const Scenario& sc, const HardwareSummary& hw)
     const GpuSpec& gpu = *hw.gpu;
     r.peak = hw.peakFlops;
     r.gemm = hw.achievableFlops > 0 ? hw.achievableFlops : hw.peakFlops;
+    r.peak16 = hw.peakFlops16 > 0 ? hw.peakFlops16 : r.peak;
+    r.gemm16 = hw.achievableFlops16 > 0 ? hw.achievableFlops16 : r.gemm;
     r.vector = hw.vectorFlops > 0 ? hw.vectorFlops : hw.peakFlops;
     r.bandwidth = hw.achievableBandwidth > 0 ? hw.achievableBandwidth : hw.bandwidth;
     r.specBandwidth = hw.bandwidth;

@@ -34,6 +34,7 @@ AttentionEfficiency attentionEfficiency(AttentionKernel kernel, int computeCapab
 struct RateModel {
     double peak = 0;        // spec dense FLOP/s of the compute dtype
     double gemm = 0;        // achievable dense GEMM FLOP/s of the compute dtype
+    double peak16 = 0, gemm16 = 0; // the same in 16 bits, for the ops a low-precision recipe keeps there
     double vector = 0;      // non-tensor FLOP/s
     double bandwidth = 0;   // achievable HBM bytes/s
     double specBandwidth = 0;

@@ -122,6 +122,20 @@ void estimateHardware(const Scenario& sc, Plan& p)
     hw.memoryBytes = gpu.memoryBytes;
     hw.tdpWatts = gpu.tdpWatts;
     applyPowerLimit(hw, gpu, pr.compute, sc.cluster.powerLimitWatts);
+    hw.peakFlops16 = hw.peakFlops;
+    hw.achievableFlops16 = hw.achievableFlops;
+    hw.recipe = toString(pr.recipe);
+    hw.lowPrecisionGemms = pr.recipe != LowPrecisionRecipe::None ? pr.lowPrecisionGemms : std::uint8_t(0);
+    if (pr.recipe != LowPrecisionRecipe::None) {
+        // The ops the recipe keeps in 16 bits (attention, the output layer) run at the BF16 rates.
+        HardwareSummary h16;
+        h16.gpu = sc.gpu;
+        h16.tdpWatts = gpu.tdpWatts;
+        resolveHardwareRates(h16, gpu, DType::Bf16);
+        applyPowerLimit(h16, gpu, DType::Bf16, sc.cluster.powerLimitWatts);
+        hw.peakFlops16 = h16.peakFlops;
+        hw.achievableFlops16 = h16.achievableFlops;
+    }
     derive(p, "hardware.peak_flops", "{C}", hw.peakFlops, "FLOP/s", kSourceGpu, {{"C", hw.peakFlops}});
     derive(p, "hardware.achievable_flops", "{C_ach}", hw.achievableFlops, "FLOP/s", kSourceGpuAchievable,
            {{"C_ach", hw.achievableFlops}});

@@ -186,6 +186,7 @@ LedgerInputs ledgerInputs(const Scenario& sc, Plan& p)
     in.layersAll = in.isMlp ? in.P : pc.layers;
     // Megatron-Core builds the MTP block on the last stage, beside the output layer it shares.
     const double tail = pc.head + pc.finalNorm + pc.mtp;
+    in.headParams = pc.head > 0 ? pc.head : pc.embedding; // tied: the embedding is the output layer
     in.firstParts = in.layersAll / pp + pc.embedding + pc.positional + (in.pp == 1 ? tail : 0);
     in.lastParts = in.layersAll / pp + tail;
     in.allParts = in.layersAll + pc.embedding + pc.positional + tail;
@@ -226,6 +227,12 @@ LedgerInputs ledgerInputs(const Scenario& sc, Plan& p)
         tc.eager = in.eager;
         tc.policy = tr.recompute;
         tc.modules = tr.recomputeModules;
+        if (pr.recipe != LowPrecisionRecipe::None && pr.lowPrecisionGemms != 0) {
+            const RecipeInfo& ri = recipeInfo(pr.recipe);
+            tc.lowInputs = pr.lowPrecisionGemms;
+            tc.lowBytes = ri.elementBytes + ri.activationScales;
+            tc.lowName = info(pr.compute).id.data();
+        }
         if (sc.finetune.peft()) {
             tc.loraRank = double(sc.finetune.loraRank);
             tc.loraTargets = p.finetune.targetCount;
@@ -302,6 +309,14 @@ StageTensors buildStage(const Scenario& sc, const LedgerInputs& in, std::int64_t
     mem.optimizer = (dense / in.shardO + E / in.shardOE) * in.statesPerParam * in.bo;
     if (in.peft)
         peftStates(in, stageLayers, dense, st);
+    // Transformer Engine's FP8 copies of the low-precision GEMMs' weights (core/lowprecision.h).
+    if (sc.precision.recipe != LowPrecisionRecipe::None && !in.isMlp) {
+        double gemm = (layerParams - experts) / double(tp) + st.expertParams;
+        if (last && (sc.precision.lowPrecisionGemms & kLowHead))
+            gemm += in.headParams / double(tp);
+        st.fp8Cache = lowPrecisionWeightCacheBytes(sc, gemm);
+        mem.weights += st.fp8Cache;
+    }
     if (sc.offload.any())
         offloadStates(sc.offload, {mem.params, in.shardG, in.shardO, dense / in.shardG + E / in.shardGE,
                                    dense / in.shardO + E / in.shardOE, st.weightBytesPerParam, in.weightsAreMaster},
@@ -418,7 +433,7 @@ StageTensors buildDualPipeRank(const Scenario& sc, const LedgerInputs& in, std::
     a.layers = m.inFlight > 0 ? held / m.inFlight : a.layers + b.layers;
     a.outside += b.outside, a.saved += b.saved, a.loss += b.loss, a.offloaded += b.offloaded;
     a.mtpLayers += b.mtpLayers, a.mtpSaved += b.mtpSaved, a.expertParams += b.expertParams;
-    a.trainable += b.trainable, a.quantised += b.quantised;
+    a.trainable += b.trainable, a.quantised += b.quantised, a.fp8Cache += b.fp8Cache;
     a.working = std::max(a.working, b.working);
     a.gathered += b.gathered;
     a.optimizerTemp += b.optimizerTemp;

@@ -54,13 +54,20 @@ void deriveModelStates(const Scenario& sc, const LedgerInputs& in, const StageTe
                "(master_weights); the weight dtype exists only all-gathered, layer by layer (memory.per_gpu.temporaries)",
                {{"zero", 0}});
     else if (chosen.expertParams > 0 && (in.bwExpert != in.bw || in.shardWE != in.shardW))
-        derive(p, weights.quantity, "(({P} − {P_experts}) · {bytes} + {scales}) / {shard} + {P_experts} · {expert_bytes} / {expert_shard}",
+        derive(p, weights.quantity,
+               "(({P} − {P_experts}) · {bytes} + {scales}) / {shard} + {P_experts} · {expert_bytes} / {expert_shard} + {fp8_cache}",
                m.weights, "bytes",
                "the routed experts in precision.expert_weights (gpt-oss ships MXFP4 experts: 4-bit values with one "
                "8-bit scale per 32, OCP MX v1.0), the rest in precision.weights; ZeRO-3 shards the experts over the "
                "expert data-parallel group (Rajbhandari et al. 2019 §3; Megatron-Core expert_data_parallel_group)",
                {{"P", Pr}, {"P_experts", chosen.expertParams}, {"bytes", in.bw}, {"expert_bytes", in.bwExpert},
-                {"scales", in.scales}, {"shard", in.shardW}, {"expert_shard", in.shardWE}});
+                {"scales", in.scales}, {"shard", in.shardW}, {"expert_shard", in.shardWE}, {"fp8_cache", chosen.fp8Cache}});
+    else if (chosen.fp8Cache > 0)
+        derive(p, weights.quantity, "({P} · {bytes} + {scales}) / {shard} + {fp8_cache}", m.weights, "bytes",
+               "ZeRO §3 for the parameters; Transformer Engine keeps an FP8 copy of each low-precision GEMM's weight and its "
+               "transpose (with their scales) from the first micro-batch to the end of the step (Megatron-Core "
+               "is_first_microbatch; core/lowprecision.h)",
+               {{"P", Pr}, {"bytes", in.bw}, {"scales", in.scales}, {"shard", in.shardW}, {"fp8_cache", chosen.fp8Cache}});
     else
         derive(p, weights.quantity, weights.formula, m.weights, "bytes", kSrcZero,
                {{"P", Pr}, {"bytes", in.bw}, {"scales", in.scales}, {"shard", in.shardW}});
@@ -115,10 +122,10 @@ void derivePeftStates(const LedgerInputs& in, const StageTensors& chosen, Plan& 
                       "weights in NF4, the embeddings, head and norms in the weight dtype; ZeRO shards as usual";
     const auto& weights = memoryBucket(Bucket::Weights);
     derive(p, weights.quantity,
-           "(({P_base} − {P_quantised} + {P_adapters}) · {bytes} + {P_quantised} · {base_bytes} + {scales}) / {shard}",
+           "(({P_base} − {P_quantised} + {P_adapters}) · {bytes} + {P_quantised} · {base_bytes} + {scales}) / {shard} + {fp8_cache}",
            m.weights, "bytes", src,
            {{"P_base", base}, {"P_quantised", chosen.quantised}, {"P_adapters", A}, {"bytes", in.bw},
-            {"base_bytes", in.bq}, {"scales", in.scales}, {"shard", in.shardW}});
+            {"base_bytes", in.bq}, {"scales", in.scales}, {"shard", in.shardW}, {"fp8_cache", chosen.fp8Cache}});
     derive(p, memoryBucket(Bucket::Gradients).quantity, "{P_adapters} · {bytes} / {shard}", m.gradients, "bytes", src,
            {{"P_adapters", A}, {"bytes", in.bg}, {"shard", in.shardG}});
     derive(p, memoryBucket(Bucket::MasterWeights).quantity, "{P_adapters} · {bytes} / {shard}", m.masterWeights, "bytes",

@@ -53,6 +53,7 @@ struct LedgerInputs {
     bool weightsAreMaster = false;
     // LoRA / QLoRA (core/finetune.h): the base frozen (weights only), its linear weights in the base
     // format, the adapters with gradients and optimizer states.
+    double headParams = 0;                        // the output layer (its own FP8 copy when precision.low_precision_gemms has head)
     bool peft = false;
     double adapters = 0, quantised = 0;           // whole model
     double bq = 0;                               // bytes per quantised base weight
@@ -78,6 +79,7 @@ struct StageTensors {
     double expertParams = 0;                 // routed-expert parameters on this rank
     double weightBytesPerParam = 0;          // mean bytes per stored weight (expert_weights differ)
     HostMemory host;                         // what offload keeps off the GPU for this stage
+    double fp8Cache = 0;                     // Transformer Engine's FP8 weight copies (in weights)
     double trainable = 0;                    // LoRA / QLoRA: adapter parameters on this rank
     double quantised = 0;                    //   and frozen linear weights in the base format
     std::int64_t mirror = -1;                // DualPipe: the second stage this rank holds (pp - 1 - i)

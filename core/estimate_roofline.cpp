@@ -2,6 +2,7 @@
 
 #include "estimate_stages.h"
 #include "flops_megatron.h"
+#include "lowprecision.h"
 #include "roofline.h"
 
 #include <fmt/format.h>
@@ -71,6 +72,7 @@ void estimateRoofline(const Scenario& sc, Plan& p)
                 splitOp(op, double(tp), hw);
         }
     }
+    applyLowPrecisionRecipe(sc, p); // FP8 / FP4: what stays in 16 bits, the quantise kernels
     // Roofline bound on MFU: model FLOPs of one micro-batch over the ideal time of its ops.
     double ideal = 0;
     for (const auto& op : p.ops)

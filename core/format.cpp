@@ -277,6 +277,18 @@ std::string sourceText(const Derivation& d, const Plan& plan)
 
 namespace {
 
+nlohmann::json lowPrecisionGemmList(std::uint8_t gemms)
+{
+    nlohmann::json out = nlohmann::json::array();
+    const std::string names = lowPrecisionGemmNames(gemms);
+    for (std::size_t at = 0; at < names.size();) {
+        const std::size_t comma = names.find(", ", at);
+        out.push_back(names.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+        at = comma == std::string::npos ? names.size() : comma + 2;
+    }
+    return out;
+}
+
 // plan-schema.md "finetune": what trains, what stays frozen and how the base is stored.
 nlohmann::json finetuneJson(const FinetuneCounts& f)
 {
@@ -419,7 +431,11 @@ nlohmann::json planToJson(const Plan& p)
                      {"achievable_flops", h.achievableFlops},
                      {"achievable_flops_source", h.achievableFlopsSource()},
                      {"achievable_bandwidth", h.achievableBandwidth},
-                     {"achievable_bandwidth_source", h.achievableBandwidthSource()}};
+                     {"achievable_bandwidth_source", h.achievableBandwidthSource()},
+                     {"recipe", h.recipe},
+                     {"low_precision_gemms", lowPrecisionGemmList(h.lowPrecisionGemms)},
+                     {"peak_flops_16", h.peakFlops16},
+                     {"achievable_flops_16", h.achievableFlops16}};
     if (h.powerLimitWatts > 0) {
         j["hardware"]["power_limit_watts"] = h.powerLimitWatts;
         j["hardware"]["clock_factor"] = h.clockFactor;
@@ -567,7 +583,12 @@ std::string planToText(const Plan& p)
           << p.finetune.baseDtype << "\n";
     o << "  hardware     " << p.hardware.name() << ": " << formatNumber(p.hardware.peakFlops / 1e12) << " TFLOP/s dense "
       << p.hardware.computeDtype << ", " << formatNumber(p.hardware.bandwidth / 1e12) << " TB/s, ridge "
-      << formatNumber(std::round(p.hardware.ridge * 100) / 100) << " FLOP/byte\n" << measuredText(p) << "\n";
+      << formatNumber(std::round(p.hardware.ridge * 100) / 100) << " FLOP/byte\n" << measuredText(p);
+    if (p.hardware.lowPrecisionGemms != 0) // an FP8 / FP4 recipe: what runs in it, what stays in 16 bits
+        o << "  recipe       " << p.hardware.recipe << " scaling: " << lowPrecisionGemmNames(p.hardware.lowPrecisionGemms) << " GEMMs in "
+          << p.hardware.computeDtype << ", the rest at the 16-bit rate (" << formatNumber(p.hardware.peakFlops16 / 1e12)
+          << " TFLOP/s)\n";
+    o << "\n";
     o << "Memory per GPU\n";
     auto row = [&](const char* name, double v) {
         o << fmt::format("  {:<18} {:>12}  {:5.1f}%\n", name, formatBytes(v), m.total > 0 ? 100 * v / m.total : 0);

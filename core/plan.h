@@ -293,6 +293,12 @@ struct HardwareSummary {
     // (core/achievable.h). 1 without a cap.
     double powerLimitWatts = 0;
     double clockFactor = 1;
+    // With an FP8 / FP4 recipe (precision.recipe): the 16-bit rates of the ops it keeps in BF16
+    // (attention, the output layer); equal to the above without one.
+    double peakFlops16 = 0;
+    double achievableFlops16 = 0;
+    const char* recipe = "none";         // precision.recipe, resolved
+    std::uint8_t lowPrecisionGemms = 0;  // the GEMM classes it runs in the compute dtype (0 without a recipe)
 
     const std::string& id() const { return gpu->id; }
     const std::string& name() const { return gpu->name; }
@@ -324,6 +330,7 @@ struct RooflineOp {
     double timeSeconds = 0; // max(F / C, Q / beta)
     Bound bound = Bound::Memory;
     double count = 1;   // times per step on this GPU's micro-batch (layers)
+    bool highPrecision = false; // a low-precision recipe keeps this tensor op in 16 bits (core/lowprecision.h)
     double kernels = 1; // kernel launches it takes (eager frameworks split an op into several)
     const char* implementation = ""; // the kernels it runs (core/kernels.h); "" for one plain kernel
     // Shape: a GEMM's M, N, K over `batch` independent products; attention: queries (m) and keys

@@ -1,5 +1,7 @@
 #include "saved_tensors.h"
 
+#include "lowprecision.h"
+
 #include <algorithm>
 
 namespace napkin::core {
@@ -338,6 +340,31 @@ LayerTensors layerSavedTensors(const TransformerShape& m, const TensorContext& c
     return out;
 }
 
+// A low-precision recipe's GEMMs save their inputs quantised (Transformer Engine Linear /
+// LayerNormLinear / LayerNormMLP keep the FP8 columnwise copy for wgrad): the norm outputs and the MLP
+// activation feed only their GEMM, so the 16-bit tensor is not kept; the attention output is also
+// FlashAttention's O, kept in 16 bits for its backward, so the out projection adds its FP8 copy.
+static void quantisedInputs(ListBuilder& x, const Widths& w)
+{
+    const TensorContext& c = x.c;
+    LayerTensors& out = x.out;
+    const double ratio = c.lowBytes / c.e;
+    for (int i = 0; i < out.count; ++i) {
+        SavedTensor& t = out.tensors[std::size_t(i)];
+        const std::string_view name = t.name;
+        const bool act = name.size() > 18 && name.substr(name.size() - 18) == ".activation_output";
+        const bool qkv = name == "input_norm.output" && (c.lowInputs & kLowQkv);
+        const bool mlp = (name == "mlp_norm.output" || act) && (c.lowInputs & kLowMlp);
+        if (!qkv && !mlp)
+            continue;
+        t.bytes *= ratio;
+        t.dtype = c.lowName;
+    }
+    if (c.lowInputs & kLowOut)
+        x.token("attention.output_quantised", "out_proj (its quantised input)", w.q, c.lowBytes, c.lowName,
+                c.flash ? std::uint16_t(kDropFull) : std::uint16_t(kDropFull | kDropOp));
+}
+
 void layerSavedTensors(const TransformerShape& m, const TensorContext& c, LayerTensors& out)
 {
     out.count = out.keptCount = 0;
@@ -386,6 +413,8 @@ void layerSavedTensors(const TransformerShape& m, const TensorContext& c, LayerT
         eagerList(x, w, m);
     else
         fusedList(x, w, m);
+    if (c.lowInputs != 0 && c.lowBytes > 0)
+        quantisedInputs(x, w);
     if (c.loraTargets > 0) {
         // PEFT's LoRA layer computes B(A(dropout(x))): A's output (r per token and adapter) is saved for
         // B's weight gradient; with dropout, A saves the dropped-out copy of its input and the mask

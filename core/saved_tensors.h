@@ -92,6 +92,11 @@ struct TensorContext {
     // to loraInputs features; with lora_dropout > 0 each adapter reads its own dropped-out input.
     double loraRank = 0, loraTargets = 0, loraInputs = 0;
     bool loraDropout = false;
+    // An FP8 / FP4 recipe (core/lowprecision.h): the GEMM classes whose inputs Transformer Engine saves
+    // quantised (lowBytes per value, the columnwise copy wgrad reads) instead of in 16 bits.
+    std::uint8_t lowInputs = 0;
+    double lowBytes = 0;
+    const char* lowName = "";
 };
 
 struct LayerTensors {

@@ -4,6 +4,7 @@
 #include "catalog.h"
 #include "errors.h"
 #include "finetune.h"
+#include "lowprecision.h"
 #include "model.h"
 #include "saved_tensors.h"
 
@@ -67,6 +68,11 @@ struct PrecisionConfig {
     // precision.optimizer "int8_blockwise": bitsandbytes' 8-bit states (core/finetune.h), fp32 for
     // tensors under 4,096 elements (optimizer then holds Fp32).
     bool optimizerInt8Blockwise = false;
+    // FP8 / FP4 recipe (core/lowprecision.h): resolved; "auto" follows the compute dtype (fp8: delayed
+    // scaling, mxfp8, nvfp4; 16-bit: none). The GEMM classes it runs in the compute dtype.
+    LowPrecisionRecipe recipe = LowPrecisionRecipe::None;
+    bool recipeAuto = true;
+    std::uint8_t lowPrecisionGemms = kLowDefault;
 };
 
 struct ClusterConfig {

@@ -1,5 +1,5 @@
 // The scenario's finetune section (LoRA, QLoRA) and optimizer.paged, with the checks that span
-// sections (core/finetune.h).
+// sections (core/finetune.h); precision.recipe and precision.low_precision_gemms (core/lowprecision.h).
 
 #include "jsonreader.h"
 #include "scenario_sections.h"
@@ -70,6 +70,60 @@ void readFinetune(const nlohmann::json& node, Scenario& sc, Errors& errors)
                 "full fine-tuning updates every weight, which a quantised base cannot hold",
                 "\"auto\"; or method \"lora\" / \"qlora\"");
     r.finish();
+}
+
+void readRecipe(ObjectReader& r, PrecisionConfig& p)
+{
+    const int recipe = r.choice<int>("recipe", {{"auto", -1},
+                                                {"none", int(LowPrecisionRecipe::None)},
+                                                {"delayed", int(LowPrecisionRecipe::Delayed)},
+                                                {"current", int(LowPrecisionRecipe::Current)},
+                                                {"blockwise", int(LowPrecisionRecipe::Blockwise)},
+                                                {"mxfp8", int(LowPrecisionRecipe::Mxfp8)},
+                                                {"nvfp4", int(LowPrecisionRecipe::Nvfp4)}})
+                           .value_or(-1);
+    const bool fp8 = p.compute == DType::Fp8E4m3 || p.compute == DType::Fp8E5m2;
+    // The format each recipe runs its GEMMs in.
+    auto natural = [&]() {
+        return fp8 ? LowPrecisionRecipe::Delayed
+                   : p.compute == DType::Mxfp8 ? LowPrecisionRecipe::Mxfp8
+                   : p.compute == DType::Nvfp4 ? LowPrecisionRecipe::Nvfp4
+                                               : LowPrecisionRecipe::None;
+    };
+    p.recipeAuto = recipe < 0;
+    p.recipe = recipe < 0 ? natural() : LowPrecisionRecipe(recipe);
+    const LowPrecisionRecipe r0 = p.recipe;
+    const bool ok = r0 == LowPrecisionRecipe::None       ? !fp8 && natural() == LowPrecisionRecipe::None
+                    : r0 == LowPrecisionRecipe::Mxfp8    ? p.compute == DType::Mxfp8
+                    : r0 == LowPrecisionRecipe::Nvfp4    ? p.compute == DType::Nvfp4
+                                                         : fp8;
+    if (!ok)
+        r.error("recipe", std::string("\"") + toString(r0) + "\"",
+                "does not run its GEMMs in precision.compute " + std::string(info(p.compute).id),
+                "\"auto\"; delayed, current or blockwise with compute fp8_e4m3 / fp8_e5m2; mxfp8 with mxfp8; nvfp4 with "
+                "nvfp4; none with a 16- or 32-bit compute dtype");
+    const auto* g = r.child("low_precision_gemms");
+    if (!g || g->is_null())
+        return;
+    static constexpr std::pair<const char*, std::uint8_t> kNames[] = {
+        {"qkv", kLowQkv}, {"out", kLowOut}, {"mlp", kLowMlp}, {"head", kLowHead}, {"attention", kLowAttention}};
+    std::uint8_t bits = 0;
+    bool valid = g->is_array() && !g->empty() && g->size() <= 5;
+    for (std::size_t i = 0; valid && i < g->size(); ++i) {
+        std::uint8_t bit = 0;
+        if ((*g)[i].is_string())
+            for (const auto& [name, b] : kNames)
+                if ((*g)[i].get<std::string>() == name)
+                    bit = b;
+        valid = bit != 0 && !(bits & bit);
+        bits |= bit;
+    }
+    if (!valid) {
+        r.error("low_precision_gemms", shortDump(*g), "must be a non-empty array of distinct GEMM classes",
+                "an array of qkv, out, mlp, head, attention (default [\"qkv\", \"out\", \"mlp\"])");
+        return;
+    }
+    p.lowPrecisionGemms = bits;
 }
 
 void readPaged(ObjectReader& r, PagedOptimizer& paged)

@@ -270,6 +270,7 @@ void readPrecision(const nlohmann::json& node, const Catalog& catalog, Scenario&
         if (r.errors().size() == before)
             p.expertWeights = expert;
     }
+    readRecipe(r, p);
     r.finish();
 }
 

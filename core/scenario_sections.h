@@ -27,6 +27,8 @@ void checkOffload(const Scenario& sc, Errors& errors);
 // optimizer.paged, and the checks against the model and the offload section.
 void readFinetune(const nlohmann::json& node, Scenario& sc, Errors& errors);
 void readPaged(ObjectReader& r, PagedOptimizer& paged);
+// precision.recipe and precision.low_precision_gemms, once precision.compute is known.
+void readRecipe(ObjectReader& r, PrecisionConfig& p);
 void checkFinetune(Scenario& sc, Errors& errors);
 // Cross-section checks, once each field is valid on its own: the layout against the GPU count,
 // heads, layers and sequence; ZeRO against FSDP; the compute dtype against the GPU.

@@ -1,0 +1,131 @@
+// FP8 / FP4 recipes (core/lowprecision.h): what runs in 8 bits and what stays in BF16, the quantise
+// kernels and the memory Transformer Engine adds or saves, each by hand.
+
+#include "testsupport.h"
+
+#include "estimate.h"
+#include "lowprecision.h"
+
+#include <QtTest>
+
+#include <algorithm>
+#include <string_view>
+
+using namespace napkin;
+using test::scenario;
+
+namespace {
+
+const core::RooflineOp* findOp(const core::Plan& p, std::string_view name)
+{
+    for (const auto& op : p.ops)
+        if (op.name == name)
+            return &op;
+    return nullptr;
+}
+
+bool hasError(const core::Errors& errors, std::string_view field)
+{
+    return std::any_of(errors.begin(), errors.end(), [&](const core::UserError& e) { return e.field == field; });
+}
+
+const char* kFp8[] = {"precision.plan=fp8-mixed", "step_time.mode=predicted", "step_time.framework=megatron",
+                      "cluster.gpus=1", "parallel.zero=0", "training.global_batch=8"};
+
+} // namespace
+
+class TestLowPrecision : public QObject {
+    Q_OBJECT
+private slots:
+    // "auto" follows the compute dtype; an explicit recipe must match it.
+    void recipeResolution()
+    {
+        QCOMPARE(scenario({"precision.plan=fp8-mixed"}).precision.recipe, core::LowPrecisionRecipe::Delayed);
+        QCOMPARE(scenario({"precision.plan=mxfp8-mixed"}).precision.recipe, core::LowPrecisionRecipe::Mxfp8);
+        QCOMPARE(scenario({"precision.plan=nvfp4-mixed", "cluster.gpu=b200"}).precision.recipe, core::LowPrecisionRecipe::Nvfp4);
+        QCOMPARE(scenario({}).precision.recipe, core::LowPrecisionRecipe::None);
+        QCOMPARE(scenario({"precision.plan=fp8-mixed", "precision.recipe=current"}).precision.recipe,
+                 core::LowPrecisionRecipe::Current);
+        QVERIFY(hasError(test::scenarioErrors({"precision.recipe=current"}), "precision.recipe")); // bf16 compute
+        QVERIFY(hasError(test::scenarioErrors({"precision.plan=fp8-mixed", "precision.recipe=none"}), "precision.recipe"));
+        QVERIFY(hasError(test::scenarioErrors({"precision.plan=fp8-mixed", "precision.recipe=mxfp8"}), "precision.recipe"));
+        QVERIFY(hasError(test::scenarioErrors({"precision.plan=fp8-mixed", "precision.low_precision_gemms=[\"qkv\",\"qkv\"]"}),
+                         "precision.low_precision_gemms"));
+        QVERIFY(hasError(test::scenarioErrors({"precision.plan=fp8-mixed", "precision.low_precision_gemms=[]"}),
+                         "precision.low_precision_gemms"));
+    }
+
+    // Attention and the output layer stay in BF16 (Transformer Engine's Linear layers are the FP8
+    // ones): their ceiling is the BF16 dense peak, the projections' the FP8 one; the attention kernel
+    // takes as long as in a BF16 run.
+    void whatStaysInBf16()
+    {
+        std::vector<std::string> sets(std::begin(kFp8), std::end(kFp8));
+        const auto p = core::estimate(scenario(sets));
+        const auto& h100 = *core::builtinCatalog().gpu("h100-sxm");
+        QCOMPARE(findOp(p, "attention_flash")->ceiling, h100.peak(core::PeakColumn::Bf16));
+        QCOMPARE(findOp(p, "logits")->ceiling, h100.peak(core::PeakColumn::Bf16));
+        QCOMPARE(findOp(p, "qkv_proj")->ceiling, h100.peak(core::PeakColumn::Fp8));
+        QVERIFY(findOp(p, "attention_flash")->highPrecision && !findOp(p, "mlp_down")->highPrecision);
+        const auto bf16 = core::estimate(scenario({"step_time.mode=predicted", "step_time.framework=megatron", "cluster.gpus=1",
+                                                   "parallel.zero=0", "training.global_batch=8"}));
+        QCOMPARE(findOp(p, "attention_flash")->achievableSeconds, findOp(bf16, "attention_flash")->achievableSeconds);
+        QVERIFY(findOp(p, "mlp_down")->achievableSeconds < 0.6 * findOp(bf16, "mlp_down")->achievableSeconds);
+        QVERIFY(p.stepTime.step < bf16.stepTime.step);
+        // Everything in FP8 (attention too) is faster still: the old behaviour, now opt-in.
+        sets.push_back("precision.low_precision_gemms=[\"qkv\",\"out\",\"mlp\",\"head\",\"attention\"]");
+        QVERIFY(core::estimate(scenario(sets)).stepTime.step < p.stepTime.step);
+    }
+
+    // The quantise kernels of current scaling, Llama 2 7B, 4,096 tokens, fused (Megatron / TE): each
+    // output gradient read, read again for its amax, written as two FP8 copies (6 B per value); the
+    // inputs the same except the norm outputs, quantised inside the fused norm (4 B); the weights once
+    // per step (2 B read, two 1-byte copies written) over the 8 micro-batches.
+    void quantiseKernelsByHand()
+    {
+        std::vector<std::string> sets(std::begin(kFp8), std::end(kFp8));
+        sets.push_back("precision.recipe=current");
+        const auto p = core::estimate(scenario(sets));
+        const double n = 4096, h = 4096, f = 11008;
+        QCOMPARE(findOp(p, "quantize_grad")->bytes, n * (3 * h + h + 2 * f + h) * 6);
+        // Inputs: qkv (h, fused: 4 B), out (h, 6 B), gate_up (h, fused: 4 B), down (f, 6 B).
+        QCOMPARE(findOp(p, "quantize_input")->bytes, n * (h * 4 + h * 6 + h * 4 + f * 6));
+        const double weights = h * 3 * h + h * h + h * 2 * f + f * h;
+        QCOMPARE(findOp(p, "quantize_weight")->bytes, weights * 4);
+        QCOMPARE(findOp(p, "quantize_weight")->count, 32.0 / 8);
+    }
+
+    // Memory: the FP8 inputs saved instead of the BF16 ones, the out projection's FP8 copy beside
+    // FlashAttention's BF16 output, and Transformer Engine's FP8 weight and transpose kept all step.
+    void memoryByHand()
+    {
+        std::vector<std::string> sets(std::begin(kFp8), std::end(kFp8));
+        const auto p = core::estimate(scenario(sets));
+        const auto bf16 = core::estimate(scenario({"step_time.mode=predicted", "step_time.framework=megatron", "cluster.gpus=1",
+                                                   "parallel.zero=0", "training.global_batch=8"}));
+        const double n = 4096, h = 4096, f = 11008;
+        // −1 B on the two norm outputs and the MLP activation, +1 B for the out projection's copy.
+        QCOMPARE(bf16.memory.layerTensors.kept - p.memory.layerTensors.kept, n * (h + h + f - h));
+        const double layers = 32 * p.params.perLayer;
+        QCOMPARE(p.memory.weights - bf16.memory.weights, layers * 2);
+        // torchtitan's Float8Linear casts the weights on every forward: no cache.
+        sets.push_back("step_time.framework=torchtitan");
+        QCOMPARE(core::estimate(scenario(sets)).memory.weights, bf16.memory.weights);
+    }
+
+    // MXFP8 and NVFP4 write their block scales with every copy (the mxfp8-mixed plan also stores the
+    // activations in MXFP8: 1 + 1/32 B read per gradient value).
+    void blockScales()
+    {
+        QCOMPARE(core::recipeInfo(core::LowPrecisionRecipe::Mxfp8).activationScales, 1.0 / 32);
+        QCOMPARE(core::recipeInfo(core::LowPrecisionRecipe::Blockwise).activationScales, 4.0 / 128);
+        const auto p = core::estimate(scenario({"precision.plan=mxfp8-mixed", "cluster.gpu=b200", "step_time.mode=predicted",
+                                                "step_time.framework=megatron", "cluster.gpus=1", "parallel.zero=0",
+                                                "training.global_batch=8"}));
+        const double n = 4096, h = 4096, f = 11008;
+        QCOMPARE(findOp(p, "quantize_grad")->bytes, n * (3 * h + h + 2 * f + h) * (1 + 1.0 / 32) * 3);
+    }
+};
+
+QTEST_APPLESS_MAIN(TestLowPrecision)
+#include "tst_lowprecision.moc"
