@@ -146,6 +146,10 @@ struct StepTimeConfig {
     // dispatch and combine behind the other's compute. Opt-in in every framework ("auto": false).
     bool overlapEp = false;
     bool overlapEpAuto = true;
+    // The MoE dispatch (and the backward's gradient dispatch) in FP8 with 1 x 128 scales, the combine in
+    // BF16 (DeepSeek-V3 §3.3.3). Resolved: "auto" is on with the blockwise recipe.
+    bool fp8Dispatch = false;
+    bool fp8DispatchAuto = true;
     Framework framework = Framework::Auto; // resolved (never Auto after parseScenario)
     bool frameworkAuto = true;
     AttentionKernelChoice attentionKernel = AttentionKernelChoice::Auto; // Auto: the framework's kernel

@@ -494,6 +494,14 @@ void readStepTime(const nlohmann::json& node, Scenario& sc, Errors& errors)
     autoBool("overlap_dp", st.overlapDp, st.overlapDpAuto);
     autoBool("overlap_tp", st.overlapTp, st.overlapTpAuto);
     autoBool("overlap_ep", st.overlapEp, st.overlapEpAuto);
+    autoBool("fp8_dispatch", st.fp8Dispatch, st.fp8DispatchAuto);
+    // "auto": on with DeepSeek-V3's block-wise recipe, which quantises before the dispatch (§3.3.3);
+    // Megatron-Core's default dispatches BF16 tokens and quantises after the permutation.
+    if (st.fp8DispatchAuto)
+        st.fp8Dispatch = sc.precision.recipe == LowPrecisionRecipe::Blockwise;
+    else if (st.fp8Dispatch && (sc.precision.recipe == LowPrecisionRecipe::None || !(sc.precision.lowPrecisionGemms & kLowMlp)))
+        r.error("fp8_dispatch", "true", "needs an FP8 recipe on the MLP GEMMs (precision.recipe, precision.low_precision_gemms)",
+                "false or \"auto\" with this precision");
     st.framework = r.choice<Framework>("framework", {{"auto", Framework::Auto}, {"megatron", Framework::Megatron},
                                                      {"torchtitan", Framework::Torchtitan},
                                                      {"deepspeed", Framework::Deepspeed}})

@@ -362,7 +362,15 @@ ExpertTraffic expertTraffic(const Scenario& sc, const MoeRun& moe, double stageL
     r.offNodeShare = offNode >= 0 ? offNode : (link.nodes > 1 ? (link.nodes - 1) / link.nodes : 0.0);
     const double one = allToAllSeconds(r.bytes, link, inter, atPeak, offNode);
     // Forward: dispatch + combine; backward: their gradients; full recompute: the forward's again.
-    const double perLayer = (4 + (recompute ? 2 : 0)) * one;
+    // FP8 dispatch (DeepSeek-V3 §3.3.3): the forward dispatch and the gradient sent back to the
+    // experts (before the down projection's backward) travel in FP8 with a 4-byte scale per 128
+    // values; the combine and the gradient returned to the tokens stay in BF16.
+    double perLayer = (4 + (recompute ? 2 : 0)) * one;
+    if (sc.stepTime.fp8Dispatch) {
+        const double fp8 = allToAllSeconds(r.bytes * (1 + 4.0 / 128) / bytesPerValue(sc.precision.activations), link, inter,
+                                           atPeak, offNode);
+        perLayer = (2 + (recompute ? 1 : 0)) * (one + fp8);
+    }
     const double L = double(shape.layers);
     const double moeShare = L > 0 ? double(moeLayerCount(shape)) / L : 0;
     r.seconds = stageLayers * moeShare * perLayer;

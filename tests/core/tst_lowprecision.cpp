@@ -113,6 +113,29 @@ private slots:
         QCOMPARE(core::estimate(scenario(sets)).memory.weights, bf16.memory.weights);
     }
 
+    // DeepSeek-V3 §3.3.3: the dispatch and the gradient sent to the experts in FP8 (1 x 128 scales),
+    // the combine and the gradient sent back in BF16: on with the blockwise recipe, an error without FP8.
+    void fp8Dispatch()
+    {
+        const std::vector<std::string> moe{"model.preset=mixtral-8x7b", "cluster.gpus=16", "parallel.ep=8", "parallel.zero=1",
+                                           "step_time.mode=predicted", "training.global_batch=64"};
+        auto with = [&](std::vector<std::string> extra) {
+            auto sets = moe;
+            sets.insert(sets.end(), extra.begin(), extra.end());
+            return sets;
+        };
+        QVERIFY(scenario(with({"precision.plan=fp8-mixed", "precision.recipe=blockwise"})).stepTime.fp8Dispatch);
+        QVERIFY(!scenario(with({"precision.plan=fp8-mixed", "precision.recipe=current"})).stepTime.fp8Dispatch);
+        QVERIFY(hasError(test::scenarioErrors(with({"step_time.fp8_dispatch=true"})), "step_time.fp8_dispatch"));
+        const auto bf16 = core::estimate(scenario(with({"precision.plan=fp8-mixed", "precision.recipe=blockwise",
+                                                        "step_time.fp8_dispatch=false"})));
+        const auto fp8 = core::estimate(scenario(with({"precision.plan=fp8-mixed", "precision.recipe=blockwise"})));
+        // Half the all-to-alls at (1 + 4/128) / 2 of the bytes: between 0.74 and 1 of the BF16 traffic
+        // (the per-message latency does not shrink).
+        const double ratio = fp8.stepTime.epCommTotal / bf16.stepTime.epCommTotal;
+        QVERIFY2(ratio > 0.5 * (1 + (1 + 4.0 / 128) / 2) - 1e-9 && ratio < 1, std::to_string(ratio).c_str());
+    }
+
     // MXFP8 and NVFP4 write their block scales with every copy (the mxfp8-mixed plan also stores the
     // activations in MXFP8: 1 + 1/32 B read per gradient value).
     void blockScales()
