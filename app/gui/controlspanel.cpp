@@ -239,6 +239,13 @@ ControlsPanel::ControlsPanel(PlanController* controller, QWidget* parent)
     const QStringList computes = QStringList{QStringLiteral("fp32"), QStringLiteral("tf32")} + kDtypes.mid(1);
     addCombo(buckets, QStringLiteral("precision.compute"), tr("Matmul compute"), computes, computes,
              tr("Which dense tensor-core rate the time estimate uses"));
+    addCombo(buckets, QStringLiteral("precision.recipe"), tr("FP8 / FP4 recipe"),
+             {QStringLiteral("auto"), QStringLiteral("none"), QStringLiteral("delayed"), QStringLiteral("current"),
+              QStringLiteral("blockwise"), QStringLiteral("mxfp8"), QStringLiteral("nvfp4")},
+             {tr("auto (from the compute dtype)"), tr("none (16-bit GEMMs)"), tr("delayed scaling (TE default)"),
+              tr("current scaling"), tr("block-wise (DeepSeek-V3)"), tr("MXFP8 (Blackwell)"), tr("NVFP4")},
+             tr("How the low-precision GEMMs are scaled: QKV, output and MLP run in the compute dtype, attention and the "
+                "output layer stay in BF16; the quantise kernels and Transformer Engine's FP8 weight copies are priced"));
     addCombo(precision, QStringLiteral("optimizer.name"), tr("Optimizer"),
              {QStringLiteral("adamw"), QStringLiteral("adam"), QStringLiteral("sgd"), QStringLiteral("momentum"),
               QStringLiteral("adagrad"), QStringLiteral("rmsprop"), QStringLiteral("lion"), QStringLiteral("adafactor"),

@@ -154,7 +154,8 @@ void RooflinePanel::onPlanChanged()
     // Many inputs (GPU count, tokens, price, ZeRO stage) leave one layer's roofline unchanged; a
     // replot then costs a millisecond of a slider drag for nothing.
     const core::Plan& plan = m_controller->plan();
-    std::vector<double> drawn{plan.hardware.peakFlops, plan.hardware.vectorFlops, plan.hardware.bandwidth};
+    std::vector<double> drawn{plan.hardware.peakFlops, plan.hardware.vectorFlops, plan.hardware.bandwidth,
+                              plan.hardware.peakFlops16};
     drawn.reserve(4 + 2 * plan.ops.size());
     // A calibration profile adds spec ceilings and measured points: its points' rates tell profiles apart.
     double measured = 0;
@@ -279,9 +280,18 @@ void RooflinePanel::updateGraphs()
         const double x = hasBw ? ridge : xhi;
         addText(x, hw.peakFlops / Tera,
                 (hw.source().rfind("measured", 0) == 0 ? tr("measured %1 peak %2 TFLOP/s") : tr("%1 tensor peak %2 TFLOP/s"))
-                    .arg(QString::fromUtf8(hw.computeDtype), compact(hw.peakFlops / Tera)),
+                        .arg(QString::fromUtf8(hw.computeDtype), compact(hw.peakFlops / Tera)) +
+                    (hw.lowPrecisionGemms != 0 && positive(hw.peakFlops16) && hw.peakFlops16 < hw.peakFlops
+                         ? tr(" · bf16 %1 (dotted: attention, output layer)").arg(compact(hw.peakFlops16 / Tera))
+                         : QString()),
                 Qt::AlignRight | Qt::AlignBottom, fg)
             ->setPadding(QMargins(4, 2, 10, 3));
+    }
+    if (hasPeak && hasBw && hw.lowPrecisionGemms != 0 && positive(hw.peakFlops16) && hw.peakFlops16 < hw.peakFlops) {
+        // An FP8 / FP4 recipe keeps attention and the output layer in 16 bits: their own, lower roof.
+        QPen dotted(chartstyle::withAlpha(fg, 0.8), 1.5, Qt::DotLine);
+        addLine({hw.peakFlops16 / bw, xhi}, {hw.peakFlops16 / Tera, hw.peakFlops16 / Tera}, dotted);
+        // Named in the peak's label: the two roofs are too close for a label of their own.
     }
     if (hasVector) {
         QPen dashed(chartstyle::withAlpha(fg, 0.8), 1.5, Qt::DashLine);
