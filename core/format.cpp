@@ -277,10 +277,10 @@ std::string sourceText(const Derivation& d, const Plan& plan)
 
 namespace {
 
-nlohmann::json lowPrecisionGemmList(std::uint8_t gemms)
+// "q, k, v" as ["q", "k", "v"].
+nlohmann::json nameArray(const std::string& names)
 {
     nlohmann::json out = nlohmann::json::array();
-    const std::string names = lowPrecisionGemmNames(gemms);
     for (std::size_t at = 0; at < names.size();) {
         const std::size_t comma = names.find(", ", at);
         out.push_back(names.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
@@ -294,15 +294,7 @@ nlohmann::json finetuneJson(const FinetuneCounts& f)
 {
     using nlohmann::json;
     const bool peft = f.adapters > 0;
-    json targets = json::array();
-    if (peft) {
-        const std::string names = loraTargetNames(f.targets);
-        for (std::size_t at = 0; at < names.size();) {
-            const std::size_t comma = names.find(", ", at);
-            targets.push_back(names.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
-            at = comma == std::string::npos ? names.size() : comma + 2;
-        }
-    }
+    const json targets = peft ? nameArray(loraTargetNames(f.targets)) : json::array();
     return {{"method", f.method},
             {"lora_rank", peft ? json(f.loraRank) : json(nullptr)},
             {"lora_targets", targets},
@@ -433,7 +425,7 @@ nlohmann::json planToJson(const Plan& p)
                      {"achievable_bandwidth", h.achievableBandwidth},
                      {"achievable_bandwidth_source", h.achievableBandwidthSource()},
                      {"recipe", h.recipe},
-                     {"low_precision_gemms", lowPrecisionGemmList(h.lowPrecisionGemms)},
+                     {"low_precision_gemms", nameArray(lowPrecisionGemmNames(h.lowPrecisionGemms))},
                      {"peak_flops_16", h.peakFlops16},
                      {"achievable_flops_16", h.achievableFlops16}};
     if (h.powerLimitWatts > 0) {

@@ -17,6 +17,22 @@
 
 namespace napkin::app {
 
+QTableWidget* resultsTable(const QStringList& headers, const QStringList& tips)
+{
+    auto* t = new QTableWidget(0, int(headers.size()));
+    t->setHorizontalHeaderLabels(headers);
+    for (int c = 0; c < int(headers.size()) && c < int(tips.size()); ++c)
+        t->horizontalHeaderItem(c)->setToolTip(tips[c]);
+    t->verticalHeader()->hide();
+    t->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    t->setSelectionBehavior(QAbstractItemView::SelectRows);
+    t->setSelectionMode(QAbstractItemView::SingleSelection);
+    t->setAlternatingRowColors(true);
+    t->setWordWrap(false);
+    t->horizontalHeader()->setStretchLastSection(true);
+    return t;
+}
+
 namespace {
 bool sameLayout(const core::Layout& a, const core::Layout& b)
 {
@@ -34,11 +50,9 @@ LayoutSearchDialog::LayoutSearchDialog(PlanController* controller, QWidget* pare
     m_status = new QLabel;
     m_status->setWordWrap(true);
     v->addWidget(m_status);
-    m_table = new QTableWidget(0, ColumnCount);
-    m_table->setHorizontalHeaderLabels({tr("#"), tr("TP"), tr("PP"), tr("v"), tr("CP"), tr("DP"), tr("EP"), tr("Micro-batch"),
-                                        tr("Recompute"), tr("ZeRO"), tr("Step"), tr("Tokens/s"), tr("MFU"), tr("Memory"),
-                                        tr("Why")});
-    const QString tips[ColumnCount] = {
+    const QStringList headers{tr("#"), tr("TP"), tr("PP"), tr("v"), tr("CP"), tr("DP"), tr("EP"), tr("Micro-batch"),
+                              tr("Recompute"), tr("ZeRO"), tr("Step"), tr("Tokens/s"), tr("MFU"), tr("Memory"), tr("Why")};
+    const QStringList tips{
         tr("Rank by predicted step time"), tr("Tensor-parallel ranks"), tr("Pipeline stages (uneven: the first and last stage's layers in brackets)"),
         tr("Virtual stages per pipeline rank (interleaved schedule), or \"dual\" for DualPipe"), tr("Context-parallel ranks"),
         tr("Data-parallel replicas: GPUs / (TP · PP · CP)"),
@@ -47,15 +61,7 @@ LayoutSearchDialog::LayoutSearchDialog(PlanController* controller, QWidget* pare
         tr("Activation recomputation"), tr("ZeRO stage (FSDP off)"), tr("Predicted seconds per optimizer step (core/steptime.h)"),
         tr("Global batch tokens / step time"), tr("Model FLOPs / (GPUs · peak · step)"),
         tr("Most loaded rank's memory, overhead included"), tr("Why it wins, or what costs it against #1")};
-    for (int c = 0; c < ColumnCount; ++c)
-        m_table->horizontalHeaderItem(c)->setToolTip(tips[c]);
-    m_table->verticalHeader()->hide();
-    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
-    m_table->setAlternatingRowColors(true);
-    m_table->setWordWrap(false);
-    m_table->horizontalHeader()->setStretchLastSection(true);
+    m_table = resultsTable(headers, tips);
     v->addWidget(m_table, 1);
 
     auto* buttons = new QHBoxLayout;

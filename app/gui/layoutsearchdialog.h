@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <QDialog>
+#include <QStringList>
 
 #include <memory>
 
@@ -21,6 +22,10 @@ class QThread;
 namespace napkin::app {
 
 class PlanController;
+
+// A read-only table of results, one selectable row each, a tooltip per column (the layout search and
+// Make it fit).
+QTableWidget* resultsTable(const QStringList& headers, const QStringList& tips);
 
 class LayoutSearchDialog : public QDialog {
     Q_OBJECT

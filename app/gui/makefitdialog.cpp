@@ -1,6 +1,7 @@
 #include "makefitdialog.h"
 
 #include "format.h"
+#include "layoutsearchdialog.h"
 #include "plancontroller.h"
 
 #include <QHBoxLayout>
@@ -21,21 +22,11 @@ MakeFitDialog::MakeFitDialog(PlanController* controller, QWidget* parent) : QDia
     m_status = new QLabel;
     m_status->setWordWrap(true);
     v->addWidget(m_status);
-    m_table = new QTableWidget(0, ColumnCount);
-    m_table->setHorizontalHeaderLabels({tr("Fits"), tr("Memory per GPU"), tr("Saved"), tr("Step (change)"), tr("Change")});
-    const QString tips[ColumnCount] = {
+    const QStringList tips{
         tr("Whether the plan fits the GPU after the change"), tr("Most loaded GPU after the change, overhead included"),
         tr("Memory per GPU the change saves"), tr("Predicted seconds per optimizer step after the change, and the difference"),
         tr("What changes: the scenario keys it sets are in the tooltip")};
-    for (int c = 0; c < ColumnCount; ++c)
-        m_table->horizontalHeaderItem(c)->setToolTip(tips[c]);
-    m_table->verticalHeader()->hide();
-    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
-    m_table->setAlternatingRowColors(true);
-    m_table->setWordWrap(false);
-    m_table->horizontalHeader()->setStretchLastSection(true);
+    m_table = resultsTable({tr("Fits"), tr("Memory per GPU"), tr("Saved"), tr("Step (change)"), tr("Change")}, tips);
     v->addWidget(m_table, 1);
     auto* buttons = new QHBoxLayout;
     buttons->addStretch(1);
