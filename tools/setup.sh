@@ -8,7 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(g++ cmake ninja-build pkgconf qt6-base-dev libqcustomplot-dev nlohmann-json3-dev libfmt-dev libcli11-dev
-          qt6-svg-dev xvfb xauth poppler-utils clang libclang-rt-14-dev locales-all)
+          qt6-svg-dev xvfb xauth poppler-utils clang libclang-rt-14-dev locales-all
+          clang-tidy clang-format clazy desktop-file-utils appstream dpkg-dev file)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

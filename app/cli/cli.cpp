@@ -14,15 +14,7 @@
 #include "roofline.h"
 #include "scenario.h"
 
-#ifdef NAPKIN_HAVE_REPORTS
-#include "report.h"
-
-#include <QApplication>
-#include <QFileInfo>
-
-#include <sys/stat.h>
-#include <unistd.h>
-#endif
+#include "reportclient.h"
 
 #include <fmt/format.h>
 
@@ -31,6 +23,7 @@
 #include <cstring>
 #include <cmath>
 #include <exception>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -106,50 +99,53 @@ bool checkFormat(const Options& o, std::initializer_list<const char*> allowed, s
     return false;
 }
 
-#ifdef NAPKIN_HAVE_REPORTS
-// Reports draw with Qt's painters and the app's chart panels: a QApplication on the offscreen
-// platform, so no display is needed.
-void ensureQtApp()
+// Where a scenario file's relative paths (hf_config, calibration:FILE) resolve: its folder.
+std::string absoluteDir(const std::string* file)
 {
-    if (QCoreApplication::instance())
-        return;
-    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
-        qputenv("QT_QPA_PLATFORM", "offscreen");
-    if (qEnvironmentVariableIsEmpty("XDG_RUNTIME_DIR")) {
-        // Qt wants a private runtime directory; without one it warns on every run.
-        const QByteArray dir = QByteArray("/tmp/napkin-runtime-") + QByteArray::number(uint(getuid()));
-        ::mkdir(dir.constData(), 0700);
-        qputenv("XDG_RUNTIME_DIR", dir);
-    }
-    static int argc = 1;
-    static char name[] = "napkin-cli";
-    static char* argv[] = {name, nullptr};
-    static QApplication app(argc, argv);
-    std::setlocale(LC_NUMERIC, "C"); // QApplication adopted the environment's locale (see app/gui/app.cpp)
+    if (!file)
+        return {};
+    std::error_code ec;
+    const auto path = std::filesystem::absolute(*file, ec);
+    return ec ? std::string() : path.parent_path().string();
 }
 
-report::Options reportOptions(const Options& o, Errors& errors)
+// The scenario's name for a comparison column: the file name without .napkin.json / .json.
+std::string scenarioLabel(const std::string& file)
 {
-    report::Options r;
-    r.gib = o.gib;
-    r.napkinVersion = QStringLiteral(NAPKIN_VERSION);
+    std::string l = file.substr(file.rfind('/') == std::string::npos ? 0 : file.rfind('/') + 1);
+    for (const std::string ext : {".napkin.json", ".json"})
+        if (l.size() > ext.size() && l.compare(l.size() - ext.size(), ext.size(), ext) == 0) {
+            l.resize(l.size() - ext.size());
+            break;
+        }
+    return l;
+}
+
+// The report options of a napkin.report-request/1 (app/report/reportrequest.h).
+json reportOptions(const Options& o, Errors& errors)
+{
+    json r = {{"gib", o.gib}, {"version", NAPKIN_VERSION}, {"page", "a4"}};
     if (o.title)
-        r.title = QString::fromStdString(*o.title);
+        r["title"] = *o.title;
     if (o.page) {
         if (*o.page == "a4" || *o.page == "A4")
-            r.page = report::PageSize::A4;
+            r["page"] = "a4";
         else if (*o.page == "letter" || *o.page == "Letter")
-            r.page = report::PageSize::Letter;
+            r["page"] = "letter";
         else
             errors.push_back({"--page", *o.page, "unknown page size", "a4, letter"});
     }
     return r;
 }
 
+json reportInput(const json& doc, const std::string& label, const std::string* file)
+{
+    return {{"document", doc}, {"label", label}, {"base_dir", absoluteDir(file)}};
+}
+
+// PDF, HTML and Markdown with chart images: napkin-report writes them (app/cli/reportclient.h).
 int writeReportFile(const Options& o, const json& doc, const std::string* file, std::ostream& err)
 {
-    report::Format f;
-    report::parseFormat(QString::fromStdString(o.format), &f);
     Errors errors;
     const auto options = reportOptions(o, errors);
     if (o.output.empty())
@@ -158,16 +154,10 @@ int writeReportFile(const Options& o, const json& doc, const std::string* file, 
         printErrors(errors, err);
         return InvalidInput;
     }
-    ensureQtApp();
-    report::Input in{doc, QString(), file ? QFileInfo(QString::fromStdString(*file)).absolutePath() : QString()};
-    const QString why = report::writeReport(in, f, QString::fromStdString(o.output), options);
-    if (!why.isEmpty()) {
-        err << "error: " << why.toStdString() << "\n";
-        return InternalError;
-    }
-    return Ok;
+    const json request = {{"schema", "napkin.report-request/1"}, {"job", "report"}, {"format", o.format},
+                          {"output", o.output}, {"options", options}, {"inputs", json::array({reportInput(doc, "", file)})}};
+    return runReportHelper(request, err);
 }
-#endif
 
 // The scenario document (defaults, file, --set) without parsing it; nullopt with errors.
 std::optional<json> scenarioDocument(const Options& o, const std::string* file, Errors& errors)
@@ -194,15 +184,10 @@ std::optional<json> scenarioDocument(const Options& o, const std::string* file, 
 
 int cmdPlan(const Options& o, std::ostream& out, std::ostream& err)
 {
-#ifdef NAPKIN_HAVE_REPORTS
+    // Markdown to a file comes with chart images beside it: napkin-report draws those.
     const bool report = o.format == "pdf" || o.format == "html" || (o.format == "md" && !o.output.empty());
     if (!checkFormat(o, {"text", "json", "md", "csv", "pdf", "html"}, err))
         return InvalidInput;
-#else
-    const bool report = false;
-    if (!checkFormat(o, {"text", "json", "md", "csv"}, err))
-        return InvalidInput;
-#endif
     if (o.positional.size() > 1) {
         err << "error: plan takes at most one scenario file\n";
         return InvalidInput;
@@ -214,16 +199,12 @@ int cmdPlan(const Options& o, std::ostream& out, std::ostream& err)
         return InvalidInput;
     }
     const auto plan = core::estimate(*sc);
-#ifdef NAPKIN_HAVE_REPORTS
     if (report) {
         Errors derrs;
         const std::string* file = o.positional.empty() ? nullptr : &o.positional[0];
         const auto doc = scenarioDocument(o, file, derrs);
         return checked(o, doc ? writeReportFile(o, *doc, file, err) : (printErrors(derrs, err), int(InvalidInput)), !plan.memory.fits);
     }
-#else
-    (void)report;
-#endif
     std::string text;
     // A mixture of experts with expert parallelism: the plan at imbalance 1.0 / 1.2 / 1.5 / worst.
     const auto sweep = core::imbalanceSweep(*sc);
@@ -350,13 +331,8 @@ int cmdOp(const Options& o, std::ostream& out, std::ostream& err)
 
 int cmdCompare(const Options& o, std::ostream& out, std::ostream& err)
 {
-#ifdef NAPKIN_HAVE_REPORTS
     if (!checkFormat(o, {"text", "json", "md", "csv", "html", "pdf"}, err))
         return InvalidInput;
-#else
-    if (!checkFormat(o, {"text", "json"}, err))
-        return InvalidInput;
-#endif
     if (o.positional.size() < 2) {
         err << "error: compare needs at least two scenario files (allowed: compare A.json B.json ...)\n";
         return InvalidInput;
@@ -378,15 +354,7 @@ int cmdCompare(const Options& o, std::ostream& out, std::ostream& err)
         printErrors(errors, err);
         return InvalidInput;
     }
-    auto label = [&](std::size_t i) {
-        std::string l = o.positional[i].substr(o.positional[i].rfind('/') == std::string::npos ? 0 : o.positional[i].rfind('/') + 1);
-        for (const std::string ext : {".napkin.json", ".json"})
-            if (l.size() > ext.size() && l.compare(l.size() - ext.size(), ext.size(), ext) == 0) {
-                l.resize(l.size() - ext.size());
-                break;
-            }
-        return l;
-    };
+    auto label = [&](std::size_t i) { return scenarioLabel(o.positional[i]); };
     auto baseDir = [&](std::size_t i) {
         const auto slash = o.positional[i].rfind('/');
         return slash == std::string::npos ? std::string() : o.positional[i].substr(0, slash);
@@ -407,9 +375,6 @@ int cmdCompare(const Options& o, std::ostream& out, std::ostream& err)
         }
         return writeOutput(o, o.format == "json" ? j.dump(1) + "\n" : t, out, err);
     }
-#ifdef NAPKIN_HAVE_REPORTS
-    report::Format f;
-    report::parseFormat(QString::fromStdString(o.format), &f);
     const auto options = reportOptions(o, errors);
     if (o.output.empty())
         errors.push_back({"-o", "", "a " + o.format + " comparison needs an output file", "-o FILE"});
@@ -417,46 +382,34 @@ int cmdCompare(const Options& o, std::ostream& out, std::ostream& err)
         printErrors(errors, err);
         return InvalidInput;
     }
-    ensureQtApp();
-    std::vector<report::Input> inputs;
-    for (std::size_t i = 0; i < docs.size(); ++i) {
-        QString label = QFileInfo(QString::fromStdString(o.positional[i])).fileName();
-        for (const char* ext : {".napkin.json", ".json"})
-            if (label.endsWith(QLatin1String(ext))) {
-                label.chop(int(std::strlen(ext)));
-                break;
-            }
-        inputs.push_back({docs[i], label, QFileInfo(QString::fromStdString(o.positional[i])).absolutePath()});
-    }
-    const QString why = report::writeComparison(inputs, f, QString::fromStdString(o.output), options);
-    if (!why.isEmpty()) {
-        err << "error: " << why.toStdString() << "\n";
-        return InternalError;
-    }
-#endif
-    return Ok;
+    json inputs = json::array();
+    for (std::size_t i = 0; i < docs.size(); ++i)
+        inputs.push_back(reportInput(docs[i], label(i), &o.positional[i]));
+    return runReportHelper({{"schema", "napkin.report-request/1"}, {"job", "comparison"}, {"format", o.format},
+                            {"output", o.output}, {"options", options}, {"inputs", inputs}},
+                           err);
 }
 
 int cmdChart(const Options& o, std::ostream& err)
 {
-#ifdef NAPKIN_HAVE_REPORTS
     Errors errors;
     if (o.positional.empty() || (o.positional[0] != "ledger" && o.positional[0] != "roofline" && o.positional[0] != "timeline"))
         errors.push_back({"chart", o.positional.empty() ? "" : o.positional[0], "unknown chart", "ledger, roofline, timeline"});
-    report::ChartFormat cf = report::ChartFormat::Png;
-    if (!report::parseChartFormat(QString::fromStdString(o.format), &cf))
+    std::string format = o.format; // PNG, png: as the file extension may be written
+    for (auto& c : format)
+        c = char(std::tolower(static_cast<unsigned char>(c)));
+    if (format != "png" && format != "svg" && format != "pdf")
         errors.push_back({"--format", o.format, "unknown chart format", "png, svg, pdf"});
     if (o.output.empty())
         errors.push_back({"-o", "", "a chart needs an output file", "-o FILE"});
     const std::string kind = o.positional.empty() ? std::string() : o.positional[0];
-    QSize size(900, kind == "ledger" ? 260 : kind == "timeline" ? 360 : 480);
+    int w = 900, h = kind == "ledger" ? 260 : kind == "timeline" ? 360 : 480;
     if (o.size) {
         const auto x = o.size->find('x');
-        const int w = x == std::string::npos ? 0 : std::atoi(o.size->substr(0, x).c_str());
-        const int h = x == std::string::npos ? 0 : std::atoi(o.size->substr(x + 1).c_str());
+        w = x == std::string::npos ? 0 : std::atoi(o.size->substr(0, x).c_str());
+        h = x == std::string::npos ? 0 : std::atoi(o.size->substr(x + 1).c_str());
         if (w < 200 || h < 120 || w > 8000 || h > 8000)
             errors.push_back({"--size", *o.size, "out of range", "WxH from 200x120 to 8000x8000"});
-        size = QSize(w, h);
     }
     const std::string* file = o.positional.size() > 1 ? &o.positional[1] : nullptr;
     const auto doc = errors.empty() ? scenarioDocument(o, file, errors) : std::nullopt;
@@ -464,20 +417,10 @@ int cmdChart(const Options& o, std::ostream& err)
         printErrors(errors, err);
         return InvalidInput;
     }
-    ensureQtApp();
-    report::Input in{*doc, QString(), file ? QFileInfo(QString::fromStdString(*file)).absolutePath() : QString()};
-    const QString why = report::writeChart(in, report::chartFromName(QString::fromStdString(kind)), cf,
-                                           QString::fromStdString(o.output), size, o.scale);
-    if (!why.isEmpty()) {
-        err << "error: " << why.toStdString() << "\n";
-        return why.startsWith(QLatin1String("cannot write")) ? InternalError : InvalidInput;
-    }
-    return Ok;
-#else
-    (void)o;
-    err << "error: chart: this napkin-cli was built without the Qt report module\n";
-    return InternalError;
-#endif
+    return runReportHelper({{"schema", "napkin.report-request/1"}, {"job", "chart"}, {"format", format}, {"output", o.output},
+                            {"chart", kind}, {"size", {w, h}}, {"scale", o.scale},
+                            {"inputs", json::array({reportInput(*doc, "", file)})}},
+                           err);
 }
 
 } // namespace detail

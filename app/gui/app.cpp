@@ -8,6 +8,7 @@
 #include "report.h"
 
 #include <QApplication>
+#include <QIcon>
 #include <QCommandLineParser>
 #include <QElapsedTimer>
 #include <QMessageBox>
@@ -56,6 +57,10 @@ int runApp(int argc, char** argv)
     QApplication::setApplicationName(QStringLiteral("Napkin"));
     QApplication::setOrganizationName(QStringLiteral("Napkin"));
     QApplication::setApplicationVersion(QStringLiteral(NAPKIN_VERSION));
+    // The desktop entry (resources/desktop): Wayland shells match the window to it and its icon.
+    QGuiApplication::setDesktopFileName(QStringLiteral("io.github.napkin_llm.Napkin"));
+    QApplication::setWindowIcon(QIcon::fromTheme(QStringLiteral("io.github.napkin_llm.Napkin"),
+                                                 QIcon(QStringLiteral(":/napkin/icons/io.github.napkin_llm.Napkin.png"))));
 
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral("Size an LLM training run: memory, compute and roofline."));
@@ -86,6 +91,8 @@ int runApp(int argc, char** argv)
     QCommandLineOption fitOpt(QStringLiteral("make-fit"),
                               QStringLiteral("Open Tools > Make it fit (with --screenshot: render that dialog instead of the window)."));
     parser.addOptions({scenarioOpt, shotOpt, sizeOpt, setOpt, darkOpt, lectureOpt, stepOpt, handoutOpt, calibrationOpt, chartOpt, fitOpt});
+    // The desktop entry's Exec=napkin %f: a scenario file opened from a file manager.
+    parser.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("A scenario file to open (as --scenario)."), QStringLiteral("[FILE]"));
     // --lecture takes an optional value: alone (or before another option) it means the built-in one.
     QStringList args = QApplication::arguments();
     for (int i = 1; i < args.size(); ++i)
@@ -93,15 +100,21 @@ int runApp(int argc, char** argv)
             args.insert(i + 1, QStringLiteral("cs336-lecture2"));
     parser.process(args);
 
+    if (parser.positionalArguments().size() > 1 || (parser.isSet(scenarioOpt) && !parser.positionalArguments().isEmpty())) {
+        std::fprintf(stderr, "error: FILE: one scenario file at most (allowed: napkin [FILE] or napkin --scenario FILE)\n");
+        return 2;
+    }
+    const QString scenarioFile = parser.isSet(scenarioOpt) ? parser.value(scenarioOpt) : parser.positionalArguments().value(0);
+
     PlanController controller;
     MainWindow window(&controller);
     if (parser.isSet(darkOpt))
         window.setDarkTheme(true);
-    if (parser.isSet(scenarioOpt)) {
+    if (!scenarioFile.isEmpty()) {
         // Without a user to answer a dialog (--screenshot, --handout), a bad file is an error on
         // stderr and exit 2, as napkin-cli does; interactively the dialog says it too.
         QString error;
-        if (!controller.open(parser.value(scenarioOpt), &error)) {
+        if (!controller.open(scenarioFile, &error)) {
             std::fprintf(stderr, "error: %s\n", qPrintable(error));
             if (!batch)
                 QMessageBox::warning(&window, QObject::tr("Cannot open scenario"), error);

@@ -63,8 +63,10 @@ QString CalibrationRunner::probePath()
     const QString env = qEnvironmentVariable("NAPKIN_PROBE");
     if (!env.isEmpty())
         return env;
+    // Installed: bin/../libexec/napkin/napkin-probe (GNUInstallDirs); beside the app; as built.
     const QString dir = QCoreApplication::applicationDirPath();
-    for (const QString& candidate : {dir + QStringLiteral("/napkin-probe"), dir + QStringLiteral("/../../gpu/napkin-probe")})
+    for (const QString& candidate : {dir + QStringLiteral("/" NAPKIN_RELATIVE_LIBEXEC "/napkin-probe"), dir + QStringLiteral("/napkin-probe"),
+                                     dir + QStringLiteral("/../../gpu/napkin-probe")})
         if (QFileInfo(candidate).isExecutable())
             return QFileInfo(candidate).canonicalFilePath();
     return QStandardPaths::findExecutable(QStringLiteral("napkin-probe"));

@@ -41,7 +41,7 @@ LecturePanel::LecturePanel(LectureController* lecture, PlanController* plan, QWi
     : QWidget(parent), m_lecture(lecture), m_plan(plan), m_counter(new QLabel), m_title(wrapped()), m_narration(wrapped()),
       m_note(wrapped()), m_numbersHeading(new QLabel(tr("The numbers"))), m_numbers(wrapped()),
       m_derivationHeading(new QLabel(tr("Derivation"))), m_derivation(wrapped()), m_dtypeFrame(new QFrame),
-      m_dtypeTable(new QTableWidget), m_chart(new CheckpointChart), m_hint(wrapped()),
+      m_dtypeTable(new QTableWidget), m_chart(new charts::CheckpointChart), m_hint(wrapped()),
       m_keys(new QLabel(tr("Page Down / Space: next · Page Up: back · Home / End · Esc: leave")))
 {
     setObjectName(QStringLiteral("lecturePanel"));

@@ -11,9 +11,12 @@ class QLabel;
 class QTableWidget;
 class QFrame;
 
+namespace napkin::charts {
+class CheckpointChart;
+}
+
 namespace napkin::app {
 
-class CheckpointChart;
 class LectureController;
 class PlanController;
 
@@ -31,7 +34,7 @@ public:
     QString numbersText() const;     // plain text of the numbers table
     QString derivationText() const;  // plain text of the derivation
     QTableWidget* dtypeTable() const { return m_dtypeTable; }
-    CheckpointChart* checkpointChart() const { return m_chart; }
+    charts::CheckpointChart* checkpointChart() const { return m_chart; }
 
 protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
@@ -55,7 +58,7 @@ private:
     QLabel* m_derivation;
     QFrame* m_dtypeFrame;
     QTableWidget* m_dtypeTable;
-    CheckpointChart* m_chart;
+    charts::CheckpointChart* m_chart;
     QLabel* m_hint;
     QLabel* m_keys;
     bool m_filtering = false;

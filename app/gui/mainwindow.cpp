@@ -10,7 +10,8 @@
 #include "dtypedialog.h"
 #include "layoutsearchdialog.h"
 #include "makefitdialog.h"
-#include "ledgerchartpanel.h"
+#include "chartpanels.h"
+#include "ledgerchart.h"
 #include "ledgermodel.h"
 #include "lecturecontroller.h"
 #include "lecturehandout.h"
@@ -18,11 +19,11 @@
 #include "reconciledialog.h"
 #include "plancontroller.h"
 #include "presets.h"
-#include "rooflinepanel.h"
+#include "rooflinechart.h"
 #include "stagemodel.h"
-#include "imbalancepanel.h"
-#include "steptimepanel.h"
-#include "timelinepanel.h"
+#include "imbalancechart.h"
+#include "steptimechart.h"
+#include "timelinechart.h"
 #include "summarypanel.h"
 #include "warningspanel.h"
 
@@ -74,7 +75,7 @@ const QString kFilter = QObject::tr("Napkin scenarios (*.napkin.json *.json);;Al
 MainWindow::MainWindow(PlanController* controller, QWidget* parent)
     : QMainWindow(parent), m_controller(controller), m_controls(new ControlsPanel(controller)),
       m_ledgerModel(new LedgerModel(controller, this)), m_ledgerTable(new QTableView),
-      m_ledgerChart(new LedgerChartPanel(controller)), m_roofline(new RooflinePanel(controller)),
+      m_ledgerChart(followPlan(new charts::LedgerChart, controller)), m_roofline(followPlan(new charts::RooflineChart, controller)),
       m_summary(new SummaryPanel(controller)), m_derivation(new DerivationPanel(controller)),
       m_warnings(new WarningsPanel(controller))
 {
@@ -159,16 +160,16 @@ MainWindow::MainWindow(PlanController* controller, QWidget* parent)
     top->setStretchFactor(0, 5);
     top->setStretchFactor(1, 2);
     auto* bottom = new QSplitter(Qt::Horizontal);
-    m_stepTime = new StepTimePanel(controller);
+    m_stepTime = followPlan(new charts::StepTimeChart, controller);
     m_chartTabs = new QTabWidget;
     m_chartTabs->setDocumentMode(true);
     // Short tab titles: all four fit at 1024 px wide (a projector); the tooltips say the rest.
     m_chartTabs->addTab(m_roofline, tr("Roofline"));
     m_chartTabs->setTabToolTip(0, tr("Roofline of one layer's ops, forward and backward"));
     m_chartTabs->addTab(m_stepTime, tr("Step time"));
-    m_timeline = new TimelinePanel(controller);
+    m_timeline = followPlan(new charts::TimelineChart, controller);
     m_chartTabs->addTab(m_timeline, tr("Memory through the step"));
-    m_imbalance = new ImbalancePanel(controller);
+    m_imbalance = followPlan(new charts::ImbalanceChart, controller);
     m_chartTabs->addTab(m_imbalance, tr("Routing imbalance"));
     m_chartTabs->setTabToolTip(3, tr("Mixtures of experts: step time and memory as the busiest expert rank's load grows"));
     bottom->addWidget(m_frames[QStringLiteral("roofline")] = framed(tr("Roofline and step time"), m_chartTabs));
@@ -375,7 +376,7 @@ void MainWindow::buildMenus()
     });
     auto* overlay = view->addAction(tr("Seeds' op table on the roofline"));
     overlay->setCheckable(true);
-    connect(overlay, &QAction::toggled, m_roofline, &RooflinePanel::setShowSeedOps);
+    connect(overlay, &QAction::toggled, m_roofline, &charts::RooflineChart::setShowSeedOps);
     view->addSeparator();
     view->addAction(tr("&Lecture mode (CS336 lecture 2)"), QKeySequence(Qt::CTRL | Qt::Key_L), this, [this] {
         QString why;
@@ -452,7 +453,7 @@ void MainWindow::addChartMenu(QCustomPlot* plot, const QString& title)
                                                                tr("%1 (*.%2)").arg(e.toUpper(), e));
                 if (f.isEmpty())
                     return;
-                const QString why = saveChart(plot, f, plot->size(), title);
+                const QString why = charts::saveChart(plot, f, plot->size(), title);
                 if (!why.isEmpty())
                     QMessageBox::warning(this, tr("Save failed"), why);
             });

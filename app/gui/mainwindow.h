@@ -15,6 +15,14 @@ class QPushButton;
 class QTableView;
 class QTabWidget;
 
+namespace napkin::charts {
+class ImbalanceChart;
+class LedgerChart;
+class RooflineChart;
+class StepTimeChart;
+class TimelineChart;
+} // namespace napkin::charts
+
 namespace napkin::app {
 
 class CalibrationDialog;
@@ -22,16 +30,11 @@ class ControlsPanel;
 class DerivationPanel;
 class LayoutSearchDialog;
 class MakeFitDialog;
-class LedgerChartPanel;
 class LedgerModel;
 class LectureController;
 class LecturePanel;
 class PlanController;
-class RooflinePanel;
 class StageModel;
-class StepTimePanel;
-class ImbalancePanel;
-class TimelinePanel;
 class SummaryPanel;
 class WarningsPanel;
 
@@ -43,8 +46,8 @@ public:
     ControlsPanel* controls() const { return m_controls; }
     LedgerModel* ledgerModel() const { return m_ledgerModel; }
     QTableView* ledgerTable() const { return m_ledgerTable; }
-    LedgerChartPanel* ledgerChart() const { return m_ledgerChart; }
-    RooflinePanel* roofline() const { return m_roofline; }
+    charts::LedgerChart* ledgerChart() const { return m_ledgerChart; }
+    charts::RooflineChart* roofline() const { return m_roofline; }
     SummaryPanel* summary() const { return m_summary; }
     DerivationPanel* derivation() const { return m_derivation; }
     WarningsPanel* warnings() const { return m_warnings; }
@@ -52,8 +55,8 @@ public:
     // beside the roofline) and Tools > Find best layout.
     StageModel* stageModel() const { return m_stageModel; }
     QTableView* stageTable() const { return m_stageTable; }
-    StepTimePanel* stepTime() const { return m_stepTime; }
-    TimelinePanel* timeline() const { return m_timeline; }
+    charts::StepTimeChart* stepTime() const { return m_stepTime; }
+    charts::TimelineChart* timeline() const { return m_timeline; }
     QTabWidget* chartTabs() const { return m_chartTabs; }
     LayoutSearchDialog* openLayoutSearch();
     // Tools > Make it fit, and the button beside the ledger's shortfall (shown while the plan is short).
@@ -104,8 +107,8 @@ private:
     ControlsPanel* m_controls;
     LedgerModel* m_ledgerModel;
     QTableView* m_ledgerTable;
-    LedgerChartPanel* m_ledgerChart;
-    RooflinePanel* m_roofline;
+    charts::LedgerChart* m_ledgerChart;
+    charts::RooflineChart* m_roofline;
     SummaryPanel* m_summary;
     DerivationPanel* m_derivation;
     WarningsPanel* m_warnings;
@@ -114,9 +117,9 @@ private:
     QWidget* m_fitBar = nullptr;
     QLabel* m_fitLabel = nullptr;
     QPushButton* m_makeFit = nullptr;
-    StepTimePanel* m_stepTime = nullptr;
-    ImbalancePanel* m_imbalance = nullptr;
-    TimelinePanel* m_timeline = nullptr;
+    charts::StepTimeChart* m_stepTime = nullptr;
+    charts::ImbalanceChart* m_imbalance = nullptr;
+    charts::TimelineChart* m_timeline = nullptr;
     QTabWidget* m_chartTabs = nullptr;
     QMenu* m_recentMenu = nullptr;
     LectureController* m_lecture = nullptr;

@@ -351,9 +351,7 @@ void PlanController::setUnits(Units u)
 
 QString PlanController::formatBytes(double bytes) const
 {
-    if (m_units == Units::GiB)
-        return QStringLiteral("%1 GiB").arg(bytes / 1073741824.0, 0, 'f', 2);
-    return QString::fromStdString(core::formatBytes(bytes));
+    return charts::formatBytes(bytes, m_units);
 }
 
 void PlanController::showDerivation(const QString& quantity)

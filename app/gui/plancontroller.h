@@ -2,6 +2,7 @@
 // PlanController owns the scenario document, the last valid Scenario and Plan, the undo stack and
 // the file state. Widgets hold no domain state: they call set...() and listen to planChanged().
 
+#include "chartunits.h"
 #include "estimate.h"
 #include "scenario.h"
 #include "search.h"
@@ -23,7 +24,7 @@ namespace napkin::app {
 class PlanController : public QObject {
     Q_OBJECT
 public:
-    enum class Units { GB, GiB };
+    using Units = charts::Units;
 
     explicit PlanController(QObject* parent = nullptr);
     ~PlanController() override;

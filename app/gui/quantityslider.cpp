@@ -47,20 +47,6 @@ protected:
 };
 } // namespace
 
-QString formatCount(double v)
-{
-    const double a = std::fabs(v);
-    auto fmt = [](double x, const char* suffix) {
-        QString s = QString::number(x, 'g', 4);
-        return s + QLatin1String(suffix);
-    };
-    if (a >= 1e12) return fmt(v / 1e12, "T");
-    if (a >= 1e9) return fmt(v / 1e9, "B");
-    if (a >= 1e6) return fmt(v / 1e6, "M");
-    if (a >= 1e4 && v == std::floor(v)) return QLocale(QLocale::English).toString(qlonglong(v));
-    return QString::number(v, 'g', 6);
-}
-
 QuantitySlider::QuantitySlider(const QString& label, double min, double max, Scale scale, QWidget* parent)
     : QWidget(parent), m_slider(new MarkedSlider(Qt::Horizontal, this)), m_edit(new QLineEdit(this)),
       m_unit(new QLabel(this)), m_error(new QLabel(this)), m_min(min), m_max(max), m_value(min), m_scale(scale),

@@ -3,6 +3,8 @@
 // type: "7B", "15T", "2e12", "4k", "1,024". Invalid text shows an error beside the field; the last
 // valid value stays in force.
 
+#include "chartunits.h"
+
 #include <QWidget>
 
 #include <limits>
@@ -61,7 +63,6 @@ private:
     double m_marker = std::numeric_limits<double>::quiet_NaN();
 };
 
-// "70B", "1.5T", "4,096" style display of a count.
-QString formatCount(double v);
+using charts::formatCount;
 
 } // namespace napkin::app

@@ -4,11 +4,8 @@
 #include "chartexport.h"
 #include "chartstyle.h"
 #include "format.h"
-#include "ledgerchartpanel.h"
-#include "plancontroller.h"
 #include "reportcharts.h"
 #include "reportcontent.h"
-#include "rooflinepanel.h"
 
 #include <QBuffer>
 #include <QPageLayout>
@@ -88,12 +85,8 @@ QByteArray renderLectureHandout(const core::Lecture& lecture, const Options& o, 
     QByteArray bytes;
     QBuffer buffer(&bytes);
     buffer.open(QIODevice::WriteOnly);
-    QPdfWriter pdf(&buffer);
-    pdf.setResolution(96);
-    pdf.setPageSize(QPageSize(o.page == PageSize::Letter ? QPageSize::Letter : QPageSize::A4));
-    pdf.setPageMargins(QMarginsF(15, 15, 15, 15), QPageLayout::Millimeter);
-    pdf.setTitle(QString::fromStdString(lecture.title));
-    pdf.setCreator(QStringLiteral("Napkin"));
+    const auto writer = detail::pdfWriter(&buffer, o.page, QString::fromStdString(lecture.title));
+    QPdfWriter& pdf = *writer;
     QPainter painter(&pdf);
     const QRect page = pdf.pageLayout().paintRectPixels(pdf.resolution());
     const double W = page.width();
@@ -108,7 +101,7 @@ QByteArray renderLectureHandout(const core::Lecture& lecture, const Options& o, 
                 *error = QStringLiteral("step %1 (%2): %3").arg(i + 1).arg(QString::fromStdString(step.id), e.error);
             return {};
         }
-        app::PlanController& c = *e.controller;
+        const detail::Evaluated& c = e;
         if (i > 0)
             pdf.newPage();
         QString html;
@@ -124,15 +117,15 @@ QByteArray renderLectureHandout(const core::Lecture& lecture, const Options& o, 
                         .arg(calibrated ? QStringLiteral("Peaks measured: calibration profile %1.").arg(detail::esc(calibrationProfile))
                                         : detail::esc(QString::fromStdString(step.fallback.empty() ? std::string("No calibration profile: spec-sheet peaks.")
                                                                                                    : step.fallback)));
-        html += QStringLiteral("<h2>The numbers</h2>") + lectureNumbersHtml(core::checkExpectations(step, c.scenario(), c.plan()), o.gib);
+        html += QStringLiteral("<h2>The numbers</h2>") + lectureNumbersHtml(core::checkExpectations(step, c.scenario, c.plan), o.gib);
         if (!step.derivation.empty())
-            html += QStringLiteral("<h2>Derivation</h2>") + lectureDerivationHtml(c.plan(), step.derivation);
+            html += QStringLiteral("<h2>Derivation</h2>") + lectureDerivationHtml(c.plan, step.derivation);
         if (!step.hint.empty())
             html += QStringLiteral("<p><i>Try:</i> %1</p>").arg(detail::esc(QString::fromStdString(step.hint)));
         html += QStringLiteral("<p style=\"color:#555\">Scenario: %1 (%2, %3 × %4).</p>")
-                    .arg(detail::esc(QString::fromStdString(c.scenario().model.name)),
-                         detail::esc(QString::fromStdString(c.scenario().precision.plan)),
-                         QString::number(c.scenario().cluster.gpus), detail::esc(QString::fromStdString(c.scenario().gpu->name)));
+                    .arg(detail::esc(QString::fromStdString(c.scenario.model.name)),
+                         detail::esc(QString::fromStdString(c.scenario.precision.plan)),
+                         QString::number(c.scenario.cluster.gpus), detail::esc(QString::fromStdString(c.scenario.gpu->name)));
         QTextDocument text;
         QFont f(QStringLiteral("DejaVu Sans"));
         f.setPointSizeF(10);
@@ -150,15 +143,12 @@ QByteArray renderLectureHandout(const core::Lecture& lecture, const Options& o, 
             size = QSize(900, 260);
             picture = detail::chartPicture(c, Chart::Ledger, size);
         } else if (step.focus == core::LectureFocus::Roofline) {
-            app::RooflinePanel panel(&c);
-            panel.setShowSeedOps(step.rooflineOverlay);
-            panel.resize(size);
-            picture = app::plotPicture(panel.plot(), size);
+            picture = detail::chartPicture(c, Chart::Roofline, size, step.rooflineOverlay);
         } else if (step.focus == core::LectureFocus::Checkpoint) {
-            app::CheckpointChart chart;
+            charts::CheckpointChart chart;
             chart.resize(size);
-            chart.setCurve(core::checkpointCurveFor(c.scenario()), c.plan().memory.checkpointEvery, o.gib);
-            picture = app::plotPicture(chart.plot(), size);
+            chart.setCurve(core::checkpointCurveFor(c.scenario), c.plan.memory.checkpointEvery, o.gib);
+            picture = charts::plotPicture(chart.plot(), size);
         }
         if (!picture.isNull()) {
             const double scale = W / size.width();
@@ -180,7 +170,7 @@ QString writeLectureHandout(const core::Lecture& lecture, const QString& outPath
     const QByteArray bytes = renderLectureHandout(lecture, options, calibrationProfile, &error);
     if (!error.isEmpty())
         return error;
-    return app::saveBytes(outPath, bytes);
+    return charts::saveBytes(outPath, bytes);
 }
 
 } // namespace napkin::report

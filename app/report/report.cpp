@@ -5,7 +5,6 @@
 
 #include "buckets.h"
 #include "format.h"
-#include "plancontroller.h"
 
 #include <QBuffer>
 #include <QDir>
@@ -61,18 +60,14 @@ QSize chartSize(Chart c)
 
 // Lays the sections out on pages: text through QTextDocument, charts as vector pictures, a block
 // never split across a page unless it is taller than a page.
-QByteArray renderPdf(const std::vector<Section>& sections, const std::vector<const app::PlanController*>& controllers,
+QByteArray renderPdf(const std::vector<Section>& sections, const std::vector<const Evaluated*>& plans,
                      const Options& o)
 {
     QByteArray bytes;
     QBuffer buffer(&bytes);
     buffer.open(QIODevice::WriteOnly);
-    QPdfWriter pdf(&buffer);
-    pdf.setResolution(96);
-    pdf.setPageSize(QPageSize(o.page == PageSize::Letter ? QPageSize::Letter : QPageSize::A4));
-    pdf.setPageMargins(QMarginsF(15, 15, 15, 15), QPageLayout::Millimeter);
-    pdf.setTitle(o.title.isEmpty() ? QStringLiteral("Napkin report") : o.title);
-    pdf.setCreator(QStringLiteral("Napkin"));
+    const auto writer = pdfWriter(&buffer, o.page, o.title.isEmpty() ? QStringLiteral("Napkin report") : o.title);
+    QPdfWriter& pdf = *writer;
     QPainter painter(&pdf);
     const QRect page = pdf.pageLayout().paintRectPixels(pdf.resolution());
     const double W = page.width(), H = page.height();
@@ -123,12 +118,12 @@ QByteArray renderPdf(const std::vector<Section>& sections, const std::vector<con
         drawHtml((s.title.isEmpty() ? QString() : QStringLiteral("<h2>") + esc(s.title) + QStringLiteral("</h2>")) + s.html);
         if (!s.chart.isEmpty()) {
             const Chart kind = chartFromName(s.chart);
-            const auto* controller = controllers[std::min(chartIndex, controllers.size() - 1)];
-            if (controllers.size() > 1)
+            const auto* evaluated = plans[std::min(chartIndex, plans.size() - 1)];
+            if (plans.size() > 1)
                 ++chartIndex; // comparisons: one ledger chart per scenario, in order
             const QSize size = chartSize(kind);
             const double scale = W / size.width();
-            const QPicture pic = chartPicture(const_cast<app::PlanController&>(*controller), kind, size);
+            const QPicture pic = chartPicture(*evaluated, kind, size);
             place(size.height() * scale + 8);
             painter.save();
             painter.translate(0, y + 4);
@@ -142,7 +137,7 @@ QByteArray renderPdf(const std::vector<Section>& sections, const std::vector<con
     return bytes;
 }
 
-QString inlineSvg(app::PlanController& c, Chart chart)
+QString inlineSvg(const Evaluated& c, Chart chart)
 {
     const QSize size = chartSize(chart);
     QString svg = QString::fromUtf8(pictureToSvg(chartPicture(c, chart, size), size, chartTitle(chart)));
@@ -150,7 +145,7 @@ QString inlineSvg(app::PlanController& c, Chart chart)
     return start >= 0 ? svg.mid(start) : svg;
 }
 
-QByteArray renderHtml(const std::vector<Section>& sections, const std::vector<const app::PlanController*>& controllers,
+QByteArray renderHtml(const std::vector<Section>& sections, const std::vector<const Evaluated*>& plans,
                       const Options& o)
 {
     QString body;
@@ -160,11 +155,11 @@ QByteArray renderHtml(const std::vector<Section>& sections, const std::vector<co
             body += QStringLiteral("<h2>") + esc(s.title) + QStringLiteral("</h2>\n");
         body += s.html + QStringLiteral("\n");
         if (!s.chart.isEmpty()) {
-            const auto* controller = controllers[std::min(chartIndex, controllers.size() - 1)];
-            if (controllers.size() > 1)
+            const auto* evaluated = plans[std::min(chartIndex, plans.size() - 1)];
+            if (plans.size() > 1)
                 ++chartIndex;
             body += QStringLiteral("<div class=\"chart\">") +
-                    inlineSvg(const_cast<app::PlanController&>(*controller), chartFromName(s.chart)) +
+                    inlineSvg(*evaluated, chartFromName(s.chart)) +
                     QStringLiteral("</div>\n");
         }
     }
@@ -185,7 +180,7 @@ QString stemOf(const QString& path)
     return fi.dir().filePath(base);
 }
 
-QByteArray compareCsv(const std::vector<const app::PlanController*>& cs, const QStringList& labels)
+QByteArray compareCsv(const std::vector<const Evaluated*>& cs, const QStringList& labels)
 {
     QString csv = QStringLiteral("section,name");
     for (const auto& l : labels)
@@ -194,7 +189,7 @@ QByteArray compareCsv(const std::vector<const app::PlanController*>& cs, const Q
     auto row = [&](const char* sec, const char* name, auto value, const char* unit) {
         csv += QLatin1String(sec) + QStringLiteral(",") + QLatin1String(name);
         for (const auto* c : cs)
-            csv += QStringLiteral(",") + QString::number(value(c->plan()), 'g', 17);
+            csv += QStringLiteral(",") + QString::number(value(c->plan), 'g', 17);
         csv += QStringLiteral(",") + QLatin1String(unit) + QStringLiteral("\n");
     };
     row("params", "total", [](const core::Plan& p) { return p.params.total; }, "parameters");
@@ -237,19 +232,19 @@ QByteArray renderReport(const Input& input, Format format, const Options& givenO
     auto e = evaluate(input, givenOptions.gib);
     Options options = givenOptions;
     if (options.title.isEmpty() && e.error.isEmpty()) // the scenario's own name, else what the plan is
-        options.title = QString::fromStdString(e.controller->plan().title());
+        options.title = QString::fromStdString(e.plan.title());
     if (!e.error.isEmpty()) {
         if (error)
             *error = e.error;
         return {};
     }
-    const std::vector<const app::PlanController*> cs{e.controller.get()};
+    const std::vector<const Evaluated*> cs{&e};
     switch (format) {
-    case Format::Pdf: return renderPdf(reportSections(*e.controller, options), cs, options);
-    case Format::Html: return renderHtml(reportSections(*e.controller, options), cs, options);
-    case Format::Markdown: return reportMarkdown(*e.controller, options, QStringLiteral("ledger.png"), QStringLiteral("roofline.png")).toUtf8();
-    case Format::Csv: return QByteArray::fromStdString(core::planToCsv(e.controller->plan()));
-    case Format::Json: return QByteArray::fromStdString(core::planToJson(e.controller->plan()).dump(1) + "\n");
+    case Format::Pdf: return renderPdf(reportSections(e, options), cs, options);
+    case Format::Html: return renderHtml(reportSections(e, options), cs, options);
+    case Format::Markdown: return reportMarkdown(e, options, QStringLiteral("ledger.png"), QStringLiteral("roofline.png")).toUtf8();
+    case Format::Csv: return QByteArray::fromStdString(core::planToCsv(e.plan));
+    case Format::Json: return QByteArray::fromStdString(core::planToJson(e.plan).dump(1) + "\n");
     }
     return {};
 }
@@ -269,11 +264,11 @@ QString writeReport(const Input& input, Format format, const QString& outPath, c
     const QString stem = stemOf(outPath);
     const QString ledger = stem + QStringLiteral("-ledger.png"), roofline = stem + QStringLiteral("-roofline.png");
     const QSize ls = chartSize(Chart::Ledger), rs = chartSize(Chart::Roofline);
-    if (auto err = saveBytes(ledger, pictureToPng(chartPicture(*e.controller, Chart::Ledger, ls), ls)); !err.isEmpty())
+    if (auto err = saveBytes(ledger, pictureToPng(chartPicture(e, Chart::Ledger, ls), ls)); !err.isEmpty())
         return err;
-    if (auto err = saveBytes(roofline, pictureToPng(chartPicture(*e.controller, Chart::Roofline, rs), rs)); !err.isEmpty())
+    if (auto err = saveBytes(roofline, pictureToPng(chartPicture(e, Chart::Roofline, rs), rs)); !err.isEmpty())
         return err;
-    const QString md = reportMarkdown(*e.controller, options, QFileInfo(ledger).fileName(), QFileInfo(roofline).fileName());
+    const QString md = reportMarkdown(e, options, QFileInfo(ledger).fileName(), QFileInfo(roofline).fileName());
     const QString why = saveBytes(outPath, md.toUtf8());
     if (!why.isEmpty()) { // all or nothing: no charts without their report
         QFile::remove(ledger);
@@ -287,13 +282,14 @@ QString writeComparison(const std::vector<Input>& inputs, Format format, const Q
     if (inputs.size() < 2)
         return QStringLiteral("compare needs at least two scenarios");
     std::vector<Evaluated> evaluated;
-    std::vector<const app::PlanController*> cs;
+    evaluated.reserve(inputs.size()); // cs points into it
+    std::vector<const Evaluated*> cs;
     QStringList labels;
     for (const auto& in : inputs) {
         evaluated.push_back(evaluate(in, options.gib));
         if (!evaluated.back().error.isEmpty())
             return evaluated.back().error;
-        cs.push_back(evaluated.back().controller.get());
+        cs.push_back(&evaluated.back());
         labels << in.label;
     }
     QByteArray bytes;
@@ -305,7 +301,7 @@ QString writeComparison(const std::vector<Input>& inputs, Format format, const Q
     case Format::Json: {
         nlohmann::json j = {{"schema", "napkin.compare/1"}, {"plans", nlohmann::json::array()}};
         for (int i = 0; i < int(cs.size()); ++i) {
-            auto p = core::planToJson(cs[std::size_t(i)]->plan());
+            auto p = core::planToJson(cs[std::size_t(i)]->plan);
             p["label"] = labels.value(i).toStdString();
             j["plans"].push_back(p);
         }
@@ -323,7 +319,7 @@ QString writeChart(const Input& input, Chart chart, ChartFormat format, const QS
         return e.error;
     if (!size.isValid() || size.width() < 200 || size.height() < 120 || size.width() > 8000 || size.height() > 8000)
         return QStringLiteral("chart size %1x%2 out of range (200x120 to 8000x8000)").arg(size.width()).arg(size.height());
-    const QPicture pic = chartPicture(*e.controller, chart, size);
+    const QPicture pic = chartPicture(e, chart, size);
     const QString title = chartTitle(chart);
     switch (format) {
     case ChartFormat::Png: return saveBytes(outPath, pictureToPng(pic, size, scale));

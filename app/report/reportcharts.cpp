@@ -1,60 +1,71 @@
 #include "reportcharts.h"
 
-#include "chartexport.h"
 #include "chartstyle.h"
-#include "ledgerchartpanel.h"
-#include "plancontroller.h"
-#include "rooflinepanel.h"
-#include "timelinepanel.h"
+#include "ledgerchart.h"
+#include "rooflinechart.h"
+#include "timelinechart.h"
 
-#include <QBuffer>
-#include <QFileInfo>
-#include <QImage>
+#include "catalog.h"
+#include "errors.h"
+#include "estimate.h"
+
+#include <QPageLayout>
 #include <QPageSize>
-#include <QPainter>
 #include <QPdfWriter>
-#include <QSaveFile>
-#include <QSvgGenerator>
+
+#include <memory>
 
 namespace napkin::report::detail {
 
 Evaluated evaluate(const Input& input, bool gib)
 {
     Evaluated e;
-    e.controller = std::make_unique<app::PlanController>();
-    e.controller->setUnits(gib ? app::PlanController::Units::GiB : app::PlanController::Units::GB);
+    e.document = input.document;
+    e.baseDir = input.baseDir;
+    e.units = gib ? charts::Units::GiB : charts::Units::GB;
     core::Errors errors;
-    core::parseScenario(input.document, core::builtinCatalog(), errors, input.baseDir.toStdString());
+    e.scenario = core::parseScenario(input.document, core::builtinCatalog(), errors, input.baseDir.toStdString());
     if (!errors.empty()) {
         e.error = (input.label.isEmpty() ? QString() : input.label + QStringLiteral(": ")) +
                   QString::fromStdString(core::describe(errors.front()));
         return e;
     }
-    const QString pseudoFile = input.baseDir.isEmpty() ? QString() : input.baseDir + QStringLiteral("/scenario.napkin.json");
-    if (!e.controller->resetDocument(input.document, pseudoFile))
-        e.error = input.label + QStringLiteral(": invalid scenario");
+    e.plan = core::estimate(e.scenario);
     return e;
 }
 
-QPicture chartPicture(app::PlanController& controller, Chart chart, QSize size)
+std::unique_ptr<QPdfWriter> pdfWriter(QIODevice* device, PageSize page, const QString& title)
 {
-    std::unique_ptr<QWidget> panel;
+    auto pdf = std::make_unique<QPdfWriter>(device);
+    pdf->setResolution(96);
+    pdf->setPageSize(QPageSize(page == PageSize::Letter ? QPageSize::Letter : QPageSize::A4));
+    pdf->setPageMargins(QMarginsF(15, 15, 15, 15), QPageLayout::Millimeter);
+    pdf->setTitle(title);
+    pdf->setCreator(QStringLiteral("Napkin"));
+    return pdf;
+}
+
+QPicture chartPicture(const Evaluated& e, Chart chart, QSize size, bool seedOps)
+{
+    std::unique_ptr<charts::ChartWidget> widget;
     QCustomPlot* plot = nullptr;
     if (chart == Chart::Ledger) {
-        auto* p = new app::LedgerChartPanel(&controller);
-        plot = p->plot();
-        panel.reset(p);
+        auto* c = new charts::LedgerChart;
+        plot = c->plot();
+        widget.reset(c);
     } else if (chart == Chart::Timeline) {
-        auto* p = new app::TimelinePanel(&controller);
-        plot = p->plot();
-        panel.reset(p);
+        auto* c = new charts::TimelineChart;
+        plot = c->plot();
+        widget.reset(c);
     } else {
-        auto* p = new app::RooflinePanel(&controller);
-        plot = p->plot();
-        panel.reset(p);
+        auto* c = new charts::RooflineChart;
+        c->setShowSeedOps(seedOps);
+        plot = c->plot();
+        widget.reset(c);
     }
-    panel->resize(size);
-    return app::plotPicture(plot, size);
+    widget->resize(size);
+    widget->setPlan(e.scenario, e.plan, e.units);
+    return charts::plotPicture(plot, size);
 }
 
 } // namespace napkin::report::detail

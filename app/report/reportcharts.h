@@ -1,32 +1,44 @@
 #pragma once
-// Charts for reports, drawn by the app's own panels (one chart implementation) into a QPicture so
-// that PDF and SVG stay vector.
+// Charts for reports, drawn by napkin_charts (the window's own chart code) into a QPicture so that
+// PDF and SVG stay vector.
 
 #include "chartexport.h"
+#include "chartunits.h"
 #include "report.h"
 
-#include <QByteArray>
+#include "plan.h"
+#include "scenario.h"
+
+#include <nlohmann/json.hpp>
+
 #include <QPicture>
 
 #include <memory>
 
-namespace napkin::app {
-class PlanController;
-}
+class QIODevice;
+class QPdfWriter;
 
 namespace napkin::report::detail {
 
-// A scenario evaluated through a PlanController, as the app does.
+// A scenario document evaluated once: the parsed scenario, its plan and what the report needs to
+// say where they came from. No window, no controller.
 struct Evaluated {
-    std::unique_ptr<app::PlanController> controller;
-    QString error; // empty when the scenario is valid
+    nlohmann::json document;
+    QString baseDir;    // resolves the document's relative file paths
+    core::Scenario scenario;
+    core::Plan plan;
+    charts::Units units = charts::Units::GB;
+    QString error;      // empty when the scenario is valid
 };
 Evaluated evaluate(const Input& input, bool gib);
 
-QPicture chartPicture(app::PlanController& controller, Chart chart, QSize size);
-using app::pictureToPdf;
-using app::pictureToPng;
-using app::pictureToSvg;
-using app::saveBytes;
+// The report PDFs' page: A4 or Letter, 15 mm margins, 96 dpi (so chart layout units are pixels).
+std::unique_ptr<QPdfWriter> pdfWriter(QIODevice* device, PageSize page, const QString& title);
+
+QPicture chartPicture(const Evaluated& e, Chart chart, QSize size, bool seedOps = false);
+using charts::pictureToPdf;
+using charts::pictureToPng;
+using charts::pictureToSvg;
+using charts::saveBytes;
 
 } // namespace napkin::report::detail

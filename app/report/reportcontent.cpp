@@ -2,7 +2,6 @@
 
 #include "buckets.h"
 #include "format.h"
-#include "plancontroller.h"
 #include "sensitivity.h"
 
 #include <QDateTime>
@@ -43,10 +42,10 @@ const core::Derivation* find(const core::Plan& p, const char* q)
     return nullptr;
 }
 
-QString words(const app::PlanController& c, const Options& o)
+QString words(const Evaluated& c, const Options& o)
 {
-    const auto& sc = c.scenario();
-    const auto& p = c.plan();
+    const auto& sc = c.scenario;
+    const auto& p = c.plan;
     const auto& s = sc.model.shape;
     QString model = esc(qs(sc.model.name)) + QStringLiteral(", ") + intText(p.params.total) + QStringLiteral(" parameters");
     if (p.params.active < p.params.total) // mixture of experts: the convention named (moe-notes.md §0.3)
@@ -153,10 +152,10 @@ QString bytesText(double bytes, bool gib)
     return qs(core::formatBytes(bytes));
 }
 
-std::vector<Section> reportSections(const app::PlanController& c, const Options& o)
+std::vector<Section> reportSections(const Evaluated& c, const Options& o)
 {
-    const auto& p = c.plan();
-    const auto& sc = c.scenario();
+    const auto& p = c.plan;
+    const auto& sc = c.scenario;
     const auto& m = p.memory;
     std::vector<Section> out;
     // The user's title or scenario name, else what the plan is; a user name that no longer says what
@@ -228,7 +227,7 @@ std::vector<Section> reportSections(const app::PlanController& c, const Options&
                                                               : QStringLiteral("<ul>") + warn + QStringLiteral("</ul>"),
                    {}});
     QList<QStringList> sens;
-    for (const auto& s : core::sensitivities(c.document(), 3, c.baseDir().toStdString()))
+    for (const auto& s : core::sensitivities(c.document, 3, c.baseDir.toStdString()))
         sens.push_back({qs(s.input), QString::fromUtf8(s.change.c_str()),
                         bytesText(s.memoryBefore, o.gib) + QStringLiteral(" → ") + bytesText(s.memoryAfter, o.gib) +
                             (s.fitsAfter != s.fitsBefore ? (s.fitsAfter ? QStringLiteral(" (now fits)") : QStringLiteral(" (no longer fits)")) : QString()),
@@ -240,7 +239,7 @@ std::vector<Section> reportSections(const app::PlanController& c, const Options&
     return out;
 }
 
-std::vector<Section> comparisonSections(const std::vector<const app::PlanController*>& cs, const QStringList& labels, const Options& o)
+std::vector<Section> comparisonSections(const std::vector<const Evaluated*>& cs, const QStringList& labels, const Options& o)
 {
     std::vector<Section> out;
     out.push_back({QString(), QStringLiteral("<h1>%1</h1><p>Napkin %2 · %3 · %4 scenarios side by side; Δ is against the first.</p>")
@@ -278,9 +277,9 @@ std::vector<Section> comparisonSections(const std::vector<const app::PlanControl
     QList<QStringList> body;
     for (const auto& r : rows) {
         QStringList line{r.name};
-        const double first = r.value(cs.front()->plan());
+        const double first = r.value(cs.front()->plan);
         for (int i = 0; i < int(cs.size()); ++i) {
-            const double v = r.value(cs[std::size_t(i)]->plan());
+            const double v = r.value(cs[std::size_t(i)]->plan);
             line << (r.bytes ? bytesText(v, o.gib) : num(v));
             if (i > 0) {
                 const double d = v - first;
@@ -292,7 +291,7 @@ std::vector<Section> comparisonSections(const std::vector<const app::PlanControl
     }
     QStringList fits{QStringLiteral("Fits")};
     for (int i = 0; i < int(cs.size()); ++i) {
-        fits << (cs[std::size_t(i)]->plan().memory.fits ? QStringLiteral("yes") : QStringLiteral("no"));
+        fits << (cs[std::size_t(i)]->plan.memory.fits ? QStringLiteral("yes") : QStringLiteral("no"));
         if (i > 0)
             fits << QString();
     }
@@ -303,21 +302,21 @@ std::vector<Section> comparisonSections(const std::vector<const app::PlanControl
     return out;
 }
 
-QString reportMarkdown(const app::PlanController& c, const Options& o, const QString& ledgerPng, const QString& rooflinePng)
+QString reportMarkdown(const Evaluated& c, const Options& o, const QString& ledgerPng, const QString& rooflinePng)
 {
-    QString md = qs(core::planToMarkdown(c.plan()));
+    QString md = qs(core::planToMarkdown(c.plan));
     // Charts beside the text, right after the section they illustrate.
     md.replace(QStringLiteral("## Memory per GPU\n"), QStringLiteral("## Memory per GPU\n\n![Memory per GPU](%1)\n").arg(ledgerPng));
     md.replace(QStringLiteral("## Roofline (one layer)\n"), QStringLiteral("## Roofline (one layer)\n\n![Roofline](%1)\n").arg(rooflinePng));
     md += QStringLiteral("\n## What would change the answer\n\n| input | change | memory per GPU | days |\n|---|---|---:|---:|\n");
-    for (const auto& s : core::sensitivities(c.document(), 3, c.baseDir().toStdString()))
+    for (const auto& s : core::sensitivities(c.document, 3, c.baseDir.toStdString()))
         md += QStringLiteral("| %1 | %2 | %3 → %4 | %5 → %6 |\n")
                   .arg(qs(s.input), QString::fromUtf8(s.change.c_str()), bytesText(s.memoryBefore, o.gib), bytesText(s.memoryAfter, o.gib),
                        QString::number(s.daysBefore, 'f', 1), QString::number(s.daysAfter, 'f', 1));
     return md;
 }
 
-QString comparisonMarkdown(const std::vector<const app::PlanController*>& cs, const QStringList& labels, const Options& o)
+QString comparisonMarkdown(const std::vector<const Evaluated*>& cs, const QStringList& labels, const Options& o)
 {
     QString md = QStringLiteral("# %1\n\n").arg(o.title.isEmpty() ? QStringLiteral("Comparison") : o.title);
     md += QStringLiteral("| quantity |");
@@ -327,7 +326,7 @@ QString comparisonMarkdown(const std::vector<const app::PlanController*>& cs, co
     auto row = [&](const QString& name, auto value, bool bytes) {
         md += QStringLiteral("| ") + name + QStringLiteral(" |");
         for (const auto* c : cs)
-            md += QStringLiteral(" ") + (bytes ? bytesText(value(c->plan()), o.gib) : num(value(c->plan()))) + QStringLiteral(" |");
+            md += QStringLiteral(" ") + (bytes ? bytesText(value(c->plan), o.gib) : num(value(c->plan))) + QStringLiteral(" |");
         md += QStringLiteral("\n");
     };
     row(QStringLiteral("parameters"), [](const core::Plan& p) { return p.params.total; }, false);

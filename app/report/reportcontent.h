@@ -2,16 +2,13 @@
 // The report's sections as XHTML fragments (shared by the PDF and HTML outputs) and as Markdown.
 
 #include "report.h"
+#include "reportcharts.h"
 
 #include "plan.h"
 #include "scenario.h"
 
 #include <QString>
 #include <QStringList>
-
-namespace napkin::app {
-class PlanController;
-}
 
 namespace napkin::report::detail {
 
@@ -26,13 +23,13 @@ QString num(double v);            // 6.738e+09 style for large, 34.3 for small
 QString bytesText(double bytes, bool gib);
 
 // Header, scenario in words, memory, compute, roofline, derivations, warnings, sensitivity.
-std::vector<Section> reportSections(const app::PlanController& c, const Options& options);
+std::vector<Section> reportSections(const Evaluated& c, const Options& options);
 // Side by side with deltas against the first scenario.
-std::vector<Section> comparisonSections(const std::vector<const app::PlanController*>& cs, const QStringList& labels,
+std::vector<Section> comparisonSections(const std::vector<const Evaluated*>& cs, const QStringList& labels,
                                         const Options& options);
-QString reportMarkdown(const app::PlanController& c, const Options& options, const QString& ledgerPng,
+QString reportMarkdown(const Evaluated& c, const Options& options, const QString& ledgerPng,
                        const QString& rooflinePng);
-QString comparisonMarkdown(const std::vector<const app::PlanController*>& cs, const QStringList& labels,
+QString comparisonMarkdown(const std::vector<const Evaluated*>& cs, const QStringList& labels,
                            const Options& options);
 
 } // namespace napkin::report::detail

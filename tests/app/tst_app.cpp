@@ -5,11 +5,11 @@
 #include "derivationpanel.h"
 #include "dtypedialog.h"
 #include "jsonreader.h"
-#include "ledgerchartpanel.h"
-#include "rooflinepanel.h"
+#include "ledgerchart.h"
+#include "rooflinechart.h"
 #include "ledgermodel.h"
 #include "mainwindow.h"
-#include "timelinepanel.h"
+#include "timelinechart.h"
 #include "plancontroller.h"
 #include "quantityslider.h"
 #include "steptimecontrols.h"
@@ -506,7 +506,7 @@ private slots:
         QVERIFY(!m_window->exportReport(dir.filePath(QStringLiteral("report.docx")), false, {}).isEmpty());
         for (const char* ext : {"png", "svg", "pdf"}) {
             const QString f = dir.filePath(QStringLiteral("chart.") + QLatin1String(ext));
-            QCOMPARE(napkin::app::saveChart(m_window->roofline()->plot(), f, QSize(600, 400), QStringLiteral("Roofline")), QString());
+            QCOMPARE(napkin::charts::saveChart(m_window->roofline()->plot(), f, QSize(600, 400), QStringLiteral("Roofline")), QString());
             QVERIFY(QFileInfo(f).size() > 100);
         }
         QImage png(dir.filePath(QStringLiteral("chart.png")));

@@ -8,7 +8,7 @@
 #include "controlspanel.h"
 #include "mainwindow.h"
 #include "plancontroller.h"
-#include "rooflinepanel.h"
+#include "rooflinechart.h"
 
 #include <QComboBox>
 #include <QDir>

@@ -1,9 +1,10 @@
-// The chart panels offscreen: the ledger bar and the roofline points follow the plan, the units and
+// The charts (napkin_charts) offscreen, following a PlanController as the window's panels do: the ledger bar and the roofline points follow the plan, the units and
 // the seeds' overlay, and never plot a NaN.
+#include "chartpanels.h"
 #include "chartstyle.h"
-#include "ledgerchartpanel.h"
+#include "ledgerchart.h"
 #include "plancontroller.h"
-#include "rooflinepanel.h"
+#include "rooflinechart.h"
 
 #include <QApplication>
 #include <QTest>
@@ -12,9 +13,9 @@
 #include <cmath>
 #include <memory>
 
-using napkin::app::LedgerChartPanel;
+using napkin::charts::LedgerChart;
 using napkin::app::PlanController;
-using napkin::app::RooflinePanel;
+using napkin::charts::RooflineChart;
 
 namespace {
 
@@ -24,7 +25,7 @@ QVector<double> planBuckets(const napkin::core::MemoryLedger& m)
 }
 
 // Intensity of the plan's op `name` in the panel's points (plan order), or -1.
-double intensityOf(const RooflinePanel& panel, const napkin::core::Plan& plan, const char* name)
+double intensityOf(const RooflineChart& panel, const napkin::core::Plan& plan, const char* name)
 {
     const QVector<QPointF> points = panel.opPoints();
     for (std::size_t i = 0; i < plan.ops.size() && i < std::size_t(points.size()); ++i)
@@ -61,8 +62,8 @@ private slots:
         QCoreApplication::setOrganizationName(QStringLiteral("NapkinTest"));
         m_controller = std::make_unique<PlanController>();
         m_controller->recomputeNow();
-        m_ledger = std::make_unique<LedgerChartPanel>(m_controller.get());
-        m_roofline = std::make_unique<RooflinePanel>(m_controller.get());
+        m_ledger.reset(napkin::app::followPlan(new LedgerChart, m_controller.get()));
+        m_roofline.reset(napkin::app::followPlan(new RooflineChart, m_controller.get()));
         m_ledger->resize(900, 300);
         m_roofline->resize(700, 500);
     }
@@ -79,15 +80,15 @@ private slots:
         QVERIFY(memory.total > 0);
         QVERIFY(m_ledger->bucketValues() == planBuckets(memory)); // exactly, not fuzzily
         // The bars draw those bytes in GB, stacked in ledger order.
-        QCOMPARE(m_ledger->plot()->plottableCount(), LedgerChartPanel::BucketCount);
-        for (int i = 0; i < LedgerChartPanel::BucketCount; ++i) {
+        QCOMPARE(m_ledger->plot()->plottableCount(), LedgerChart::BucketCount);
+        for (int i = 0; i < LedgerChart::BucketCount; ++i) {
             auto* bars = qobject_cast<QCPBars*>(m_ledger->plot()->plottable(i));
             QVERIFY(bars);
             QCOMPARE(bars->data()->size(), 1);
             QCOMPARE(bars->data()->at(0)->value, planBuckets(memory)[i] / 1e9);
             QCOMPARE(bars->barBelow(), i == 0 ? nullptr : m_ledger->plot()->plottable(i - 1));
         }
-        for (int i = 0; i < LedgerChartPanel::BucketCount; ++i)
+        for (int i = 0; i < LedgerChart::BucketCount; ++i)
             QVERIFY(m_ledger->plot()->legend->hasItemWithPlottable(m_ledger->plot()->plottable(i)));
     }
 
@@ -242,8 +243,8 @@ private slots:
 
 private:
     std::unique_ptr<PlanController> m_controller;
-    std::unique_ptr<LedgerChartPanel> m_ledger;
-    std::unique_ptr<RooflinePanel> m_roofline;
+    std::unique_ptr<LedgerChart> m_ledger;
+    std::unique_ptr<RooflineChart> m_roofline;
 };
 
 QTEST_MAIN(TestCharts)

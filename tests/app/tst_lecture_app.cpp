@@ -10,7 +10,7 @@
 #include "plancontroller.h"
 #include "quantityslider.h"
 #include "reconciledialog.h"
-#include "rooflinepanel.h"
+#include "rooflinechart.h"
 
 #include <QApplication>
 #include <QDockWidget>

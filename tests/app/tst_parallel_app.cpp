@@ -9,10 +9,10 @@
 #include "quantityslider.h"
 #include "stagemodel.h"
 #include "steptimecontrols.h"
-#include "steptimepanel.h"
+#include "steptimechart.h"
 #include "summarypanel.h"
 #include "derivationpanel.h"
-#include "imbalancepanel.h"
+#include "imbalancechart.h"
 
 #include "moe_sweep.h"
 
@@ -187,7 +187,7 @@ private slots:
     void imbalanceChartFollowsTheSweep()
     {
         // The dense default: nothing to sweep, and the panel says when it applies.
-        auto* panel = m_window->findChild<app::ImbalancePanel*>();
+        auto* panel = m_window->findChild<charts::ImbalanceChart*>();
         QVERIFY(panel);
         QVERIFY(panel->stepSeconds().isEmpty());
         QVERIFY(panel->headline().contains(QStringLiteral("parallel.ep > 1")));

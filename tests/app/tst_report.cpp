@@ -1,5 +1,5 @@
 // Budget reports end to end through napkin::report: PDF text (pdftotext) and page size (pdfinfo),
-// XHTML that an XML parser reads, CSV equal to the plan, JSON valid against tests/data/plan.schema.json
+// XHTML that an XML parser reads, CSV equal to the plan, JSON valid against docs/plan.schema.json
 // (with a small validator for type/required/properties/items/enum/minimum), Markdown with its PNGs,
 // charts, comparisons, atomic writes and the CLI without a display. Headline numbers are computed
 // here by hand (6·P·T, F / (G·C·MFU)), not taken from core::estimate.
@@ -41,7 +41,7 @@ QString pointerOf(const QString& error) { return error.section(QStringLiteral(":
 
 json loadSchema()
 {
-    QFile f(QStringLiteral(NAPKIN_TEST_DATA "/plan.schema.json"));
+    QFile f(QStringLiteral(NAPKIN_DOCS_DIR "/plan.schema.json")); // the published schema, one copy
     if (!f.open(QIODevice::ReadOnly))
         return json();
     return json::parse(f.readAll().toStdString(), nullptr, false);
@@ -273,7 +273,7 @@ private slots:
     {
         QCoreApplication::setOrganizationName(QStringLiteral("NapkinTest"));
         m_schema = loadSchema();
-        QVERIFY2(m_schema.is_object(), "tests/data/plan.schema.json is missing or not JSON");
+        QVERIFY2(m_schema.is_object(), "docs/plan.schema.json is missing or not JSON");
     }
 
     // The validator itself: accepts what it should, rejects what it should, names the place.

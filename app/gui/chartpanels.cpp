@@ -1,0 +1,16 @@
+#include "chartpanels.h"
+
+#include "plancontroller.h"
+
+namespace napkin::app {
+
+void connectChart(charts::ChartWidget* chart, PlanController* controller)
+{
+    const auto redraw = [chart, controller] { chart->setPlan(controller->scenario(), controller->plan(), controller->units()); };
+    QObject::connect(controller, &PlanController::planChanged, chart, redraw);
+    QObject::connect(controller, &PlanController::unitsChanged, chart, redraw);
+    QObject::connect(chart, &charts::ChartWidget::derivationRequested, controller, &PlanController::showDerivation);
+    redraw();
+}
+
+} // namespace napkin::app
