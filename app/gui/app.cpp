@@ -1,5 +1,6 @@
 #include "app.h"
 
+#include "accuracydialog.h"
 #include "mainwindow.h"
 #include "makefitdialog.h"
 #include "jsonreader.h"
@@ -90,7 +91,10 @@ int runApp(int argc, char** argv)
                                 QStringLiteral("N"), QStringLiteral("1"));
     QCommandLineOption fitOpt(QStringLiteral("make-fit"),
                               QStringLiteral("Open Tools > Make it fit (with --screenshot: render that dialog instead of the window)."));
-    parser.addOptions({scenarioOpt, shotOpt, sizeOpt, setOpt, darkOpt, lectureOpt, stepOpt, handoutOpt, calibrationOpt, chartOpt, fitOpt});
+    QCommandLineOption accuracyOpt(QStringLiteral("accuracy"),
+                                   QStringLiteral("Open Help > How accurate is this? (with --screenshot: render that dialog)."));
+    parser.addOptions({scenarioOpt, shotOpt, sizeOpt, setOpt, darkOpt, lectureOpt, stepOpt, handoutOpt, calibrationOpt, chartOpt, fitOpt,
+                       accuracyOpt});
     // The desktop entry's Exec=napkin %f: a scenario file opened from a file manager.
     parser.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("A scenario file to open (as --scenario)."), QStringLiteral("[FILE]"));
     // --lecture takes an optional value: alone (or before another option) it means the built-in one.
@@ -200,8 +204,8 @@ int runApp(int argc, char** argv)
         QApplication::processEvents();
         const QString out = parser.value(shotOpt);
         QWidget* shot = &window;
-        if (parser.isSet(fitOpt)) {
-            shot = window.openMakeFit();
+        if (parser.isSet(fitOpt) || parser.isSet(accuracyOpt)) {
+            shot = parser.isSet(fitOpt) ? static_cast<QWidget*>(window.openMakeFit()) : window.openAccuracy();
             for (int i = 0; i < 20; ++i)
                 QApplication::processEvents(QEventLoop::AllEvents, 20);
         }
@@ -214,6 +218,8 @@ int runApp(int argc, char** argv)
     window.show();
     if (parser.isSet(fitOpt))
         window.openMakeFit();
+    if (parser.isSet(accuracyOpt))
+        window.openAccuracy();
     return QApplication::exec();
 }
 

@@ -1,5 +1,6 @@
 #include "mainwindow.h"
 
+#include "accuracydialog.h"
 #include "calibrationdialog.h"
 #include "chartexport.h"
 #include "chartstyle.h"
@@ -407,6 +408,9 @@ void MainWindow::buildMenus()
         d->show();
     });
     tools->addAction(tr("&Calibrate this GPU…"), this, &MainWindow::openCalibration);
+
+    auto* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("How &accurate is this?"), this, &MainWindow::openAccuracy);
 }
 
 CalibrationDialog* MainWindow::openCalibration()
@@ -422,6 +426,7 @@ CalibrationDialog* MainWindow::openCalibration()
 
 LayoutSearchDialog* MainWindow::openLayoutSearch() { return LayoutSearchDialog::showFor(m_controller, this); }
 MakeFitDialog* MainWindow::openMakeFit() { return MakeFitDialog::showFor(m_controller, this); }
+AccuracyDialog* MainWindow::openAccuracy() { return AccuracyDialog::showFor(m_controller, this); }
 
 QString MainWindow::exportReport(const QString& file, bool letter, const QString& title)
 {

@@ -30,6 +30,7 @@ class ControlsPanel;
 class DerivationPanel;
 class LayoutSearchDialog;
 class MakeFitDialog;
+class AccuracyDialog;
 class LedgerModel;
 class LectureController;
 class LecturePanel;
@@ -61,6 +62,8 @@ public:
     LayoutSearchDialog* openLayoutSearch();
     // Tools > Make it fit, and the button beside the ledger's shortfall (shown while the plan is short).
     MakeFitDialog* openMakeFit();
+    // Help > How accurate is this?
+    AccuracyDialog* openAccuracy();
     QPushButton* makeFitButton() const { return m_makeFit; }
 
     // The seeds' worked examples (Presets menu); index as listed there.
