@@ -29,14 +29,14 @@ struct Outcome {
     bool fits = false;
 };
 
-// The document with the candidate's keys set (applySet: the same rules as --set), re-planned in full.
+// The document with the candidate's keys set (setPath: the same rules as --set), re-planned in full.
 std::optional<Outcome> replan(json doc, const json& set, const std::string& baseDir, bool predicted)
 {
     Errors errors;
     for (const auto& [path, value] : set.items())
-        applySet(doc, path + "=" + value.dump(), errors);
+        setPath(doc, path, value, errors);
     if (predicted)
-        applySet(doc, "step_time.mode=\"predicted\"", errors);
+        setPath(doc, "step_time.mode", "predicted", errors);
     if (!errors.empty())
         return std::nullopt;
     const Scenario sc = parseScenario(doc, builtinCatalog(), errors, baseDir);
@@ -78,18 +78,23 @@ std::vector<Candidate> candidates(const Scenario& sc, const Plan& p, const std::
     if (p.compute.dataParallel > 1 && sc.parallel.fsdp == Fsdp::None)
         for (int z = std::max(1, zero + 1); z <= 3; ++z)
             out.push_back({fmt::format("ZeRO-{} (shard {} over the {} data-parallel ranks)", z,
-                                       z == 1 ? "optimizer states" : z == 2 ? "optimizer states and gradients" : "all model states",
+                                       z == 1   ? "optimizer states"
+                                       : z == 2 ? "optimizer states and gradients"
+                                                : "all model states",
                                        p.compute.dataParallel),
                            {{"parallel.zero", z}}});
     if (!sc.precision.optimizerInt8Blockwise && p.memory.optimizerStates > 0)
-        out.push_back({"8-bit optimizer states (bitsandbytes blockwise int8)", {{"precision.optimizer", "int8_blockwise"}}});
+        out.push_back(
+            {"8-bit optimizer states (bitsandbytes blockwise int8)", {{"precision.optimizer", "int8_blockwise"}}});
     const auto& shape = sc.model.shape;
     const bool adaptable = sc.model.kind != ModelKind::Mlp && !isMoe(shape) && shape.attention != AttentionKind::Mla;
     if (sc.finetune.method == FinetuneMethod::Full && adaptable && !sc.offload.any()) {
-        out.push_back({"LoRA instead of full fine-tuning: r = 16 on every linear layer, base frozen in bf16",
-                       {{"finetune.method", "lora"}, {"finetune.lora_rank", 16}, {"finetune.lora_targets", "all-linear"}}});
-        out.push_back({"QLoRA instead of full fine-tuning: NF4 base, r = 64 on every linear layer, paged optimizer",
-                       {{"finetune.method", "qlora"}, {"finetune.lora_rank", 64}, {"finetune.lora_targets", "all-linear"}}});
+        out.push_back(
+            {"LoRA instead of full fine-tuning: r = 16 on every linear layer, base frozen in bf16",
+             {{"finetune.method", "lora"}, {"finetune.lora_rank", 16}, {"finetune.lora_targets", "all-linear"}}});
+        out.push_back(
+            {"QLoRA instead of full fine-tuning: NF4 base, r = 64 on every linear layer, paged optimizer",
+             {{"finetune.method", "qlora"}, {"finetune.lora_rank", 64}, {"finetune.lora_targets", "all-linear"}}});
     } else if (sc.finetune.method == FinetuneMethod::Lora) {
         out.push_back({"QLoRA: the same adapters over an NF4 base", {{"finetune.method", "qlora"}}});
     }
@@ -105,16 +110,19 @@ std::vector<Candidate> candidates(const Scenario& sc, const Plan& p, const std::
         json set{{"cluster.gpus", sc.cluster.gpus * k}};
         if (sc.parallel.fsdp == Fsdp::None && zero < 3)
             set["parallel.zero"] = 3;
-        out.push_back({fmt::format("{} GPUs with ZeRO-3 (model states sharded {} ways more)", sc.cluster.gpus * k, k), set});
+        out.push_back(
+            {fmt::format("{} GPUs with ZeRO-3 (model states sharded {} ways more)", sc.cluster.gpus * k, k), set});
     }
     // Larger GPUs of the catalogue, smallest first (evaluated in turn; two that fit are kept).
     std::vector<const GpuSpec*> larger;
     for (const auto& g : builtinCatalog().gpus)
         if (g.memoryBytes > sc.gpu->memoryBytes && g.id != currentGpu && g.vendor == sc.gpu->vendor)
             larger.push_back(&g);
-    std::sort(larger.begin(), larger.end(), [](const GpuSpec* a, const GpuSpec* b) { return a->memoryBytes < b->memoryBytes; });
+    std::sort(larger.begin(), larger.end(),
+              [](const GpuSpec* a, const GpuSpec* b) { return a->memoryBytes < b->memoryBytes; });
     for (const auto* g : larger)
-        out.push_back({"a larger GPU: " + g->name + " (" + formatBytes(g->memoryBytes) + ")", {{"cluster.gpu", g->id}}});
+        out.push_back(
+            {"a larger GPU: " + g->name + " (" + formatBytes(g->memoryBytes) + ")", {{"cluster.gpu", g->id}}});
     return out;
 }
 
@@ -225,7 +233,8 @@ FitSuggestions suggestFits(const nlohmann::json& doc, const std::string& baseDir
                     const auto o = replan(doc, set, baseDir, r.predicted);
                     if (!o)
                         continue;
-                    const bool seen = std::any_of(all.begin(), all.end(), [&](const FitChange& f) { return f.set == set; });
+                    const bool seen =
+                        std::any_of(all.begin(), all.end(), [&](const FitChange& f) { return f.set == set; });
                     if (depth > 0 && o->fits && !seen)
                         all.push_back(make({combined.description + " + " + sv->description, set}, *o));
                     if (!bestNext || o->total < bestOutcome.total) {
@@ -279,11 +288,13 @@ nlohmann::json fitSuggestionsToJson(const FitSuggestions& s)
 std::string fitSuggestionsText(const FitSuggestions& s)
 {
     std::string t = "Make it fit: " + s.title + "\n";
-    t += fmt::format("  now: {} per GPU on {} x {} ({}), {:.3g} s per step{}\n", formatBytes(s.baselineTotal), s.baselineGpus,
-                     s.gpuName, s.baselineFits ? "fits" : "short by " + formatBytes(s.baselineTotal - s.capacity), s.baselineStep,
+    t += fmt::format("  now: {} per GPU on {} x {} ({}), {:.3g} s per step{}\n", formatBytes(s.baselineTotal),
+                     s.baselineGpus, s.gpuName,
+                     s.baselineFits ? "fits" : "short by " + formatBytes(s.baselineTotal - s.capacity), s.baselineStep,
                      s.predicted ? " (predicted)" : "");
     if (s.changes.empty()) {
-        t += s.baselineFits ? "  It fits already; no change saves memory.\n" : "  No change Napkin knows brings it under capacity.\n";
+        t += s.baselineFits ? "  It fits already; no change saves memory.\n"
+                            : "  No change Napkin knows brings it under capacity.\n";
         return t;
     }
     t += "\n  fits  memory/GPU      saved  step (change)         change\n";
@@ -293,8 +304,8 @@ std::string fitSuggestionsText(const FitSuggestions& s)
             sets += (sets.empty() ? "" : " ") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
         const std::string step = fmt::format("{:.3g} s ({}{:.3g} s)", c.stepSeconds, c.stepSecondsDelta < 0 ? "-" : "+",
                                              std::abs(c.stepSecondsDelta));
-        t += fmt::format("  {:<4}  {:>10}  {:>9}  {:<20}  {}\n        --set {}\n", c.fits ? "yes" : "no", formatBytes(c.total),
-                         formatBytes(c.memorySaved), step, c.description, sets);
+        t += fmt::format("  {:<4}  {:>10}  {:>9}  {:<20}  {}\n        --set {}\n", c.fits ? "yes" : "no",
+                         formatBytes(c.total), formatBytes(c.memorySaved), step, c.description, sets);
     }
     return t;
 }

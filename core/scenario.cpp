@@ -204,7 +204,8 @@ nlohmann::json mergeScenario(const nlohmann::json& base, const nlohmann::json& u
     }
     // A layer that names parallel.fsdp without parallel.zero set it last: the sharding rule the app
     // applies to a changed control decides (the base's ZeRO stage, the defaults' 1, yields).
-    if (const auto pa = user.find("parallel"); pa != user.end() && pa->is_object() && pa->contains("fsdp") && !pa->contains("zero"))
+    if (const auto pa = user.find("parallel");
+        pa != user.end() && pa->is_object() && pa->contains("fsdp") && !pa->contains("zero"))
         resolveShardingChoice(out, "parallel.fsdp");
     return out;
 }
@@ -216,11 +217,16 @@ void applySet(nlohmann::json& doc, std::string_view assignment, Errors& errors)
         errors.push_back({"--set", std::string(assignment), "expected PATH=VALUE", "e.g. cluster.gpus=8"});
         return;
     }
-    const std::string path(assignment.substr(0, eq));
     const std::string text(assignment.substr(eq + 1));
     nlohmann::json value = parseJsonLimited(text);
     if (value.is_discarded())
         value = text;
+    setPath(doc, std::string(assignment.substr(0, eq)), value, errors);
+}
+
+void setPath(nlohmann::json& doc, const std::string& path, const nlohmann::json& value, Errors& errors)
+{
+    const std::string text = value.is_string() ? value.get<std::string>() : value.dump();
     std::vector<std::string> parts;
     std::stringstream ss(path);
     for (std::string p; std::getline(ss, p, '.');) {
@@ -229,6 +235,10 @@ void applySet(nlohmann::json& doc, std::string_view assignment, Errors& errors)
             return;
         }
         parts.push_back(p);
+    }
+    if (parts.empty()) {
+        errors.push_back({"--set", text, "empty path", "dotted keys, e.g. training.seq_len"});
+        return;
     }
     if (!doc.is_object())
         doc = nlohmann::json::object();
@@ -243,7 +253,8 @@ void applySet(nlohmann::json& doc, std::string_view assignment, Errors& errors)
         if (next.is_null())
             next = nlohmann::json::object();
         if (!next.is_object()) {
-            errors.push_back({path, text, "'" + parts[i] + "' is not an object", "a path into the scenario's sections"});
+            errors.push_back(
+                {path, text, "'" + parts[i] + "' is not an object", "a path into the scenario's sections"});
             return;
         }
         node = &next;

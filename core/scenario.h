@@ -45,7 +45,7 @@ struct TrainingConfig {
     std::int64_t globalBatch = 0;
     Recompute recompute = Recompute::None;
     std::uint8_t recomputeModules = 0; // training.recompute_modules bits (core/saved_tensors.h)
-    std::int64_t checkpointEvery = 0; // 0: auto (round(sqrt(L)))
+    std::int64_t checkpointEvery = 0;  // 0: auto (round(sqrt(L)))
     bool flashAttention = true;
     // Mixture-of-experts run properties (moe-notes.md §3): the load of the busiest expert-parallel
     // rank over the mean (1: balanced; "worst": every token's k experts on one rank), and the
@@ -80,7 +80,7 @@ struct ClusterConfig {
     std::int64_t gpus = 1;
     double mfu = 0.5;
     double pricePerGpuHour = 0;
-    double powerLimitWatts = 0; // board power limit; 0: the GPU's TDP (no cap)
+    double powerLimitWatts = 0;     // board power limit; 0: the GPU's TDP (no cap)
     double hostMemoryBytes = 0;     // host DRAM per node; 0: not given (no check)
     double hostMemoryBandwidth = 0; // host DRAM bytes/s per node; 0: auto (kDefaultHostMemoryBandwidth)
 };
@@ -90,9 +90,9 @@ struct ParallelConfig {
     // Megatron-LM layout (Narayanan et al. 2021): GPUs = tp · pp · cp · dp.
     int tp = 1;
     int pp = 1;
-    int virtualStages = 1;    // interleaved pipeline chunks per stage
-    int cp = 1;               // context parallelism: the sequence split over cp ranks
-    std::int64_t dp = 0;      // resolved: GPUs / (tp · pp · cp)
+    int virtualStages = 1; // interleaved pipeline chunks per stage
+    int cp = 1;            // context parallelism: the sequence split over cp ranks
+    std::int64_t dp = 0;   // resolved: GPUs / (tp · pp · cp)
     bool sequenceParallel = false;
     int gpusPerNode = 8;
     Fsdp fsdp = Fsdp::None;
@@ -106,11 +106,11 @@ struct ParallelConfig {
     // matrices over etp; the MoE layers fold ETP · EP · EDP · PP onto the GPUs TP · CP · DP · PP
     // cover, so EDP = tp · cp · dp / (etp · ep) (megatron/core/parallel_state.py
     // initialize_model_parallel, expert_tensor_parallel_size).
-    int ep = 1;               // resolved: 1 for a model without routed experts
-    int etp = 1;              // resolved: tp when "auto"
+    int ep = 1;  // resolved: 1 for a model without routed experts
+    int etp = 1; // resolved: tp when "auto"
     bool etpAuto = true;
-    std::int64_t edp = 1;     // resolved: expert data-parallel ranks
-    int epUnused = 0;         // an ep > 1 given for a model without routed experts (warned, then 1)
+    std::int64_t edp = 1; // resolved: expert data-parallel ranks
+    int epUnused = 0;     // an ep > 1 given for a model without routed experts (warned, then 1)
     // Node-limited routing (DeepSeek-V3 §3.2.2): each token's experts lie on at most this many nodes,
     // and the dispatch sends one copy per remote node, fanned out over NVLink there. 0: no limit.
     int epNodeLimit = 0;
@@ -135,11 +135,11 @@ std::vector<double> stageLayerCounts(const ParallelConfig& parallel, std::int64_
 // plus communication over the interconnect (core/steptime.h).
 struct StepTimeConfig {
     TimeMode mode = TimeMode::Mfu;
-    double intraNodeBandwidth = 0;   // bytes/s per GPU, one direction; 0: auto (catalogue interconnect / 2)
+    double intraNodeBandwidth = 0;    // bytes/s per GPU, one direction; 0: auto (catalogue interconnect / 2)
     double interNodeBandwidth = 5e10; // bytes/s per GPU, one direction (one 400 Gb/s NIC per GPU)
-    bool overlapDp = true;           // resolved: data-parallel traffic overlaps compute
-    bool overlapDpAuto = true;       // overlap_dp was "auto": the framework's rule
-    bool overlapTp = false;          // resolved: tensor-parallel collectives overlap the GEMMs
+    bool overlapDp = true;            // resolved: data-parallel traffic overlaps compute
+    bool overlapDpAuto = true;        // overlap_dp was "auto": the framework's rule
+    bool overlapTp = false;           // resolved: tensor-parallel collectives overlap the GEMMs
     bool overlapTpAuto = true;
     // Megatron-Core's EP all-to-all overlap (--overlap-moe-expert-parallel-comm with
     // --delay-wgrad-compute): a micro-batch's forward runs beside another's backward, each one's
@@ -153,7 +153,7 @@ struct StepTimeConfig {
     Framework framework = Framework::Auto; // resolved (never Auto after parseScenario)
     bool frameworkAuto = true;
     AttentionKernelChoice attentionKernel = AttentionKernelChoice::Auto; // Auto: the framework's kernel
-    KernelFusion kernelFusion = KernelFusion::Auto; // resolved (never Auto after parseScenario)
+    KernelFusion kernelFusion = KernelFusion::Auto;                      // resolved (never Auto after parseScenario)
     bool kernelFusionAuto = true;
     bool cudaGraphs = false;         // CUDA graphs replay the step: no per-kernel CPU launch cost
     double collectiveEfficiency = 0; // achieved bus bandwidth / nominal link rate; 0: auto (sourced default)
@@ -174,11 +174,12 @@ struct OverheadConfig {
 enum class OffloadTarget { None, Cpu, Nvme };
 
 struct OffloadConfig {
-    OffloadTarget optimizer = OffloadTarget::None; // master copy, optimizer states (and ZeRO-2 gradients); the update on the CPU
-    OffloadTarget params = OffloadTarget::None;    // the sharded parameters (ZeRO-3 / FSDP full shard only)
-    bool activations = false;                      // offload.activations "cpu"
-    double nvmeBandwidth = 0;                      // bytes/s per GPU, read or write (required with nvme)
-    double pcieBandwidth = 0;                      // bytes/s one direction, achieved; 0: auto
+    OffloadTarget optimizer =
+        OffloadTarget::None; // master copy, optimizer states (and ZeRO-2 gradients); the update on the CPU
+    OffloadTarget params = OffloadTarget::None; // the sharded parameters (ZeRO-3 / FSDP full shard only)
+    bool activations = false;                   // offload.activations "cpu"
+    double nvmeBandwidth = 0;                   // bytes/s per GPU, read or write (required with nvme)
+    double pcieBandwidth = 0;                   // bytes/s one direction, achieved; 0: auto
     bool any() const { return optimizer != OffloadTarget::None || params != OffloadTarget::None || activations; }
 };
 
@@ -205,8 +206,7 @@ struct Scenario {
 // The sharding stage that applies (FSDP strategies map to ZeRO stages) and the number of ranks the
 // states are sharded over (HYBRID_SHARD: the data-parallel ranks inside one node).
 int effectiveZeroStage(const Scenario& scenario);
-std::int64_t shardGroupSize(const Scenario& scenario, std::int64_t dataParallel);
-
+std::int64_t shardGroupSize(const Scenario& scenario, std::int64_t dp);
 
 // Host DRAM bandwidth of a node when cluster.host_memory_bandwidth is "auto": two sockets of eight
 // DDR5-4800 channels (38.4 GB/s each, JEDEC JESD79-5), as the DGX H100's two Xeon Platinum 8480C
@@ -240,6 +240,9 @@ void resolveShardingChoice(nlohmann::json& doc, std::string_view changedPath);
 // Applies PATH=VALUE. VALUE is parsed as JSON when valid, else taken as a string. Setting
 // model.preset, model.hf_config, model.params or model.kind replaces the model.
 void applySet(nlohmann::json& doc, std::string_view assignment, Errors& errors);
+// The same with VALUE already parsed (the app's controls, a Make-it-fit change): nothing is printed
+// and read back as text.
+void setPath(nlohmann::json& doc, const std::string& path, const nlohmann::json& value, Errors& errors);
 
 // Reads a file's text (HF configs); returns nullopt with an error message when unreadable.
 using FileReader = std::function<std::optional<std::string>(const std::string& path, std::string& error)>;

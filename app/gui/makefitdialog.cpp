@@ -112,7 +112,7 @@ bool MakeFitDialog::applyRow(int row)
     nlohmann::json doc = m_controller->document();
     core::Errors errors;
     for (const auto& [k, v] : c.set.items())
-        core::applySet(doc, k + "=" + v.dump(), errors);
+        core::setPath(doc, k, v, errors);
     if (!errors.empty())
         return false;
     m_controller->setDocument(doc, tr("Make it fit: %1").arg(QString::fromStdString(c.description)));

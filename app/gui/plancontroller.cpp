@@ -95,7 +95,7 @@ void PlanController::set(const QString& path, const nlohmann::json& value)
 {
     nlohmann::json next = m_document;
     core::Errors errors;
-    core::applySet(next, path.toStdString() + "=" + value.dump(), errors);
+    core::setPath(next, path.toStdString(), value, errors);
     if (!errors.empty()) {
         m_errors = errors;
         emit errorsChanged(m_errors);

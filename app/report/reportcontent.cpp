@@ -3,6 +3,7 @@
 #include "buckets.h"
 #include "format.h"
 #include "sensitivity.h"
+#include "accuracy.h"
 
 #include <QDateTime>
 
@@ -152,6 +153,24 @@ QString bytesText(double bytes, bool gib)
     return qs(core::formatBytes(bytes));
 }
 
+namespace {
+
+// How far to trust the time (core/accuracy.h): the validated runs most like the scenario.
+QString accuracyLine(const core::Scenario& sc)
+{
+    static const std::vector<core::ValidationResult> results = core::runValidation(core::builtinValidationSet());
+    const auto a = core::accuracyFor(sc, results, 5);
+    QString ids;
+    for (const auto& r : a.closest)
+        ids += (ids.isEmpty() ? QString() : QStringLiteral(", ")) + qs(r.result->c->id);
+    return QStringLiteral("Accuracy of the time: ") + qs(core::accuracyText(a)) +
+           (ids.isEmpty() ? QString() : QStringLiteral(" Runs: %1 (docs/validation.md).").arg(ids)) +
+           (sc.stepTime.mode == core::TimeMode::Predicted ? QString()
+                                                          : QStringLiteral(" These errors are of the predicted step time; this plan assumes its MFU."));
+}
+
+} // namespace
+
 std::vector<Section> reportSections(const Evaluated& c, const Options& o)
 {
     const auto& p = c.plan;
@@ -189,10 +208,13 @@ std::vector<Section> reportSections(const Evaluated& c, const Options& o)
         {QStringLiteral("GPU-hours"), human(p.time.gpuHours, core::Quantity::GpuHours)},
         {QStringLiteral("Cost"), human(p.cost.usd, core::Quantity::Usd)},
         {QStringLiteral("Energy (GPUs at TDP)"), p.cost.energyKwh > 0 ? human(p.cost.energyKwh, core::Quantity::EnergyKwh) : QStringLiteral("n/a")},
-        {QStringLiteral("MFU assumed / HFU"), QStringLiteral("%1 / %2").arg(p.time.mfu, 0, 'f', 2).arg(p.time.hfu, 0, 'f', 2)},
+        {sc.stepTime.mode == core::TimeMode::Predicted ? QStringLiteral("MFU predicted / HFU") : QStringLiteral("MFU assumed / HFU"),
+         QStringLiteral("%1 / %2").arg(p.time.mfu, 0, 'f', 2).arg(p.time.hfu, 0, 'f', 2)},
         {QStringLiteral("Step time, throughput"), QStringLiteral("%1 s, %2 tokens/s").arg(num(p.time.stepSeconds), num(p.time.tokensPerSecond))},
     };
-    out.push_back({QStringLiteral("Compute, time and cost"), table({QStringLiteral("Quantity"), QStringLiteral("Value")}, compute, {1}), {}});
+    out.push_back({QStringLiteral("Compute, time and cost"),
+                   table({QStringLiteral("Quantity"), QStringLiteral("Value")}, compute, {1}) + QStringLiteral("<p>%1</p>").arg(esc(accuracyLine(sc))),
+                   {}});
     QList<QStringList> ops;
     for (const auto& op : p.ops)
         ops.push_back({QLatin1String(op.name), QLatin1String(core::toString(op.pass)), num(op.flops), num(op.bytes),

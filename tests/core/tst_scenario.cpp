@@ -68,19 +68,26 @@ private slots:
     {
         // No name written: the title says what the plan is, whatever was changed (issue 13: the
         // default document's "Llama 2 7B on 64 H100 SXM" used to survive every --set).
-        const auto p = core::estimate(test::scenario({"model.preset=llama-3-70b", "cluster.gpus=1024", "training.tokens=15T"}));
+        const auto p =
+            core::estimate(test::scenario({"model.preset=llama-3-70b", "cluster.gpus=1024", "training.tokens=15T"}));
         QCOMPARE(p.scenarioName, std::string());
         QCOMPARE(p.title(), std::string("Llama 3 70B, 15 T tokens, 1,024 × NVIDIA H100 SXM5 80GB"));
-        QVERIFY(core::planToText(p).rfind("Napkin plan: Llama 3 70B, 15 T tokens, 1,024 × NVIDIA H100 SXM5 80GB\n", 0) == 0);
+        QVERIFY(core::planToText(p).rfind("Napkin plan: Llama 3 70B, 15 T tokens, 1,024 × NVIDIA H100 SXM5 80GB\n",
+                                          0) == 0);
         QCOMPARE(core::planToJson(p)["scenario"].get<std::string>(), p.derivedName());
         QCOMPARE(core::planToJson(p)["scenario_name_given"].get<bool>(), false);
         // A name the user wrote is kept; when it no longer says what the plan is, the text says both.
-        const auto named = core::estimate(test::scenario({"name=\"Our 70B run\"", "model.preset=llama-3-70b", "cluster.gpus=512"}));
+        const auto named =
+            core::estimate(test::scenario({"name=\"Our 70B run\"", "model.preset=llama-3-70b", "cluster.gpus=512"}));
         QCOMPARE(named.title(), std::string("Our 70B run"));
         const std::string text = core::planToText(named);
-        QVERIFY(text.find("Napkin plan: Our 70B run\n  plan         Llama 3 70B, 2 T tokens, 512 × NVIDIA H100 SXM5 80GB\n") == 0);
+        QVERIFY(
+            text.find(
+                "Napkin plan: Our 70B run\n  plan         Llama 3 70B, 2 T tokens, 512 × NVIDIA H100 SXM5 80GB\n") ==
+            0);
         // What needs attention comes before the derivations.
-        const std::string big = core::planToText(core::estimate(test::scenario({"model.preset=llama-2-70b", "cluster.gpus=1"})));
+        const std::string big =
+            core::planToText(core::estimate(test::scenario({"model.preset=llama-2-70b", "cluster.gpus=1"})));
         QVERIFY(big.find("\nWarnings\n") != std::string::npos);
         QVERIFY(big.find("\nWarnings\n") < big.find("\nDerivations\n"));
         // Numbers as people write them, one function for every front end.
@@ -110,7 +117,8 @@ private slots:
         // data-parallel size. Every line must equal a full plan of the document at the new value.
         nlohmann::json doc = core::defaultScenarioJson();
         core::Errors errors;
-        for (const char* s : {"model.preset=llama-3-70b", "cluster.gpus=1024", "parallel.tp=8", "training.global_batch=2048"})
+        for (const char* s :
+             {"model.preset=llama-3-70b", "cluster.gpus=1024", "parallel.tp=8", "training.global_batch=2048"})
             core::applySet(doc, s, errors);
         QVERIFY(errors.empty());
         const auto lines = core::sensitivities(doc, 20);
@@ -240,7 +248,8 @@ private slots:
         QCOMPARE(sc.model.shape.layers, std::int64_t(16));
         QCOMPARE(sc.model.shape.dModel, std::int64_t(4096));
         // A whole model object.
-        sc = scenario({R"(model={"kind": "transformer", "layers": 2, "d_model": 64, "heads": 4, "ffn": 256, "vocab": 100})"});
+        sc = scenario(
+            {R"(model={"kind": "transformer", "layers": 2, "d_model": 64, "heads": 4, "ffn": 256, "vocab": 100})"});
         QCOMPARE(sc.model.shape.headDim, std::int64_t(16));
         QCOMPARE(sc.model.shape.kvHeads, std::int64_t(4));
     }
@@ -249,6 +258,7 @@ private slots:
     {
         QTest::addColumn<QString>("set");
         QTest::addColumn<QString>("field");
+        // clang-format off
         QTest::newRow("zero gpus") << QStringLiteral("cluster.gpus=0") << QStringLiteral("cluster.gpus");
         QTest::newRow("mfu above 1") << QStringLiteral("cluster.mfu=1.2") << QStringLiteral("cluster.mfu");
         QTest::newRow("mfu zero") << QStringLiteral("cluster.mfu=0") << QStringLiteral("cluster.mfu");
@@ -256,10 +266,15 @@ private slots:
         QTest::newRow("unknown dtype") << QStringLiteral("precision.weights=fp12") << QStringLiteral("precision.weights");
         QTest::newRow("unknown preset") << QStringLiteral("model.preset=gpt-5") << QStringLiteral("model.preset");
         QTest::newRow("unknown key") << QStringLiteral("training.tokenz=5") << QStringLiteral("training.tokenz");
-        QTest::newRow("heads vs d_model") << QStringLiteral(R"(model={"kind": "transformer", "layers": 2, "d_model": 100, "heads": 3, "ffn": 256, "vocab": 100})")
-                                          << QStringLiteral("model.heads");
-        QTest::newRow("kv_heads vs heads") << QStringLiteral(R"(model={"kind": "transformer", "layers": 2, "d_model": 64, "heads": 4, "kv_heads": 3, "ffn": 256, "vocab": 100})")
-                                           << QStringLiteral("model.kv_heads");
+        // clang-format on
+        QTest::newRow("heads vs d_model")
+            << QStringLiteral(
+                   R"(model={"kind": "transformer", "layers": 2, "d_model": 100, "heads": 3, "ffn": 256, "vocab": 100})")
+            << QStringLiteral("model.heads");
+        QTest::newRow("kv_heads vs heads")
+            << QStringLiteral(
+                   R"(model={"kind": "transformer", "layers": 2, "d_model": 64, "heads": 4, "kv_heads": 3, "ffn": 256, "vocab": 100})")
+            << QStringLiteral("model.kv_heads");
         QTest::newRow("no fp8 on A100") << QStringLiteral("precision.plan=fp8-mixed\ncluster.gpu=a100-sxm4-80gb")
                                         << QStringLiteral("precision.compute");
     }
@@ -283,6 +298,30 @@ private slots:
     {
         const auto errors = scenarioErrors({"cluster.gpus=0", "cluster.mfu=2", "training.seq_len=0"});
         QCOMPARE(errors.size(), std::size_t(3));
+    }
+
+    // setPath (a parsed value) and applySet (PATH=VALUE text) make the same document; the string "8"
+    // stays a string; the model rule replaces the model; a path through a value is an error.
+    void setPathEqualsApplySet()
+    {
+        for (const auto& [path, value] : std::vector<std::pair<std::string, nlohmann::json>>{
+                 {"cluster.gpus", 64}, {"cluster.gpu", "a100-sxm4-80gb"}, {"model.preset", "llama-2-13b"},
+                 {"training.tokens", 1e12}, {"precision.low_precision_gemms", nlohmann::json::array({"mlp"})}, {"name", "8"}}) {
+            nlohmann::json a = core::defaultScenarioJson(), b = a;
+            core::Errors ea, eb;
+            core::setPath(a, path, value, ea);
+            core::applySet(b, path + "=" + value.dump(), eb);
+            QVERIFY(ea.empty() && eb.empty());
+            QCOMPARE(a.dump(), b.dump());
+        }
+        nlohmann::json doc = core::defaultScenarioJson();
+        core::Errors errors;
+        core::setPath(doc, "model.preset", "llama-2-13b", errors);
+        QCOMPARE(doc["model"].dump(), std::string(R"({"preset":"llama-2-13b"})"));
+        core::setPath(doc, "cluster.gpus.count", 8, errors);
+        core::setPath(doc, "cluster..gpus", 8, errors);
+        QCOMPARE(int(errors.size()), 2);
+        QCOMPARE(errors[0].field, std::string("cluster.gpus.count"));
     }
 };
 
