@@ -87,13 +87,13 @@ void build(Commands& cmds, Options& o)
     reportOptions(compare, o);
 
     auto* chart = app.add_subcommand("chart", "one chart of a plan as PNG, SVG or PDF");
-    chart->add_option("chart", o.positional, "ledger, roofline or timeline, then an optional scenario file")
+    chart->add_option("chart", o.positional, "ledger, roofline, timeline or steptime, then an optional scenario file")
         ->expected(1, 2)
-        ->type_name("ledger|roofline|timeline [SCENARIO.json]")
+        ->type_name("ledger|roofline|timeline|steptime [SCENARIO.json]")
         ->required();
     scenarioOptions(chart, o);
     outputOptions(chart, o, "png, svg, pdf");
-    chart->add_option("--size", o.size, "chart size in layout units (default 900x260 ledger, 900x480 roofline, 900x360 timeline)")->type_name("WxH");
+    chart->add_option("--size", o.size, "chart size in layout units (default 900x260 ledger, 900x480 roofline, 900x360 timeline, 900x300 steptime)")->type_name("WxH");
     chart->add_option("--scale", o.scale, "PNG pixels per layout unit: the PNG is (W·scale)×(H·scale); SVG and PDF are vector")
         ->check(CLI::Range(1.0, 4.0))
         ->type_name("1..4")

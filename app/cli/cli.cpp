@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <clocale>
 #include <cstring>
@@ -393,8 +394,9 @@ int cmdCompare(const Options& o, std::ostream& out, std::ostream& err)
 int cmdChart(const Options& o, std::ostream& err)
 {
     Errors errors;
-    if (o.positional.empty() || (o.positional[0] != "ledger" && o.positional[0] != "roofline" && o.positional[0] != "timeline"))
-        errors.push_back({"chart", o.positional.empty() ? "" : o.positional[0], "unknown chart", "ledger, roofline, timeline"});
+    const std::vector<std::string> kinds{"ledger", "roofline", "timeline", "steptime"};
+    if (o.positional.empty() || std::find(kinds.begin(), kinds.end(), o.positional[0]) == kinds.end())
+        errors.push_back({"chart", o.positional.empty() ? "" : o.positional[0], "unknown chart", "ledger, roofline, timeline, steptime"});
     std::string format = o.format; // PNG, png: as the file extension may be written
     for (auto& c : format)
         c = char(std::tolower(static_cast<unsigned char>(c)));
@@ -403,7 +405,7 @@ int cmdChart(const Options& o, std::ostream& err)
     if (o.output.empty())
         errors.push_back({"-o", "", "a chart needs an output file", "-o FILE"});
     const std::string kind = o.positional.empty() ? std::string() : o.positional[0];
-    int w = 900, h = kind == "ledger" ? 260 : kind == "timeline" ? 360 : 480;
+    int w = 900, h = kind == "ledger" ? 260 : kind == "timeline" ? 360 : kind == "steptime" ? 300 : 480;
     if (o.size) {
         const auto x = o.size->find('x');
         w = x == std::string::npos ? 0 : std::atoi(o.size->substr(0, x).c_str());

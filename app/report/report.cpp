@@ -25,6 +25,8 @@ Chart chartFromName(const QString& name)
         return Chart::Roofline;
     if (name == QLatin1String("timeline"))
         return Chart::Timeline;
+    if (name == QLatin1String("steptime"))
+        return Chart::StepTime;
     return Chart::Ledger;
 }
 
@@ -34,6 +36,7 @@ QString chartTitle(Chart chart)
     case Chart::Ledger: return QStringLiteral("Memory per GPU");
     case Chart::Roofline: return QStringLiteral("Roofline");
     case Chart::Timeline: return QStringLiteral("Memory through one step");
+    case Chart::StepTime: return QStringLiteral("Predicted step time");
     }
     return {};
 }
@@ -53,6 +56,7 @@ QSize chartSize(Chart c)
     switch (c) {
     case Chart::Ledger: return {900, 260};
     case Chart::Timeline: return {900, 360};
+    case Chart::StepTime: return {900, 300};
     case Chart::Roofline: break;
     }
     return {900, 480};

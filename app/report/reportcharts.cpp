@@ -3,6 +3,7 @@
 #include "chartstyle.h"
 #include "ledgerchart.h"
 #include "rooflinechart.h"
+#include "steptimechart.h"
 #include "timelinechart.h"
 
 #include "catalog.h"
@@ -51,6 +52,10 @@ QPicture chartPicture(const Evaluated& e, Chart chart, QSize size, bool seedOps)
     QCustomPlot* plot = nullptr;
     if (chart == Chart::Ledger) {
         auto* c = new charts::LedgerChart;
+        plot = c->plot();
+        widget.reset(c);
+    } else if (chart == Chart::StepTime) {
+        auto* c = new charts::StepTimeChart;
         plot = c->plot();
         widget.reset(c);
     } else if (chart == Chart::Timeline) {

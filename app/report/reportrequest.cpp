@@ -63,8 +63,9 @@ int runChart(const json& request, const Input& input, const QString& output, QSt
         return RequestInvalid;
     }
     const QString kind = str(request, "chart");
-    if (kind != QLatin1String("ledger") && kind != QLatin1String("roofline") && kind != QLatin1String("timeline")) {
-        *message = QStringLiteral("chart = %1: unknown chart (allowed: ledger, roofline, timeline)").arg(kind);
+    if (kind != QLatin1String("ledger") && kind != QLatin1String("roofline") && kind != QLatin1String("timeline") &&
+        kind != QLatin1String("steptime")) {
+        *message = QStringLiteral("chart = %1: unknown chart (allowed: ledger, roofline, timeline, steptime)").arg(kind);
         return RequestInvalid;
     }
     const json size = request.value("size", json::array());

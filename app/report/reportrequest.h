@@ -10,7 +10,7 @@
 //    "output": "FILE",
 //    "inputs": [{"document": {napkin.scenario/1}, "label": "…", "base_dir": "…"}, …],
 //    "options": {"page": "a4" | "letter", "gib": false, "title": "…", "version": "0.1.0"},
-//    "chart": "ledger" | "roofline" | "timeline", "size": [900, 260], "scale": 2}   (chart only)
+//    "chart": "ledger" | "roofline" | "timeline" | "steptime", "size": [900, 260], "scale": 2}   (chart only)
 
 #include <nlohmann/json.hpp>
 

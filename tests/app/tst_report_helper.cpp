@@ -4,6 +4,7 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QImage>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
@@ -70,6 +71,19 @@ private slots:
                           environment(QString()));
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         QVERIFY(head(out, 200).contains("<svg") || head(out, 200).contains("<?xml"));
+    }
+
+    // chart steptime (issue 20): the predicted step as a PNG of exactly --size pixels at --scale 1.
+    void stepTimeChart()
+    {
+        QTemporaryDir dir;
+        const QString out = dir.filePath(QStringLiteral("step.png"));
+        const Run r = run(Cli, {QStringLiteral("chart"), QStringLiteral("steptime"), QStringLiteral("--set"), QStringLiteral("step_time.mode=predicted"),
+                                QStringLiteral("--format"), QStringLiteral("png"), QStringLiteral("--size"), QStringLiteral("640x300"),
+                                QStringLiteral("--scale"), QStringLiteral("1"), QStringLiteral("-o"), out},
+                          environment(Helper));
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QCOMPARE(QImage(out).size(), QSize(640, 300));
     }
 
     // NAPKIN_REPORT names a program that is not there: exit 1, the message says what to do, no file.
