@@ -4,6 +4,7 @@
 #include "output.h"
 
 #include "catalog.h"
+#include "compare.h"
 #include "dtypeexplain.h"
 #include "reconcile.h"
 #include "estimate.h"
@@ -355,26 +356,37 @@ int cmdCompare(const Options& o, std::ostream& out, std::ostream& err)
         printErrors(errors, err);
         return InvalidInput;
     }
-    auto label = [&](std::size_t i) { return scenarioLabel(o.positional[i]); };
     auto baseDir = [&](std::size_t i) {
         const auto slash = o.positional[i].rfind('/');
         return slash == std::string::npos ? std::string() : o.positional[i].substr(0, slash);
     };
-    if (o.format == "text" || o.format == "json") {
+    // The scenario's own name when it has one, else the file name (scenarioLabel).
+    auto label = [&](std::size_t i) {
+        const auto n = docs[i].find("name");
+        return n != docs[i].end() && n->is_string() && !n->get<std::string>().empty() ? n->get<std::string>()
+                                                                                       : scenarioLabel(o.positional[i]);
+    };
+    // Text, JSON, CSV and Markdown to stdout (or -o) from the core; PDF, HTML and Markdown to a file
+    // with chart images from napkin-report.
+    if (o.format == "text" || o.format == "json" || o.format == "csv" || (o.format == "md" && o.output.empty())) {
         json j = {{"schema", "napkin.compare/1"}, {"plans", json::array()}};
-        std::string t;
+        std::vector<core::Plan> plans;
+        plans.reserve(docs.size()); // compared points into it
+        std::vector<core::ComparedPlan> compared;
         for (std::size_t i = 0; i < docs.size(); ++i) {
             Errors e2;
             const auto sc = core::parseScenario(docs[i], core::builtinCatalog(), e2, baseDir(i));
-            const auto p = core::estimate(sc);
-            auto pj = core::planToJson(p);
+            plans.push_back(core::estimate(sc));
+            auto pj = core::planToJson(plans.back());
             pj["label"] = label(i);
             j["plans"].push_back(pj);
-            t += fmt::format("{:<30} {:>12} per GPU ({})  {:>12}  {:>18}  {}\n", o.positional[i], core::formatBytes(p.memory.total),
-                             p.memory.fits ? "fits" : "does not fit", core::humanNumber(p.time.days, core::Quantity::Days),
-                             core::humanNumber(p.time.gpuHours, core::Quantity::GpuHours), core::humanNumber(p.cost.usd, core::Quantity::Usd));
+            compared.push_back({label(i), &plans.back()});
         }
-        return writeOutput(o, o.format == "json" ? j.dump(1) + "\n" : t, out, err);
+        const std::string text = o.format == "json" ? j.dump(1) + "\n"
+                                 : o.format == "csv" ? core::compareToCsv(compared)
+                                 : o.format == "md"  ? core::compareToMarkdown(compared)
+                                                     : core::compareToText(compared);
+        return writeOutput(o, text, out, err);
     }
     const auto options = reportOptions(o, errors);
     if (o.output.empty())

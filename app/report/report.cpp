@@ -4,6 +4,7 @@
 #include "reportcontent.h"
 
 #include "buckets.h"
+#include "compare.h"
 #include "format.h"
 
 #include <QBuffer>
@@ -184,27 +185,13 @@ QString stemOf(const QString& path)
     return fi.dir().filePath(base);
 }
 
+// The comparison as CSV: core::compareToCsv, as napkin-cli compare --format csv prints it.
 QByteArray compareCsv(const std::vector<const Evaluated*>& cs, const QStringList& labels)
 {
-    QString csv = QStringLiteral("section,name");
-    for (const auto& l : labels)
-        csv += QStringLiteral(",") + QString(l).replace(QLatin1Char(','), QLatin1Char(' '));
-    csv += QStringLiteral(",unit\n");
-    auto row = [&](const char* sec, const char* name, auto value, const char* unit) {
-        csv += QLatin1String(sec) + QStringLiteral(",") + QLatin1String(name);
-        for (const auto* c : cs)
-            csv += QStringLiteral(",") + QString::number(value(c->plan), 'g', 17);
-        csv += QStringLiteral(",") + QLatin1String(unit) + QStringLiteral("\n");
-    };
-    row("params", "total", [](const core::Plan& p) { return p.params.total; }, "parameters");
-    for (const auto& b : core::kMemoryBuckets)
-        row("memory", b.id, [&b](const core::Plan& p) { return core::bucketBytes(b, p.memory); }, "bytes");
-    row("memory", "total", [](const core::Plan& p) { return p.memory.total; }, "bytes");
-    row("compute", "training_flops", [](const core::Plan& p) { return p.compute.trainingFlops; }, "FLOP");
-    row("time", "days", [](const core::Plan& p) { return p.time.days; }, "days");
-    row("time", "gpu_hours", [](const core::Plan& p) { return p.time.gpuHours; }, "GPU-hours");
-    row("cost", "usd", [](const core::Plan& p) { return p.cost.usd; }, "USD");
-    return csv.toUtf8();
+    std::vector<core::ComparedPlan> plans;
+    for (std::size_t i = 0; i < cs.size(); ++i)
+        plans.push_back({labels.value(int(i)).toStdString(), &cs[i]->plan});
+    return QByteArray::fromStdString(core::compareToCsv(plans));
 }
 
 } // namespace
