@@ -92,7 +92,8 @@ AccuracyEstimate accuracyFor(const Scenario& sc, const std::vector<ValidationRes
         out.closest.push_back(std::move(s));
     }
     // Ties: the smaller |error| first would flatter Napkin; keep the set's order (stable sort).
-    std::stable_sort(out.closest.begin(), out.closest.end(), [](const SimilarRun& x, const SimilarRun& y) { return x.score > y.score; });
+    std::stable_sort(out.closest.begin(), out.closest.end(),
+                     [](const SimilarRun& x, const SimilarRun& y) { return x.score > y.score; });
     if (int(out.closest.size()) > n)
         out.closest.resize(std::size_t(std::max(n, 0)));
     std::vector<double> errors;

@@ -42,19 +42,19 @@ constexpr const char* kSrcFlashOther =
 
 } // namespace
 
-AttentionEfficiency attentionEfficiency(AttentionKernel kernel, int cc)
+AttentionEfficiency attentionEfficiency(AttentionKernel kernel, int computeCapability)
 {
-    const bool hopperPlus = cc >= 90;
+    const bool hopperPlus = computeCapability >= 90;
     if (kernel == AttentionKernel::Flash3 && hopperPlus)
-        return {0.62, 0.50, cc >= 100 ? kSrcFlash3Blackwell : kSrcFlash3};
-    if (cc >= 80 && cc < 90)
+        return {0.62, 0.50, computeCapability >= 100 ? kSrcFlash3Blackwell : kSrcFlash3};
+    if (computeCapability >= 80 && computeCapability < 90)
         return {0.70, 0.55, kSrcFlash2Ampere};
     if (hopperPlus)
         return {0.33, 0.31, kSrcFlash2Hopper};
     return {0.70, 0.55, kSrcFlashOther};
 }
 
-double gemmPipelineK0(int cc)
+double gemmPipelineK0(int computeCapability)
 {
     // Per output tile a GEMM kernel fills its shared-memory pipeline before the first MMA and drains
     // the accumulators through the epilogue after the last one: a fixed cost worth about K0 elements
@@ -69,16 +69,16 @@ double gemmPipelineK0(int cc)
     //   Blackwell 370: the same XLA table's "sm_100" section, batch 4 of m = n = 4096: 789, 1092, 1350,
     //   1544, 1691 TFLOP/s at k = 256 ... 4096 give K0 = 338, 348, 376, 431 against k = 4096 (larger
     //   tiles, deeper pipelines: more per tile). No figure for other devices: no term.
-    if (cc >= 100)
+    if (computeCapability >= 100)
         return 370;
-    if (cc >= 90)
+    if (computeCapability >= 90)
         return 160;
-    if (cc >= 70)
+    if (computeCapability >= 70)
         return 180;
     return 0;
 }
 
-double gemmShapeEfficiency(double m, double n, double k, double batch, int sms, int cc)
+double gemmShapeEfficiency(double m, double n, double k, double batch, int sms, int computeCapability)
 {
     if (sms <= 0 || m <= 0 || n <= 0 || k <= 0)
         return 1.0;
@@ -87,7 +87,7 @@ double gemmShapeEfficiency(double m, double n, double k, double batch, int sms, 
     using I = std::int64_t;
     const I M = I(std::ceil(m)), N = I(std::ceil(n)), K = std::max<I>(1, I(std::floor(k))), S = sms;
     const I B = std::max<I>(1, I(batch));
-    const double K0 = gemmPipelineK0(cc);
+    const double K0 = gemmPipelineK0(computeCapability);
     const double useful = double(M) * double(N);
     double best = 0;
     // One CTA per output tile and split of K, in waves over the SMs; each CTA's k loop pays K0.
@@ -106,7 +106,7 @@ double gemmShapeEfficiency(double m, double n, double k, double batch, int sms, 
         if (tiles < S) // split-K: more CTAs along K, each at least 128 deep (cuBLAS/CUTLASS split-K)
             evaluate(tileUse, tiles, std::max<I>(1, std::min(S / tiles, K / 128)));
     };
-    if (cc >= 90)
+    if (computeCapability >= 90)
         for (const auto& t : kHopperTiles)
             consider(t);
     else
@@ -221,7 +221,8 @@ void resolveHardwareRates(HardwareSummary& hw, const GpuSpec& gpu, DType compute
     const GpuSpec* spec = cal && cal->spec ? &*cal->spec : nullptr;
     // Spec-sheet rates (a profile without a catalogue match has only its measurements).
     hw.peakFlops = spec && spec->peak(col) > 0 ? spec->peak(col) : gpu.peak(col);
-    hw.bandwidth = spec && spec->bandwidthBytesPerSecond > 0 ? spec->bandwidthBytesPerSecond : gpu.bandwidthBytesPerSecond;
+    hw.bandwidth =
+        spec && spec->bandwidthBytesPerSecond > 0 ? spec->bandwidthBytesPerSecond : gpu.bandwidthBytesPerSecond;
     // Achievable: the catalogue's matmul figure (bf16) at the same share of this dtype's peak.
     const GpuSpec& cat = spec ? *spec : gpu;
     const double catBf16 = cat.peak(PeakColumn::Bf16) > 0 ? cat.peak(PeakColumn::Bf16) : cat.peak(PeakColumn::Fp16);
@@ -229,11 +230,13 @@ void resolveHardwareRates(HardwareSummary& hw, const GpuSpec& gpu, DType compute
     if (col == PeakColumn::Fp16 && cat.achievableMatmulFp16Flops > 0 && cat.peak(PeakColumn::Fp16) > 0)
         share = cat.achievableMatmulFp16Flops / cat.peak(PeakColumn::Fp16); // fp16 published on its own
     hw.achievableFlops = (col == PeakColumn::Fp32 ? 1.0 : std::min(1.0, share)) * hw.peakFlops;
-    const bool fp16Figure = col == PeakColumn::Fp16 && cat.achievableMatmulFp16Flops > 0 && cat.peak(PeakColumn::Fp16) > 0;
+    const bool fp16Figure =
+        col == PeakColumn::Fp16 && cat.achievableMatmulFp16Flops > 0 && cat.peak(PeakColumn::Fp16) > 0;
     const auto& shape = fp16Figure ? cat.achievableMatmulFp16Shape : cat.achievableMatmulShape;
     if (shape[0] > 0)
         hw.achievableFlopsShape = shape;
-    hw.achievableBandwidth = cat.achievableBandwidth > 0 ? std::min(cat.achievableBandwidth, hw.bandwidth) : hw.bandwidth;
+    hw.achievableBandwidth =
+        cat.achievableBandwidth > 0 ? std::min(cat.achievableBandwidth, hw.bandwidth) : hw.bandwidth;
     if (cal) {
         if (cal->peakMeasured(col)) {
             hw.achievableFlops = gpu.peak(col);
@@ -244,12 +247,12 @@ void resolveHardwareRates(HardwareSummary& hw, const GpuSpec& gpu, DType compute
     }
 }
 
-void applyPowerLimit(HardwareSummary& hw, const GpuSpec& gpu, DType compute, double limit)
+void applyPowerLimit(HardwareSummary& hw, const GpuSpec& gpu, DType compute, double powerLimitWatts)
 {
-    if (!(limit > 0) || !(hw.tdpWatts > 0) || limit >= hw.tdpWatts)
+    if (!(powerLimitWatts > 0) || !(hw.tdpWatts > 0) || powerLimitWatts >= hw.tdpWatts)
         return;
-    hw.powerLimitWatts = limit;
-    hw.clockFactor = std::cbrt(limit / hw.tdpWatts);
+    hw.powerLimitWatts = powerLimitWatts;
+    hw.clockFactor = std::cbrt(powerLimitWatts / hw.tdpWatts);
     const bool measured = gpu.calibration && gpu.calibration->peakMeasured(info(compute).peak);
     if (!measured)
         hw.achievableFlops *= hw.clockFactor;

@@ -32,14 +32,14 @@ struct AttentionEfficiency {
 AttentionEfficiency attentionEfficiency(AttentionKernel kernel, int computeCapability);
 
 struct RateModel {
-    double peak = 0;        // spec dense FLOP/s of the compute dtype
-    double gemm = 0;        // achievable dense GEMM FLOP/s of the compute dtype
+    double peak = 0;               // spec dense FLOP/s of the compute dtype
+    double gemm = 0;               // achievable dense GEMM FLOP/s of the compute dtype
     double peak16 = 0, gemm16 = 0; // the same in 16 bits, for the ops a low-precision recipe keeps there
-    double vector = 0;      // non-tensor FLOP/s
-    double bandwidth = 0;   // achievable HBM bytes/s
+    double vector = 0;             // non-tensor FLOP/s
+    double bandwidth = 0;          // achievable HBM bytes/s
     double specBandwidth = 0;
-    double clock = 1;       // sustained clock under cluster.power_limit / at TDP (tensor and vector units)
-    int sms = 0;            // 0: no wave quantisation (not an SM-based device)
+    double clock = 1; // sustained clock under cluster.power_limit / at TDP (tensor and vector units)
+    int sms = 0;      // 0: no wave quantisation (not an SM-based device)
     int computeCapability = 0;
     AttentionEfficiency attention;
     double gemmShapeAtFigure = 1; // gemmShapeEfficiency at the shape the achievable figure was measured at

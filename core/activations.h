@@ -10,9 +10,9 @@
 namespace napkin::core {
 
 struct LayerActivationTerms {
-    double perTokenBytes = 0;     // bytes per (token of the micro-batch) that scale with s·b
-    double perScoreBytes = 0;     // bytes per attention score element (a·s²·b); 0 with FlashAttention
-    double flashStatsBytes = 0;   // FlashAttention's fp32 log-sum-exp, a·s·b·4
+    double perTokenBytes = 0;   // bytes per (token of the micro-batch) that scale with s·b
+    double perScoreBytes = 0;   // bytes per attention score element (a·s²·b); 0 with FlashAttention
+    double flashStatsBytes = 0; // FlashAttention's fp32 log-sum-exp, a·s·b·4
     double total = 0;
 };
 

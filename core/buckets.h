@@ -19,14 +19,14 @@ enum class Residence { Gpu, Host };
 
 struct MemoryBucket {
     Bucket bucket;
-    const char* id;        // plan-JSON key in memory.per_gpu and memory.per_stage[]: "master_weights"
-    const char* quantity;  // the derivation's quantity (plan-JSON path): "memory.per_gpu.master_weights"
-    const char* label;     // as users read it in running text, CLI tables and the chart legend: "master weights"
-    const char* title;     // a table row's title: "Master weights"
-    const char* heading;   // a narrow column's heading (the per-stage table): "Master"
-    const char* symbol;    // its symbol in memory.per_gpu.total's formula: "master"
-    const char* holds;     // one line: what the bucket holds
-    const char* formula;   // derivation formula (the general case; estimate names the special cases beside it)
+    const char* id;       // plan-JSON key in memory.per_gpu and memory.per_stage[]: "master_weights"
+    const char* quantity; // the derivation's quantity (plan-JSON path): "memory.per_gpu.master_weights"
+    const char* label;    // as users read it in running text, CLI tables and the chart legend: "master weights"
+    const char* title;    // a table row's title: "Master weights"
+    const char* heading;  // a narrow column's heading (the per-stage table): "Master"
+    const char* symbol;   // its symbol in memory.per_gpu.total's formula: "master"
+    const char* holds;    // one line: what the bucket holds
+    const char* formula;  // derivation formula (the general case; estimate names the special cases beside it)
     Residence residence;
     double MemoryLedger::*ledgerBytes;
     double StageMemory::*stageBytes; // nullptr: not a per-stage tensor bucket (runtime overhead)
@@ -40,15 +40,15 @@ inline constexpr std::array<MemoryBucket, 7> kMemoryBuckets{{
      "({P} · {bytes} + {scales}) / {shard}", Residence::Gpu, &MemoryLedger::weights, &StageMemory::weights,
      &MemoryLedger::weightsRate},
     {Bucket::Gradients, "gradients", "memory.per_gpu.gradients", "gradients", "Gradients", "Grads", "gradients",
-     "one gradient per parameter in the gradient dtype, sharded from ZeRO-2",
-     "{P} · {bytes} / {shard}", Residence::Gpu, &MemoryLedger::gradients, &StageMemory::gradients,
-     &MemoryLedger::gradientsRate},
+     "one gradient per parameter in the gradient dtype, sharded from ZeRO-2", "{P} · {bytes} / {shard}", Residence::Gpu,
+     &MemoryLedger::gradients, &StageMemory::gradients, &MemoryLedger::gradientsRate},
     {Bucket::MasterWeights, "master_weights", "memory.per_gpu.master_weights", "master weights", "Master weights",
      "Master", "master", "the optimizer's higher-precision copy of the parameters (none in pure low precision)",
      "{P} · {bytes} / {shard}", Residence::Gpu, &MemoryLedger::masterWeights, &StageMemory::master,
      &MemoryLedger::masterRate},
     {Bucket::OptimizerStates, "optimizer_states", "memory.per_gpu.optimizer_states", "optimizer states",
-     "Optimizer states", "Optimizer", "optimizer", "the optimizer's per-parameter states (Adam's two moments), sharded from ZeRO-1",
+     "Optimizer states", "Optimizer", "optimizer",
+     "the optimizer's per-parameter states (Adam's two moments), sharded from ZeRO-1",
      "{P} · {states} · {bytes} / {shard}", Residence::Gpu, &MemoryLedger::optimizerStates, &StageMemory::optimizer,
      &MemoryLedger::optimizerRate},
     {Bucket::Activations, "activations", "memory.per_gpu.activations", "activations", "Activations", "Activations",
@@ -56,7 +56,8 @@ inline constexpr std::array<MemoryBucket, 7> kMemoryBuckets{{
      "{L_stage} · {in_flight} · ({s} · {b} · ({per_token} + {per_score} · {a} · {s}) + {stats}) + {outside}",
      Residence::Gpu, &MemoryLedger::activations, &StageMemory::activations, nullptr},
     {Bucket::Temporaries, "temporaries", "memory.per_gpu.temporaries", "temporaries", "Temporaries", "Temporaries",
-     "temporaries", "the logits and the fp32 loss path on the last pipeline stage, and the parameters ZeRO-3 / FSDP "
+     "temporaries",
+     "the logits and the fp32 loss path on the last pipeline stage, and the parameters ZeRO-3 / FSDP "
      "holds all-gathered",
      "{s} · {b} · {V} · {bytes_per_logit} / {tp} + {gathered}", Residence::Gpu, &MemoryLedger::temporaries,
      &StageMemory::temporaries, nullptr},

@@ -14,10 +14,7 @@ namespace {
 
 using nlohmann::json;
 
-std::string num(double v)
-{
-    return fmt::format("{:.4g}", v);
-}
+std::string num(double v) { return fmt::format("{:.4g}", v); }
 
 // Physically absurd: more than 3x the best GPU of the catalogue for the same quantity
 // (docs/calibration-schema.md, Validation).
@@ -76,8 +73,10 @@ struct GemmId {
     std::string_view id;
     PeakColumn column;
 };
-constexpr GemmId kGemmIds[] = {{"gemm_fp32", PeakColumn::Fp32}, {"gemm_tf32", PeakColumn::Tf32},
-                               {"gemm_fp16", PeakColumn::Fp16}, {"gemm_bf16", PeakColumn::Bf16},
+constexpr GemmId kGemmIds[] = {{"gemm_fp32", PeakColumn::Fp32},
+                               {"gemm_tf32", PeakColumn::Tf32},
+                               {"gemm_fp16", PeakColumn::Fp16},
+                               {"gemm_bf16", PeakColumn::Bf16},
                                {"gemm_fp8_e4m3", PeakColumn::Fp8}};
 
 template <std::size_t N>
@@ -119,8 +118,9 @@ std::optional<double> strictNumber(ObjectReader& r, std::string_view key, double
                                    bool minExclusive = false)
 {
     const std::string allowed =
-        max >= 1e300 ? std::string(minExclusive ? "a finite number greater than " : "a finite number from ") + num(min)
-                     : (minExclusive ? "greater than " : "") + num(min) + (minExclusive ? " up to " : " to ") + num(max);
+        max >= 1e300
+            ? std::string(minExclusive ? "a finite number greater than " : "a finite number from ") + num(min)
+            : (minExclusive ? "greater than " : "") + num(min) + (minExclusive ? " up to " : " to ") + num(max);
     const auto* v = r.child(key);
     if (!v || v->is_null()) {
         if (required)
@@ -144,7 +144,8 @@ std::optional<std::int64_t> strictInteger(ObjectReader& r, std::string_view key,
 {
     const auto* v = r.child(key);
     if (v && !v->is_null() && !v->is_number()) {
-        r.error(key, shortDump(*v), "must be a JSON integer", "an integer from " + std::to_string(min) + " to " + std::to_string(max));
+        r.error(key, shortDump(*v), "must be a JSON integer",
+                "an integer from " + std::to_string(min) + " to " + std::to_string(max));
         return std::nullopt;
     }
     return r.integer(key, min, max, required);
@@ -238,9 +239,10 @@ CalibrationResult readResult(const json& node, const std::string& path, const Li
                                       "a number from 0 to 1e15"});
     }
     res.sizeBytes = strictNumber(r, "size_bytes", 0, 1e15, false).value_or(0);
-    res.bytesCounted = r.choice<std::string>("bytes_counted", {{"", ""}, {"read+write", "read+write"},
-                                                               {"one direction", "one direction"}})
-                           .value_or("");
+    res.bytesCounted =
+        r.choice<std::string>("bytes_counted",
+                              {{"", ""}, {"read+write", "read+write"}, {"one direction", "one direction"}})
+            .value_or("");
     res.verified = r.boolean("verified", true).value_or(false);
     res.maxRelErr = strictNumber(r, "max_rel_err", 0, 1e6, false).value_or(0);
     res.detail = r.string("detail").value_or("");
@@ -267,8 +269,8 @@ CalibrationPoint readPoint(const json& node, const std::string& path, const Limi
                               num(limits.anyPeak.value) + ", " + limits.anyPeak.holder + ")",
                           "up to " + num(limits.anyPeak.cap()) + " FLOP/s"});
     if (flops && bytes && !std::isfinite(*flops / *bytes))
-        errors.push_back({path, num(*flops) + " FLOP / " + num(*bytes) + " bytes", "intensity flops / bytes is not finite",
-                          "a finite FLOP/byte"});
+        errors.push_back({path, num(*flops) + " FLOP / " + num(*bytes) + " bytes",
+                          "intensity flops / bytes is not finite", "a finite FLOP/byte"});
     // The byte rate is not capped: the small sizes of a sweep run from L2, above HBM bandwidth.
     p.flops = flops.value_or(0);
     p.bytes = bytes.value_or(0);
@@ -398,7 +400,8 @@ std::string Calibration::peakSource(PeakColumn c) const
     const auto& id = peakResult[std::size_t(c)];
     if (!id.empty()) {
         const auto* r = measuredDevice().result(id);
-        std::string s = citation() + ": " + id + ", best of " + std::to_string(r ? r->samples.size() : 0) + " samples, verified";
+        std::string s =
+            citation() + ": " + id + ", best of " + std::to_string(r ? r->samples.size() : 0) + " samples, verified";
         if (r && !r->detail.empty())
             s += " (" + r->detail + ")";
         return s;
@@ -495,11 +498,11 @@ std::optional<CalibrationProfile> loadCalibrationProfile(std::string_view text, 
     p.status = *status;
     p.message = *message;
     if (p.status != "ok") {
-        static constexpr std::string_view known[] = {"no_driver", "driver_too_old", "no_device", "no_kernel_image",
+        static constexpr std::string_view known[] = {"no_driver",   "driver_too_old",  "no_device", "no_kernel_image",
                                                      "device_busy", "missing_library", "error"};
         top.error("status", shortDump(p.status),
-                  (among(p.status, known) ? "the probe did not measure (" : "unknown status (") + p.status + "): " +
-                      p.message,
+                  (among(p.status, known) ? "the probe did not measure (" : "unknown status (") + p.status +
+                      "): " + p.message,
                   "ok (only a successful run can be used)");
         return std::nullopt;
     }
@@ -555,9 +558,9 @@ GpuSpec calibratedGpu(const CalibrationProfile& profile, const std::string& path
         g.vendor = "NVIDIA";
         g.memoryBytes = dev.memoryBytes;
         g.sourceMemory = "cudaDeviceProp::totalGlobalMem in " + path;
-        cal->warnings.push_back({"calibration_unknown_device",
-                                 path + ": device \"" + dev.name +
-                                     "\" matches no catalogue GPU: values it did not measure are unknown"});
+        cal->warnings.push_back(
+            {"calibration_unknown_device",
+             path + ": device \"" + dev.name + "\" matches no catalogue GPU: values it did not measure are unknown"});
     }
     g.id = std::string(kCalibrationPrefix) + path;
     g.name = dev.name + " (measured)";
@@ -565,8 +568,8 @@ GpuSpec calibratedGpu(const CalibrationProfile& profile, const std::string& path
     // Memory bandwidth: the best verified of the four STREAM-style kernels (BabelStream counts the
     // bytes read + written).
     for (auto id : kBandwidthIds)
-        if (const auto* r = dev.result(id); r && r->verified && r->best > 0 &&
-                                            (cal->bandwidthResult.empty() || r->best > g.bandwidthBytesPerSecond)) {
+        if (const auto* r = dev.result(id);
+            r && r->verified && r->best > 0 && (cal->bandwidthResult.empty() || r->best > g.bandwidthBytesPerSecond)) {
             cal->bandwidthResult = std::string(id);
             g.bandwidthBytesPerSecond = r->best;
         }
@@ -599,8 +602,13 @@ std::vector<CalibrationRow> calibrationRows(const Calibration& cal)
     };
     std::vector<CalibrationRow> rows;
     {
-        CalibrationRow r{"bandwidth", "memory bandwidth", "B/s", cal.bandwidthResult, 0,
-                         spec ? spec->bandwidthBytesPerSecond : 0, cal.bandwidthMeasured()};
+        CalibrationRow r{"bandwidth",
+                         "memory bandwidth",
+                         "B/s",
+                         cal.bandwidthResult,
+                         0,
+                         spec ? spec->bandwidthBytesPerSecond : 0,
+                         cal.bandwidthMeasured()};
         r.measured = cal.bandwidthMeasured() ? measured(cal.bandwidthResult) : 0;
         rows.push_back(r);
     }
@@ -613,8 +621,12 @@ std::vector<CalibrationRow> calibrationRows(const Calibration& cal)
         for (const auto& g : kGemmIds)
             if (g.column == column)
                 id = std::string(g.id);
-        CalibrationRow r{name, std::string("dense ") + name + " peak", "FLOP/s", cal.peakResult[c],
-                         cal.peakMeasured(column) ? measured(cal.peakResult[c]) : 0, spec ? spec->peak(column) : 0,
+        CalibrationRow r{name,
+                         std::string("dense ") + name + " peak",
+                         "FLOP/s",
+                         cal.peakResult[c],
+                         cal.peakMeasured(column) ? measured(cal.peakResult[c]) : 0,
+                         spec ? spec->peak(column) : 0,
                          cal.peakMeasured(column)};
         if (r.result.empty())
             r.result = id.empty() ? "" : id; // named even when not measured, for the table

@@ -18,11 +18,11 @@
 namespace napkin::core {
 
 struct CalibrationResult {
-    std::string id;     // "hbm_copy", "gemm_bf16", ... (unknown ids are kept)
-    std::string kind;   // "bandwidth" (B/s) or "flops" (FLOP/s)
+    std::string id;   // "hbm_copy", "gemm_bf16", ... (unknown ids are kept)
+    std::string kind; // "bandwidth" (B/s) or "flops" (FLOP/s)
     std::string unit;
     std::string dtype;
-    double best = 0;    // best >= median > 0
+    double best = 0; // best >= median > 0
     double median = 0;
     std::vector<double> samples;
     std::string bytesCounted; // "read+write", "one direction" or ""
@@ -80,7 +80,7 @@ struct CalibrationLink {
 };
 
 struct CalibrationProfile {
-    std::string status;  // "ok" when usable
+    std::string status; // "ok" when usable
     std::string message;
     std::string probeVersion;
     std::string probeMode;
@@ -94,14 +94,14 @@ struct CalibrationProfile {
 
 // A measured GPU: attached to the GpuSpec that calibratedGpu() builds.
 struct Calibration {
-    std::string path;          // as written after "calibration:"
+    std::string path; // as written after "calibration:"
     CalibrationProfile profile;
-    std::size_t device = 0;    // the device of profile.devices the GpuSpec describes
-    std::optional<GpuSpec> spec; // the matched catalogue GPU (spec values); nullopt when none matched
-    std::string bandwidthResult;          // result id used for the bandwidth; "" = spec value
+    std::size_t device = 0;                // the device of profile.devices the GpuSpec describes
+    std::optional<GpuSpec> spec;           // the matched catalogue GPU (spec values); nullopt when none matched
+    std::string bandwidthResult;           // result id used for the bandwidth; "" = spec value
     std::array<std::string, 6> peakResult; // per PeakColumn: result id used; "" = spec value
     std::string hostLinkResult;
-    std::vector<Warning> warnings;        // device not in the catalogue, memory size differs
+    std::vector<Warning> warnings; // device not in the catalogue, memory size differs
 
     const CalibrationDevice& measuredDevice() const { return profile.devices[device]; }
     bool peakMeasured(PeakColumn c) const { return !peakResult[static_cast<std::size_t>(c)].empty(); }
@@ -137,8 +137,7 @@ constexpr std::string_view kCalibrationPrefix = "calibration:";
 // JSON path inside the document (e.g. "devices[0].results[2].best"), the value and the allowed
 // range. A profile whose status is not "ok" yields one error quoting its status and message.
 // Physically absurd values (> 3x the best GPU of catalog for that quantity) are errors.
-std::optional<CalibrationProfile> loadCalibrationProfile(std::string_view text, const Catalog& catalog,
-                                                         Errors& errors);
+std::optional<CalibrationProfile> loadCalibrationProfile(std::string_view text, const Catalog& catalog, Errors& errors);
 
 // The catalogue id for a CUDA device name ("NVIDIA H100 80GB HBM3" -> "h100-sxm"); "" when none.
 std::string_view catalogGpuForDevice(std::string_view deviceName);

@@ -119,9 +119,9 @@ void readAchievable(ObjectReader& parent, GpuSpec& g, Errors& errors)
         const auto* x = r.child(key);
         if (!x || x->is_null())
             return shape;
-        const bool ok = x->is_array() && x->size() == 3 &&
-                        std::all_of(x->begin(), x->end(), [](const auto& d) {
-                            return d.is_number_integer() && d.template get<long long>() > 0 && d.template get<long long>() <= 1048576;
+        const bool ok = x->is_array() && x->size() == 3 && std::all_of(x->begin(), x->end(), [](const auto& d) {
+                            return d.is_number_integer() && d.template get<long long>() > 0 &&
+                                   d.template get<long long>() <= 1048576;
                         });
         if (!ok) {
             r.error(key, shortDump(*x), "must be [m, n, k] or null", "three integers from 1 to 1048576, or null");
@@ -166,13 +166,16 @@ void fillAchievable(std::vector<GpuSpec>& gpus)
         if (g.achievableMatmulFlops <= 0 && spec > 0) {
             g.achievableMatmulFlops = gemmRatio * spec;
             note = fmt::format("matmul not published for this GPU: {:.3f} x the dense peak, the median achieved/spec "
-                               "ratio of the {} catalogue GPUs that publish one", gemmRatio, gemm.size());
+                               "ratio of the {} catalogue GPUs that publish one",
+                               gemmRatio, gemm.size());
         }
         if (g.achievableBandwidth <= 0 && g.bandwidthBytesPerSecond > 0) {
             g.achievableBandwidth = bwRatio * g.bandwidthBytesPerSecond;
-            note += (note.empty() ? "" : "; ") +
-                    fmt::format("bandwidth not published for this GPU: {:.3f} x the spec, the median achieved/spec ratio "
-                                "of the {} catalogue GPUs that publish one", bwRatio, bw.size());
+            note +=
+                (note.empty() ? "" : "; ") +
+                fmt::format("bandwidth not published for this GPU: {:.3f} x the spec, the median achieved/spec ratio "
+                            "of the {} catalogue GPUs that publish one",
+                            bwRatio, bw.size());
         }
         if (!note.empty())
             g.sourceAchievable = g.sourceAchievable.empty() ? note : g.sourceAchievable + "; " + note;
@@ -199,16 +202,20 @@ const Alias* Catalog::modelAlias(std::string_view name) const { return findAlias
 std::vector<std::string> Catalog::gpuIdList() const
 {
     std::vector<std::string> v;
-    for (const auto& g : gpus) v.push_back(g.id);
-    for (const auto& a : gpuAliases) v.push_back(a.alias);
+    for (const auto& g : gpus)
+        v.push_back(g.id);
+    for (const auto& a : gpuAliases)
+        v.push_back(a.alias);
     return v;
 }
 
 std::vector<std::string> Catalog::modelIdList() const
 {
     std::vector<std::string> v;
-    for (const auto& m : models) v.push_back(m.id);
-    for (const auto& a : modelAliases) v.push_back(a.alias);
+    for (const auto& m : models)
+        v.push_back(m.id);
+    for (const auto& a : modelAliases)
+        v.push_back(a.alias);
     return v;
 }
 
@@ -257,19 +264,22 @@ const PrecisionPlan* Catalog::plan(std::string_view id) const { return findById(
 std::string Catalog::gpuIds() const
 {
     std::vector<std::string> v;
-    for (const auto& g : gpus) v.push_back(g.id);
+    for (const auto& g : gpus)
+        v.push_back(g.id);
     return join(v);
 }
 std::string Catalog::modelIds() const
 {
     std::vector<std::string> v;
-    for (const auto& m : models) v.push_back(m.id);
+    for (const auto& m : models)
+        v.push_back(m.id);
     return join(v);
 }
 std::string Catalog::planIds() const
 {
     std::vector<std::string> v;
-    for (const auto& p : plans) v.push_back(p.id);
+    for (const auto& p : plans)
+        v.push_back(p.id);
     return join(v);
 }
 
@@ -301,7 +311,8 @@ std::vector<GpuSpec> loadGpus(std::string_view text, Errors& errors)
             g.fp64FlopsPerSecond = readRate(f, "fp64");
             f.finish();
         } else {
-            r.error("dense_flops_per_second", "", "missing required object", "{fp32, tf32, fp16, bf16, fp8, fp4, fp64}");
+            r.error("dense_flops_per_second", "", "missing required object",
+                    "{fp32, tf32, fp16, bf16, fp8, fp4, fp64}");
         }
         if (const auto* v = r.child("fp64_tensor_flops_per_second"); v && !v->is_number())
             r.error("fp64_tensor_flops_per_second", shortDump(*v), "must be a number");
@@ -324,7 +335,8 @@ std::vector<GpuSpec> loadGpus(std::string_view text, Errors& errors)
             g.sourceInterconnect = sr.string("interconnect", true).value_or("");
             sr.finish();
         } else {
-            r.error("sources", "", "every number needs a source", "{memory, bandwidth, dense_flops, tdp, interconnect}");
+            r.error("sources", "", "every number needs a source",
+                    "{memory, bandwidth, dense_flops, tdp, interconnect}");
         }
         if (const auto* u = r.child("unsourced"); u && u->is_array())
             for (const auto& x : *u)

@@ -46,8 +46,8 @@ struct GpuSpec {
     double achievableBandwidth = 0;
     std::string sourceAchievable;
     bool achievablePublished = false; // false: the median-ratio fallback
-    int smCount = 0;           // streaming multiprocessors (compute units): GEMM wave quantisation
-    int computeCapability = 0; // NVIDIA SM version ×10 (80 = Ampere, 90 = Hopper); 0 elsewhere
+    int smCount = 0;                  // streaming multiprocessors (compute units): GEMM wave quantisation
+    int computeCapability = 0;        // NVIDIA SM version ×10 (80 = Ampere, 90 = Hopper); 0 elsewhere
     std::string sourceMemory, sourceBandwidth, sourceFlops, sourceTdp, sourceInterconnect;
     std::vector<std::string> unsourced;
     std::string notes;
@@ -92,18 +92,18 @@ struct Catalog {
     const PrecisionPlan* plan(std::string_view id) const;
     const Alias* gpuAlias(std::string_view name) const;
     const Alias* modelAlias(std::string_view name) const;
-    std::vector<std::string> gpuIdList() const;   // ids, then aliases: the candidates of a suggestion
+    std::vector<std::string> gpuIdList() const; // ids, then aliases: the candidates of a suggestion
     std::vector<std::string> modelIdList() const;
     std::string gpuIds() const;
     std::string modelIds() const;
     std::string planIds() const;
 };
 
-std::vector<GpuSpec> loadGpus(std::string_view json, Errors& errors);
+std::vector<GpuSpec> loadGpus(std::string_view text, Errors& errors);
 // napkin.aliases/1: {"gpus": [{"alias", "id", "note"} | {"alias", "ambiguous": [ids]}], "models": [...]}.
-void loadAliases(std::string_view json, Catalog& catalog, Errors& errors);
-std::vector<ModelSpec> loadModels(std::string_view json, Errors& errors);
-std::vector<PrecisionPlan> loadPlans(std::string_view json, Errors& errors);
+void loadAliases(std::string_view text, Catalog& catalog, Errors& errors);
+std::vector<ModelSpec> loadModels(std::string_view text, Errors& errors);
+std::vector<PrecisionPlan> loadPlans(std::string_view text, Errors& errors);
 std::vector<GpuSpec> loadGpus(std::istream& in, Errors& errors);
 std::vector<ModelSpec> loadModels(std::istream& in, Errors& errors);
 std::vector<PrecisionPlan> loadPlans(std::istream& in, Errors& errors);

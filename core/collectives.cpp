@@ -42,13 +42,14 @@ double collectiveSeconds(Collective c, double bytes, const Link& link, bool atPe
         const double share = p == 0 ? kLlShare : (p == 1 ? kLl128Share : 1.0);
         // Ring: intra-node hops at NVLink latency, the node-crossing ones at network latency.
         const double intraSteps = steps(c, n) - (link.crossesNodes ? interSteps : 0);
-        const double ringLat = kBaseRing[p] + intraSteps * kHopRingNvl[p] +
-                               (link.crossesNodes ? interSteps * kHopRingNet[p] : 0);
+        const double ringLat =
+            kBaseRing[p] + intraSteps * kHopRingNvl[p] + (link.crossesNodes ? interSteps * kHopRingNet[p] : 0);
         best = std::min(best, ringLat * 1e-6 + volume / (bw * share));
         if (c == Collective::AllReduce && link.crossesNodes && p != 1) {
             // Tree all-reduce between nodes: latency grows with log2(nodes) (NCCL 2.4+ double binary tree).
             const double perNode = n / nodes;
-            const double treeLat = kBaseTree[p] + 2 * ((perNode - 1) * kHopTreeNvl[p] + std::log2(nodes) * kHopTreeNet[p]);
+            const double treeLat =
+                kBaseTree[p] + 2 * ((perNode - 1) * kHopTreeNvl[p] + std::log2(nodes) * kHopTreeNet[p]);
             best = std::min(best, treeLat * 1e-6 + volume / (bw * share));
         }
     }

@@ -15,11 +15,11 @@
 namespace napkin::core {
 
 struct Link {
-    double busbw = 0;        // achieved bytes/s per rank, one direction
-    double nominal = 0;      // nominal bytes/s per rank, one direction (before efficiency)
+    double busbw = 0;   // achieved bytes/s per rank, one direction
+    double nominal = 0; // nominal bytes/s per rank, one direction (before efficiency)
     bool crossesNodes = false;
-    double ranks = 1;        // ranks in the group
-    double nodes = 1;        // nodes the group spans
+    double ranks = 1; // ranks in the group
+    double nodes = 1; // nodes the group spans
 };
 
 enum class Collective { AllReduce, AllGather, ReduceScatter };
@@ -37,7 +37,8 @@ double sendRecvSeconds(double bytes, const Link& link, bool atPeak = false);
 // rate; interNominal: the NIC's.
 // offNodeShare: the share of `bytes` that leaves the node (default, negative: (nodes - 1) / nodes);
 // node-limited routing lowers it, the rest of the remote bytes then crosses NVLink.
-double allToAllSeconds(double bytes, const Link& link, double interNominal, bool atPeak = false, double offNodeShare = -1);
+double allToAllSeconds(double bytes, const Link& link, double interNominal, bool atPeak = false,
+                       double offNodeShare = -1);
 
 // Legacy helpers (no latency): 2(n-1)/n · bytes / bw and (n-1)/n · bytes / bw.
 double allReduceSeconds(double bytes, double ranks, double bandwidth);

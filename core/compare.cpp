@@ -38,7 +38,8 @@ std::vector<std::vector<std::string>> rows(const std::vector<ComparedPlan>& plan
 // Display width in characters (UTF-8: count the bytes that do not continue a sequence).
 std::size_t width(const std::string& s)
 {
-    return std::size_t(std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+    return std::size_t(
+        std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
 }
 
 } // namespace
@@ -98,14 +99,21 @@ std::string compareToCsv(const std::vector<ComparedPlan>& plans)
             csv += "," + fmt::format("{}", value(*p.plan)); // shortest round-trip form
         csv += std::string(",") + unit + "\n";
     };
-    row("params", "total", [](const Plan& p) { return p.params.total; }, "parameters");
+    row(
+        "params", "total", [](const Plan& p) { return p.params.total; }, "parameters");
     for (const auto& b : kMemoryBuckets)
-        row("memory", b.id, [&b](const Plan& p) { return bucketBytes(b, p.memory); }, "bytes");
-    row("memory", "total", [](const Plan& p) { return p.memory.total; }, "bytes");
-    row("compute", "training_flops", [](const Plan& p) { return p.compute.trainingFlops; }, "FLOP");
-    row("time", "days", [](const Plan& p) { return p.time.days; }, "days");
-    row("time", "gpu_hours", [](const Plan& p) { return p.time.gpuHours; }, "GPU-hours");
-    row("cost", "usd", [](const Plan& p) { return p.cost.usd; }, "USD");
+        row(
+            "memory", b.id, [&b](const Plan& p) { return bucketBytes(b, p.memory); }, "bytes");
+    row(
+        "memory", "total", [](const Plan& p) { return p.memory.total; }, "bytes");
+    row(
+        "compute", "training_flops", [](const Plan& p) { return p.compute.trainingFlops; }, "FLOP");
+    row(
+        "time", "days", [](const Plan& p) { return p.time.days; }, "days");
+    row(
+        "time", "gpu_hours", [](const Plan& p) { return p.time.gpuHours; }, "GPU-hours");
+    row(
+        "cost", "usd", [](const Plan& p) { return p.cost.usd; }, "USD");
     return csv;
 }
 

@@ -12,14 +12,13 @@ constexpr double inf = std::numeric_limits<double>::infinity();
 // max 448, E5M2 max 57344), OCP Microscaling Formats v1.0 (MXFP8, MXFP4 with E8M0 scales per 32),
 // NVIDIA "Introducing NVFP4" (E2M1 values, E4M3 scale per 16 values, fp32 per-tensor scale).
 constexpr std::array<DTypeInfo, 9> kInfos{{
-    {DType::Fp32, "fp32", 1, 8, 23, 127, 4.0, 0, 0.0, 0.0, true, true, 3.4028234663852886e38,
-     PeakColumn::Fp32, "IEEE 754 binary32"},
-    {DType::Tf32, "tf32", 1, 8, 10, 127, 4.0, 0, 0.0, 0.0, false, true, 3.4028234663852886e38,
-     PeakColumn::Tf32, "NVIDIA A100 whitepaper: TF32 is a tensor-core math mode on fp32 storage"},
-    {DType::Fp16, "fp16", 1, 5, 10, 15, 2.0, 0, 0.0, 0.0, true, true, 65504.0, PeakColumn::Fp16,
-     "IEEE 754 binary16"},
-    {DType::Bf16, "bf16", 1, 8, 7, 127, 2.0, 0, 0.0, 0.0, true, true, 3.3895313892515355e38,
-     PeakColumn::Bf16, "bfloat16 (Google Brain); CS336 lecture 2"},
+    {DType::Fp32, "fp32", 1, 8, 23, 127, 4.0, 0, 0.0, 0.0, true, true, 3.4028234663852886e38, PeakColumn::Fp32,
+     "IEEE 754 binary32"},
+    {DType::Tf32, "tf32", 1, 8, 10, 127, 4.0, 0, 0.0, 0.0, false, true, 3.4028234663852886e38, PeakColumn::Tf32,
+     "NVIDIA A100 whitepaper: TF32 is a tensor-core math mode on fp32 storage"},
+    {DType::Fp16, "fp16", 1, 5, 10, 15, 2.0, 0, 0.0, 0.0, true, true, 65504.0, PeakColumn::Fp16, "IEEE 754 binary16"},
+    {DType::Bf16, "bf16", 1, 8, 7, 127, 2.0, 0, 0.0, 0.0, true, true, 3.3895313892515355e38, PeakColumn::Bf16,
+     "bfloat16 (Google Brain); CS336 lecture 2"},
     {DType::Fp8E4m3, "fp8_e4m3", 1, 4, 3, 7, 1.0, 0, 0.0, 0.0, true, false, 448.0, PeakColumn::Fp8,
      "Micikevicius et al. 2022, FP8 Formats for Deep Learning (E4M3, max 448)"},
     {DType::Fp8E5m2, "fp8_e5m2", 1, 5, 2, 15, 1.0, 0, 0.0, 0.0, true, true, 57344.0, PeakColumn::Fp8,
@@ -72,6 +71,7 @@ double roundToFormat(DType t, double x)
         // IEEE formats overflow to infinity once past max + half a step; saturating formats clamp.
         const double halfStep = std::ldexp(1.0, std::ilogb(f.maxFinite) - f.mantissaBits - 1);
         if (f.hasInfinity)
+            // NOLINTNEXTLINE(bugprone-narrowing-conversions): clang-tidy 14 takes +inf for out of range
             r = (a >= f.maxFinite + halfStep) ? inf : f.maxFinite;
         else
             r = f.maxFinite;

@@ -13,10 +13,10 @@ enum class PeakColumn { Fp32, Tf32, Fp16, Bf16, Fp8, Fp4 };
 
 struct DTypeInfo {
     DType type;
-    std::string_view id;        // scenario spelling: "bf16", "fp8_e4m3", ...
+    std::string_view id; // scenario spelling: "bf16", "fp8_e4m3", ...
     int signBits;
     int exponentBits;
-    int mantissaBits;           // stored fraction bits
+    int mantissaBits; // stored fraction bits
     int exponentBias;
     double elementBytes;        // bytes per value, without block scales
     int blockSize;              // values sharing one scale (0: no block scaling)

@@ -41,7 +41,8 @@ StoredValue storeValue(DType t, double x)
             v.subnormal = true;
             mant = std::uint64_t(std::llround(a / v.minSubnormal));
         } else {
-            expField = std::uint64_t(e + f.exponentBias);
+            const int biased = e + f.exponentBias; // >= 1: a normal number
+            expField = std::uint64_t(biased);
             mant = std::uint64_t(std::llround((a / std::ldexp(1.0, e) - 1.0) * std::ldexp(1.0, f.mantissaBits)));
         }
     }
@@ -75,7 +76,8 @@ nlohmann::json toJson(const StoredValue& v)
             {"input", v.input},
             {"stored", num(v.stored)},
             {"bits", {{"sign", v.signBits}, {"exponent", v.exponentBits}, {"mantissa", v.mantissaBits}}},
-            {"layout", std::to_string(f.signBits) + "+" + std::to_string(f.exponentBits) + "+" + std::to_string(f.mantissaBits)},
+            {"layout",
+             std::to_string(f.signBits) + "+" + std::to_string(f.exponentBits) + "+" + std::to_string(f.mantissaBits)},
             {"relative_error", v.relativeError},
             {"spacing", v.spacing},
             {"range", {{"max", v.maxFinite}, {"min_normal", v.minNormal}, {"min_subnormal", v.minSubnormal}}},

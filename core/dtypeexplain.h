@@ -14,19 +14,19 @@ namespace napkin::core {
 struct StoredValue {
     DType type;
     double input = 0;
-    double stored = 0;         // nearest representable value (RNE; saturation or infinity per format)
-    std::string signBits;      // "0"
-    std::string exponentBits;  // "01111"
-    std::string mantissaBits;  // "0000000000"
-    double relativeError = 0;  // |stored - input| / |input| (0 for input 0)
-    double spacing = 0;        // distance to the next representable magnitude near the value
+    double stored = 0;        // nearest representable value (RNE; saturation or infinity per format)
+    std::string signBits;     // "0"
+    std::string exponentBits; // "01111"
+    std::string mantissaBits; // "0000000000"
+    double relativeError = 0; // |stored - input| / |input| (0 for input 0)
+    double spacing = 0;       // distance to the next representable magnitude near the value
     double maxFinite = 0;
     double minNormal = 0;
     double minSubnormal = 0;
-    bool underflow = false;    // a non-zero input stored as zero
-    bool overflow = false;     // stored as infinity or saturated at the maximum
+    bool underflow = false; // a non-zero input stored as zero
+    bool overflow = false;  // stored as infinity or saturated at the maximum
     bool subnormal = false;
-    std::string note;          // block formats: the element with a unit scale
+    std::string note; // block formats: the element with a unit scale
 };
 
 StoredValue storeValue(DType t, double x);

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-
 namespace napkin::core {
 
 namespace {
@@ -11,12 +10,16 @@ std::string oneLine(const std::string& in)
 {
     std::string out;
     for (unsigned char c : in) {
-        if (c == '\n') out += "\\n";
-        else if (c == '\r') out += "\\r";
-        else if (c == '\t') out += "\\t";
+        if (c == '\n')
+            out += "\\n";
+        else if (c == '\r')
+            out += "\\r";
+        else if (c == '\t')
+            out += "\\t";
         else if (c < 0x20 || c == 0x7f) {
             out += fmt::format("\\x{:02x}", unsigned(c));
-        } else out += char(c);
+        } else
+            out += char(c);
     }
     return out;
 }

@@ -67,7 +67,8 @@ std::string HardwareSummary::memorySource() const
     // A profile keeps the catalogue's capacity (calibration.h); without a catalogue match the
     // driver's total memory is used.
     if (const auto& cal = gpu->calibration)
-        return cal->spec ? cal->spec->origin + ": " + cal->spec->sourceMemory : cal->citation() + ": " + gpu->sourceMemory;
+        return cal->spec ? cal->spec->origin + ": " + cal->spec->sourceMemory
+                         : cal->citation() + ": " + gpu->sourceMemory;
     return gpu->origin + ": " + gpu->sourceMemory;
 }
 
@@ -139,8 +140,8 @@ void estimateHardware(const Scenario& sc, Plan& p)
     derive(p, "hardware.peak_flops", "{C}", hw.peakFlops, "FLOP/s", kSourceGpu, {{"C", hw.peakFlops}});
     derive(p, "hardware.achievable_flops", "{C_ach}", hw.achievableFlops, "FLOP/s", kSourceGpuAchievable,
            {{"C_ach", hw.achievableFlops}});
-    derive(p, "hardware.achievable_bandwidth", "{beta_ach}", hw.achievableBandwidth, "B/s", kSourceGpuAchievableBandwidth,
-           {{"beta_ach", hw.achievableBandwidth}});
+    derive(p, "hardware.achievable_bandwidth", "{beta_ach}", hw.achievableBandwidth, "B/s",
+           kSourceGpuAchievableBandwidth, {{"beta_ach", hw.achievableBandwidth}});
     if (hw.powerLimitWatts > 0)
         derive(p, "hardware.clock_factor", "({P_cap} / {P_tdp})^(1/3)", hw.clockFactor, "",
                "dynamic power P = C·V²·f with V rising linearly with f over the DVFS range, so the clock a power cap "
@@ -169,16 +170,18 @@ void appendClosingWarnings(const Scenario& sc, Plan& p)
     const auto& pr = sc.precision;
     const bool lowWeights = bytesPerValue(pr.weights) < 2 || bytesPerValue(pr.gradients) < 2;
     if (lowWeights && !pr.master)
-        p.warnings.push_back({"unpublished_precision",
-                              std::string("precision: weights ") + std::string(info(pr.weights).id) + ", gradients " +
-                                  std::string(info(pr.gradients).id) +
-                                  " with no master copy is not a recipe anyone trains with: small updates round away in "
-                                  "8-bit storage (FP8 recipes keep a bf16 or fp32 master copy). For a memory cut that "
-                                  "trains, see napkin-cli suggest: LoRA / QLoRA, 8-bit optimizer states, ZeRO"});
+        p.warnings.push_back(
+            {"unpublished_precision",
+             std::string("precision: weights ") + std::string(info(pr.weights).id) + ", gradients " +
+                 std::string(info(pr.gradients).id) +
+                 " with no master copy is not a recipe anyone trains with: small updates round away in "
+                 "8-bit storage (FP8 recipes keep a bf16 or fp32 master copy). For a memory cut that "
+                 "trains, see napkin-cli suggest: LoRA / QLoRA, 8-bit optimizer states, ZeRO"});
     for (const auto& note : sc.aliasNotes)
         p.warnings.push_back({"alias", note});
     if (p.params.derivedShape)
-        p.warnings.push_back({"derived_shape", "activations and the roofline use a derived shape: " + sc.model.shapeNote});
+        p.warnings.push_back(
+            {"derived_shape", "activations and the roofline use a derived shape: " + sc.model.shapeNote});
 }
 
 } // namespace detail

@@ -28,16 +28,19 @@ void estimateTrainable(const Scenario& sc, Plan& p)
     derive(p, "params.trainable", "{L} · {r} · {in_plus_out}", f.trainable, "parameters",
            "LoRA (Hu et al. 2021 §4.1): A (r x in) and B (out x r) on each targeted linear layer of every block; "
            "HF PEFT counts lora_A and lora_B (print_trainable_parameters)",
-           {{"L", double(sc.model.shape.layers)}, {"r", double(sc.finetune.loraRank)},
+           {{"L", double(sc.model.shape.layers)},
+            {"r", double(sc.finetune.loraRank)},
             {"in_plus_out", f.adaptersPerLayer / double(sc.finetune.loraRank)}});
     if (f.quantised > 0)
-        derive(p, "params.quantised", "{L} · {linear_weights_per_layer}", f.quantised, "parameters",
-               sc.finetune.base == BaseStorage::Nf4
-                   ? "QLoRA (Dettmers et al. 2023 §3): every linear layer of the blocks in NF4 (bitsandbytes Linear4bit; "
-                     "the output head, embeddings and norms stay in 16 bits)"
-                   : "LLM.int8() (Dettmers et al. 2022): every linear layer of the blocks in int8 with fp32 row scales "
-                     "(bitsandbytes Linear8bitLt; the output head, embeddings and norms stay in 16 bits)",
-               {{"L", double(sc.model.shape.layers)}, {"linear_weights_per_layer", f.quantised / double(sc.model.shape.layers)}});
+        derive(
+            p, "params.quantised", "{L} · {linear_weights_per_layer}", f.quantised, "parameters",
+            sc.finetune.base == BaseStorage::Nf4
+                ? "QLoRA (Dettmers et al. 2023 §3): every linear layer of the blocks in NF4 (bitsandbytes Linear4bit; "
+                  "the output head, embeddings and norms stay in 16 bits)"
+                : "LLM.int8() (Dettmers et al. 2022): every linear layer of the blocks in int8 with fp32 row scales "
+                  "(bitsandbytes Linear8bitLt; the output head, embeddings and norms stay in 16 bits)",
+            {{"L", double(sc.model.shape.layers)},
+             {"linear_weights_per_layer", f.quantised / double(sc.model.shape.layers)}});
 }
 
 } // namespace
@@ -55,11 +58,15 @@ void estimateParams(const Scenario& sc, Plan& p)
     else if (p.params.derivedShape)
         derive(p, "params.total", "{P}", P, "parameters", "as given in the scenario (model.params)", {{"P", P}});
     else
-        derive(p, "params.total", "{L} · {per_layer} + {embedding} + {positions} + {head} + {final_norm}", P,
-               "parameters",
-               "exact count from the architecture (Touvron et al. 2023 layout; nanoGPT for GPT-2/3 biases and positions)",
-               {{"L", double(shape.layers)}, {"per_layer", p.params.perLayer}, {"embedding", p.params.embedding},
-                {"positions", p.params.positional}, {"head", p.params.head}, {"final_norm", p.params.finalNorm}});
+        derive(
+            p, "params.total", "{L} · {per_layer} + {embedding} + {positions} + {head} + {final_norm}", P, "parameters",
+            "exact count from the architecture (Touvron et al. 2023 layout; nanoGPT for GPT-2/3 biases and positions)",
+            {{"L", double(shape.layers)},
+             {"per_layer", p.params.perLayer},
+             {"embedding", p.params.embedding},
+             {"positions", p.params.positional},
+             {"head", p.params.head},
+             {"final_norm", p.params.finalNorm}});
     estimateTrainable(sc, p);
     if (!isMlp && isMoe(shape)) {
         const double Lm = double(moeLayerCount(shape)), L = double(shape.layers);
@@ -70,10 +77,17 @@ void estimateParams(const Scenario& sc, Plan& p)
                "a token runs through k of the E routed experts of each MoE layer, the shared experts and the router; "
                "the input embedding counted (Mistral, Qwen, Meta, AI2); params.active_excl_embedding drops it "
                "(DeepSeek, OpenAI) (moe-notes.md §0.3)",
-               {{"L_dense", L - Lm}, {"dense_layer", p.params.denseLayer}, {"L_moe", Lm}, {"moe_layer", p.params.moeLayer},
-                {"E", double(shape.moe.experts)}, {"k", double(shape.moe.topK)},
-                {"experts_per_layer", Lm > 0 ? p.params.routedExperts / Lm : 0.0}, {"embedding", p.params.embedding},
-                {"positions", p.params.positional}, {"head", p.params.head}, {"final_norm", p.params.finalNorm}});
+               {{"L_dense", L - Lm},
+                {"dense_layer", p.params.denseLayer},
+                {"L_moe", Lm},
+                {"moe_layer", p.params.moeLayer},
+                {"E", double(shape.moe.experts)},
+                {"k", double(shape.moe.topK)},
+                {"experts_per_layer", Lm > 0 ? p.params.routedExperts / Lm : 0.0},
+                {"embedding", p.params.embedding},
+                {"positions", p.params.positional},
+                {"head", p.params.head},
+                {"final_norm", p.params.finalNorm}});
     }
 }
 
@@ -102,19 +116,20 @@ void estimateBatch(const Scenario& sc, Plan& p)
     if (c.batchScaled) {
         // One micro-batch per data-parallel rank is already more than the requested batch: the
         // optimisation changes (a batch-size-dependent learning rate, fewer steps), not only time.
-        p.warnings.push_back({"batch_scaled",
-                              "training.global_batch " + std::to_string(tr.globalBatch) + " is smaller than micro_batch " +
-                                  std::to_string(tr.microBatch) + " × " + std::to_string(dp) +
-                                  " data-parallel ranks: the plan trains with a global batch of " +
-                                  std::to_string(c.effectiveGlobalBatch) + " sequences (" +
-                                  std::to_string(c.effectiveGlobalBatch / std::max<std::int64_t>(1, tr.globalBatch)) +
-                                  "x). Fewer GPUs, more tp / pp / cp, or a larger training.global_batch keep the batch"});
+        p.warnings.push_back(
+            {"batch_scaled",
+             "training.global_batch " + std::to_string(tr.globalBatch) + " is smaller than micro_batch " +
+                 std::to_string(tr.microBatch) + " × " + std::to_string(dp) +
+                 " data-parallel ranks: the plan trains with a global batch of " +
+                 std::to_string(c.effectiveGlobalBatch) + " sequences (" +
+                 std::to_string(c.effectiveGlobalBatch / std::max<std::int64_t>(1, tr.globalBatch)) +
+                 "x). Fewer GPUs, more tp / pp / cp, or a larger training.global_batch keep the batch"});
     } else if (c.effectiveGlobalBatch != tr.globalBatch) {
-        p.warnings.push_back({"batch_not_divisible",
-                              "training.global_batch " + std::to_string(tr.globalBatch) +
-                                  " is not a multiple of micro_batch × data-parallel GPUs = " + std::to_string(perStep) +
-                                  "; the plan uses " + std::to_string(c.effectiveGlobalBatch) + " (" +
-                                  std::to_string(c.accumulationSteps) + " accumulation steps)"});
+        p.warnings.push_back({"batch_not_divisible", "training.global_batch " + std::to_string(tr.globalBatch) +
+                                                         " is not a multiple of micro_batch × data-parallel GPUs = " +
+                                                         std::to_string(perStep) + "; the plan uses " +
+                                                         std::to_string(c.effectiveGlobalBatch) + " (" +
+                                                         std::to_string(c.accumulationSteps) + " accumulation steps)"});
     }
     if (pp > 1 && par.schedule == PipelineSchedule::DualPipe) {
         // DualPipe (arXiv 2412.19437 §3.2.1 Table 2): bubble (p/2 − 1)(F&B + B − 3W) against 1F1B's
@@ -150,8 +165,9 @@ double moduleRecomputeFlops(const TransformerShape& m, std::uint8_t mods)
     if (mods & kModuleMlp)
         r += 2 * (L - Lm) * h * double(m.ffn) * mats;
     if (mods & kModuleMoe)
-        r += 2 * Lm * (h * (double(m.moe.topK) * double(m.moe.expertFfn) + sharedExpertWidth(m.moe)) * mats +
-                       h * double(m.moe.experts));
+        r += 2 * Lm *
+             (h * (double(m.moe.topK) * double(m.moe.expertFfn) + sharedExpertWidth(m.moe)) * mats +
+              h * double(m.moe.experts));
     else if (mods & kModuleShared)
         r += 2 * Lm * h * sharedExpertWidth(m.moe) * mats;
     if ((mods & kModuleMlaUp) && m.attention == AttentionKind::Mla)
@@ -183,19 +199,21 @@ double estimateFlops(const Scenario& sc, Plan& p)
         c.flopsPerToken = 6 * P;
         weightGemms = 6 * P;
         convention = &derive(p, "compute.flops_per_token", "6 · {P}", c.flopsPerToken, "FLOP",
-               moe ? "Kaplan et al. 2020 with P the active parameters (mixture of experts): forward 2P + backward 4P per token"
-                   : "Kaplan et al. 2020; CS336 lecture 2: forward 2P + backward 4P per token",
-               {{"P", P}});
+                             moe ? "Kaplan et al. 2020 with P the active parameters (mixture of experts): forward 2P + "
+                                   "backward 4P per token"
+                                 : "Kaplan et al. 2020; CS336 lecture 2: forward 2P + backward 4P per token",
+                             {{"P", P}});
         forwardRecompute = 2 * P;
     } else if (conv == FlopsConvention::MegatronCore) {
         const auto f = megatronCoreFlopsPerToken(shape, s);
         c.flopsPerToken = f.total;
         weightGemms = f.total - f.core;
-        convention = &derive(p, "compute.flops_per_token", "{linear} + {core} + {mlp} + {logits} + {mtp}", c.flopsPerToken, "FLOP",
-               "Megatron-Core num_floating_point_operations (megatron/training/training.py), the convention of NVIDIA's "
-               "Model TFLOP/s tables: active experts, causal halving, exact sliding-window context, MTP, no router "
-               "(core/flops_megatron.h)",
-               {{"linear", f.linear}, {"core", f.core}, {"mlp", f.mlp}, {"logits", f.logits}, {"mtp", f.mtp}});
+        convention = &derive(
+            p, "compute.flops_per_token", "{linear} + {core} + {mlp} + {logits} + {mtp}", c.flopsPerToken, "FLOP",
+            "Megatron-Core num_floating_point_operations (megatron/training/training.py), the convention of NVIDIA's "
+            "Model TFLOP/s tables: active experts, causal halving, exact sliding-window context, MTP, no router "
+            "(core/flops_megatron.h)",
+            {{"linear", f.linear}, {"core", f.core}, {"mlp", f.mlp}, {"logits", f.logits}, {"mtp", f.mtp}});
         forwardRecompute = (f.total - f.logits) / 3; // one more forward of everything but the head
     } else if (conv == FlopsConvention::Palm) {
         // PaLM (Chowdhery et al. 2022) App. B: 6N + 12 L H Q T; N excludes learned position tables
@@ -204,25 +222,27 @@ double estimateFlops(const Scenario& sc, Plan& p)
         const double L = double(shape.layers), H = double(shape.heads), Q = double(shape.headDim);
         c.flopsPerToken = 6 * Nn + 12 * L * H * Q * s;
         weightGemms = 6 * Nn;
-        convention = &derive(p, "compute.flops_per_token", "6 · {N} + 12 · {L} · {H} · {Q} · {T}", c.flopsPerToken, "FLOP",
-               "Chowdhery et al. 2022 (PaLM), Appendix B; no causal-mask halving",
-               {{"N", Nn}, {"L", L}, {"H", H}, {"Q", Q}, {"T", s}});
+        convention = &derive(p, "compute.flops_per_token", "6 · {N} + 12 · {L} · {H} · {Q} · {T}", c.flopsPerToken,
+                             "FLOP", "Chowdhery et al. 2022 (PaLM), Appendix B; no causal-mask halving",
+                             {{"N", Nn}, {"L", L}, {"H", H}, {"Q", Q}, {"T", s}});
         forwardRecompute = 2 * Nn + 4 * L * H * Q * s;
     } else {
         // Narayanan et al. 2021 eq. 3 without recompute, per token: 72 l h² (1 + s/6h + V/12hl). It
         // assumes a dense 4h MLP and full attention: a mixture of experts is warned about.
         if (moe)
-            p.warnings.push_back({"flops_convention_dense",
-                                  "flops.convention \"megatron\" is Narayanan et al. 2021 eq. 3, which assumes a dense MLP of "
-                                  "4 · d_model: it does not count the " + std::to_string(shape.moe.topK) + " of " +
-                                      std::to_string(shape.moe.experts) +
-                                      " experts a token runs through; \"6PT\" or \"palm\" count the active parameters"});
+            p.warnings.push_back(
+                {"flops_convention_dense",
+                 "flops.convention \"megatron\" is Narayanan et al. 2021 eq. 3, which assumes a dense MLP of "
+                 "4 · d_model: it does not count the " +
+                     std::to_string(shape.moe.topK) + " of " + std::to_string(shape.moe.experts) +
+                     " experts a token runs through; \"6PT\" or \"palm\" count the active parameters"});
         const double l = double(shape.layers), h = double(shape.dModel), V = double(shape.vocab);
         c.flopsPerToken = 72 * l * h * h * (1 + s / (6 * h) + V / (12 * h * l));
         weightGemms = 72 * l * h * h + 6 * h * V;
-        convention = &derive(p, "compute.flops_per_token", "72 · {l} · {h} · {h} · (1 + {s} / (6 · {h}) + {V} / (12 · {h} · {l}))",
-               c.flopsPerToken, "FLOP", "Narayanan et al. 2021 (Megatron-LM), eq. 3 without recomputation",
-               {{"l", l}, {"h", h}, {"s", s}, {"V", V}});
+        convention = &derive(p, "compute.flops_per_token",
+                             "72 · {l} · {h} · {h} · (1 + {s} / (6 · {h}) + {V} / (12 · {h} · {l}))", c.flopsPerToken,
+                             "FLOP", "Narayanan et al. 2021 (Megatron-LM), eq. 3 without recomputation",
+                             {{"l", l}, {"h", h}, {"s", s}, {"V", V}});
         forwardRecompute = 24 * l * h * h * (1 + s / (6 * h)); // eq. 3 with recompute adds one forward (no logits)
     }
     if (sc.finetune.peft()) {

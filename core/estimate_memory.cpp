@@ -15,7 +15,6 @@ namespace napkin::core::detail {
 
 namespace {
 
-
 // Dense and MoE layers of each pipeline stage (DeepSeek's dense first layers, Llama 4's
 // interleaving), in Megatron's order. Without virtual stages a stage holds a contiguous run
 // (parallel.*_stage_layers sizes); with v chunks per stage, chunk c of L / (p · v) layers sits on
@@ -54,13 +53,15 @@ void setLossPath(const Scenario& sc, LedgerInputs& in)
 {
     if (lossKernelFor(sc.stepTime.framework) == LossKernel::PyTorchCrossEntropy) {
         in.lossBytesPerLogit = std::max(in.e + 8, 12.0);
-        in.lossSource = "PyTorch F.cross_entropy on logits.float() (torchtitan train.py): forward logits + fp32 copy + "
-                        "log_softmax output (e + 8); backward log_softmax output + nll_loss's dense fp32 gradient + "
-                        "log_softmax's fp32 input gradient (12); the larger, vocabulary-parallel over TP; last stage only";
+        in.lossSource =
+            "PyTorch F.cross_entropy on logits.float() (torchtitan train.py): forward logits + fp32 copy + "
+            "log_softmax output (e + 8); backward log_softmax output + nll_loss's dense fp32 gradient + "
+            "log_softmax's fp32 input gradient (12); the larger, vocabulary-parallel over TP; last stage only";
     } else {
         in.lossBytesPerLogit = in.e + 4;
-        in.lossSource = "logits s·b·V in the activation dtype + fp32 softmax/cross-entropy (Korthikanti et al. 2022 §4.3), "
-                        "vocabulary-parallel over TP; on the last pipeline stage only";
+        in.lossSource =
+            "logits s·b·V in the activation dtype + fp32 softmax/cross-entropy (Korthikanti et al. 2022 §4.3), "
+            "vocabulary-parallel over TP; on the last pipeline stage only";
     }
 }
 
@@ -260,13 +261,14 @@ void setStateRates(const LedgerInputs& in, MemoryLedger& m, bool keepsMaster)
     // FSDP2's sharded parameter is the master copy: no stored weight-dtype copy (in.weightsAreMaster).
     const double weightCopies = in.weightsAreMaster ? 0 : 1;
     m.statesBytesPerParam = weightCopies * in.bw + in.bg + in.bm + in.statesPerParam * in.bo;
-    auto rate = [](double values, double bytes, double shard) { return StateRate{values, bytes, shard, values * bytes / shard}; };
+    auto rate = [](double values, double bytes, double shard) {
+        return StateRate{values, bytes, shard, values * bytes / shard};
+    };
     m.weightsRate = rate(weightCopies, in.bw, in.shardW);
     m.gradientsRate = rate(1, in.bg, in.shardG);
     m.masterRate = rate(keepsMaster ? 1 : 0, in.bm, in.shardO);
     m.optimizerRate = rate(in.statesPerParam, in.bo, in.shardO);
 }
-
 
 // Where a stage's peak falls (at the loss, at the backward's start, in the optimizer step) and what
 // its activations and temporaries are there.
@@ -318,8 +320,9 @@ StageTensors buildStage(const Scenario& sc, const LedgerInputs& in, std::int64_t
         mem.weights += st.fp8Cache;
     }
     if (sc.offload.any())
-        offloadStates(sc.offload, {mem.params, in.shardG, in.shardO, dense / in.shardG + E / in.shardGE,
-                                   dense / in.shardO + E / in.shardOE, st.weightBytesPerParam, in.weightsAreMaster},
+        offloadStates(sc.offload,
+                      {mem.params, in.shardG, in.shardO, dense / in.shardG + E / in.shardGE,
+                       dense / in.shardO + E / in.shardOE, st.weightBytesPerParam, in.weightsAreMaster},
                       mem, st.host);
     // 1F1B: stage i holds min(p - i, m) micro-batches at its peak (Narayanan et al. 2021 §2.2.1).
     const double inflight = inflightGiven >= 0 ? inflightGiven
@@ -354,8 +357,9 @@ StageTensors buildStage(const Scenario& sc, const LedgerInputs& in, std::int64_t
     const double mtp = last ? double(shape.mtpLayers) : 0.0;
     st.mtpLayers = mtp;
     st.mtpSaved = mtp * (inflight * lt.kept + sr * b * h * 6 * e / (sp ? double(tp) : 1.0));
-    st.outside = sr * b * h * ((first && shape.dropout ? 1.0 : 0.0) + (last ? finalNorm : 0.0)) / (sp ? double(tp) : 1.0) +
-                 st.mtpSaved;
+    st.outside =
+        sr * b * h * ((first && shape.dropout ? 1.0 : 0.0) + (last ? finalNorm : 0.0)) / (sp ? double(tp) : 1.0) +
+        st.mtpSaved;
     st.perLayer = lt.kept;
     if (tr.recompute == Recompute::Full) {
         st.k = tr.checkpointEvery > 0 ? tr.checkpointEvery : std::max<std::int64_t>(1, std::llround(std::sqrt(L)));
@@ -379,10 +383,12 @@ StageTensors buildStage(const Scenario& sc, const LedgerInputs& in, std::int64_t
     // backward begins.
     st.loss = last ? (1 + mtp) * sr * b * V * in.lossBytesPerLogit / double(tp) : 0.0;
     // What ZeRO-3 / FSDP holds all-gathered is transient too: the working copy, not the model state.
-    const double gathered = in.gatherWholeStage ? mem.params * in.bw : (first || last ? in.gatheredRoot : 0.0) + in.gatheredLayers;
+    const double gathered =
+        in.gatherWholeStage ? mem.params * in.bw : (first || last ? in.gatheredRoot : 0.0) + in.gatheredLayers;
     st.gathered = gathered;
     // The optimizer step: activations freed, parameters sharded again, the update's temporaries.
-    st.optimizerTemp = sc.offload.optimizer != OffloadTarget::None ? 0.0 : mem.params * in.optimizerTempPerParam / in.shardO;
+    st.optimizerTemp =
+        sc.offload.optimizer != OffloadTarget::None ? 0.0 : mem.params * in.optimizerTempPerParam / in.shardO;
     settlePeak(in, st);
     return st;
 }
@@ -426,7 +432,8 @@ StageTensors buildDualPipeRank(const Scenario& sc, const LedgerInputs& in, std::
     const StageMemory& n = b.memory;
     a.mirror = j;
     a.mirrorParams = n.params;
-    m.params += n.params, m.weights += n.weights, m.gradients += n.gradients, m.master += n.master, m.optimizer += n.optimizer;
+    m.params += n.params, m.weights += n.weights, m.gradients += n.gradients, m.master += n.master,
+        m.optimizer += n.optimizer;
     // Activation terms weighted so that layers · in_flight · per_layer stays the rank's sum.
     const double held = a.layers * m.inFlight + b.layers * n.inFlight;
     m.inFlight += n.inFlight;
@@ -437,8 +444,9 @@ StageTensors buildDualPipeRank(const Scenario& sc, const LedgerInputs& in, std::
     a.working = std::max(a.working, b.working);
     a.gathered += b.gathered;
     a.optimizerTemp += b.optimizerTemp;
-    a.weightBytesPerParam = m.params > 0 ? (a.weightBytesPerParam * (m.params - n.params) + b.weightBytesPerParam * n.params) / m.params
-                                         : a.weightBytesPerParam;
+    a.weightBytesPerParam =
+        m.params > 0 ? (a.weightBytesPerParam * (m.params - n.params) + b.weightBytesPerParam * n.params) / m.params
+                     : a.weightBytesPerParam;
     HostMemory& h = a.host;
     const HostMemory& g = b.host;
     h.weights += g.weights, h.gradients += g.gradients, h.master += g.master, h.optimizer += g.optimizer;
@@ -460,7 +468,7 @@ StageTensors chooseStage(const Scenario& sc, const LedgerInputs& in, MemoryLedge
     m.perStage.reserve(std::size_t(std::min<std::int64_t>(in.pp, 4096)));
     for (std::int64_t i = 0; i < in.pp; ++i) {
         StageTensors st = sc.parallel.schedule == PipelineSchedule::DualPipe && in.pp > 1 ? buildDualPipeRank(sc, in, i)
-                                                                                         : buildStage(sc, in, i);
+                                                                                          : buildStage(sc, in, i);
         st.memory.tensors = tensorBytes(st.memory);
         if (int(m.perStage.size()) < 4096)
             m.perStage.push_back(st.memory);
@@ -509,10 +517,11 @@ void deriveGathered(const Scenario& sc, const LedgerInputs& in, const StageTenso
     if (m.gatheredWeights <= 0)
         return;
     if (in.gatherWholeStage) {
-        derive(p, "memory.gathered_weights", "{P_stage} · {bytes}", m.gatheredWeights, "bytes",
-               "torchtitan with pipeline parallelism: reshard_after_forward=False for every block and the root "
-               "(parallelize_llama.py apply_fsdp, 9dec370), so the stage's parameters stay all-gathered through the step",
-               {{"P_stage", chosen.memory.params}, {"bytes", in.bw}});
+        derive(
+            p, "memory.gathered_weights", "{P_stage} · {bytes}", m.gatheredWeights, "bytes",
+            "torchtitan with pipeline parallelism: reshard_after_forward=False for every block and the root "
+            "(parallelize_llama.py apply_fsdp, 9dec370), so the stage's parameters stay all-gathered through the step",
+            {{"P_stage", chosen.memory.params}, {"bytes", in.bw}});
         return;
     }
     const double root = m.mostLoadedStage == 0 || m.mostLoadedStage == in.pp - 1 ? in.gatheredRoot : 0.0;
@@ -521,8 +530,11 @@ void deriveGathered(const Scenario& sc, const LedgerInputs& in, const StageTenso
                ? "FSDP2: the layer in use and the one prefetched, unsharded in the weight dtype; torchtitan keeps the "
                  "root module (embedding, final norm, output layer) unsharded from the forward to the backward"
                : "ZeRO-3 / FSDP full shard: the layer in use and the one prefetched, unsharded in the weight dtype",
-           {{"layers", std::min(2.0, in.L)}, {"P_layer", in.L > 0 ? in.layersAll / in.L : 0.0}, {"tp", double(in.tp)},
-            {"bytes", in.bw}, {"root", root}});
+           {{"layers", std::min(2.0, in.L)},
+            {"P_layer", in.L > 0 ? in.layersAll / in.L : 0.0},
+            {"tp", double(in.tp)},
+            {"bytes", in.bw},
+            {"root", root}});
 }
 
 // memory.per_gpu.total's formula, "{weights} + {gradients} + ... + {overhead}", from the bucket table.
@@ -548,12 +560,14 @@ void deriveOverheadAndTotal(const Scenario& sc, Plan& p)
     finishCommBuffers(sc, m.gradients, m.comm);
     m.overheadComm = m.comm.total;
     if (m.comm.given)
-        derive(p, "memory.comm_buffers.total", "{given}", m.overheadComm, "bytes", "overhead.comm_buffer_bytes", {{"given", m.overheadComm}});
+        derive(p, "memory.comm_buffers.total", "{given}", m.overheadComm, "bytes", "overhead.comm_buffer_bytes",
+               {{"given", m.overheadComm}});
     else
-        derive(p, "memory.comm_buffers.total", "{nccl} + {ddp_buckets}", m.overheadComm, "bytes",
-               "NCCL buffers of each communicator (memory.comm_buffers.groups: channels · connections · 9,633,792 B, "
-               "NVIDIA/nccl src/include/device.h; NVLS multicast buffers on NVSwitch) and PyTorch DDP's gradient buckets",
-               {{"nccl", m.comm.nccl}, {"ddp_buckets", m.comm.ddpBuckets}});
+        derive(
+            p, "memory.comm_buffers.total", "{nccl} + {ddp_buckets}", m.overheadComm, "bytes",
+            "NCCL buffers of each communicator (memory.comm_buffers.groups: channels · connections · 9,633,792 B, "
+            "NVIDIA/nccl src/include/device.h; NVLS multicast buffers on NVSwitch) and PyTorch DDP's gradient buckets",
+            {{"nccl", m.comm.nccl}, {"ddp_buckets", m.comm.ddpBuckets}});
     m.overheadAllocator = sc.overhead.allocatorFraction * tensors;
     // CUDA graphs captured per layer keep the forward's temporaries allocated for the graph's
     // lifetime: "~20%" more activation memory (NVIDIA NeMo docs, features/optimizations/cudagraphs.md:
@@ -562,20 +576,28 @@ void deriveOverheadAndTotal(const Scenario& sc, Plan& p)
     m.overhead = m.overheadContext + m.overheadWorkspace + m.overheadComm + m.overheadCudaGraphs + m.overheadAllocator;
     const auto& overhead = memoryBucket(Bucket::Overhead);
     if (m.overheadCudaGraphs > 0)
-        derive(p, overhead.quantity, "{context} + {workspace} + {comm} + {graphs} · {activations} + {fraction} · {tensors}",
-               m.overhead, "bytes",
+        derive(p, overhead.quantity,
+               "{context} + {workspace} + {comm} + {graphs} · {activations} + {fraction} · {tensors}", m.overhead,
+               "bytes",
                "explicit runtime overhead: CUDA context, cuBLAS/attention workspaces, NCCL buffers, the forward "
                "temporaries CUDA graphs keep (~20% of activations: NVIDIA NeMo docs, cudagraphs.md), caching-allocator "
                "reserve (overhead.* in the scenario)",
-               {{"context", m.overheadContext}, {"workspace", m.overheadWorkspace}, {"comm", m.overheadComm},
-                {"graphs", kCudaGraphActivationFraction}, {"activations", m.activations},
-                {"fraction", sc.overhead.allocatorFraction}, {"tensors", tensors}});
+               {{"context", m.overheadContext},
+                {"workspace", m.overheadWorkspace},
+                {"comm", m.overheadComm},
+                {"graphs", kCudaGraphActivationFraction},
+                {"activations", m.activations},
+                {"fraction", sc.overhead.allocatorFraction},
+                {"tensors", tensors}});
     else
         derive(p, overhead.quantity, overhead.formula, m.overhead, "bytes",
                "explicit runtime overhead: CUDA context, cuBLAS/attention workspaces, NCCL buffers, caching-allocator "
                "reserve (overhead.* in the scenario)",
-               {{"context", m.overheadContext}, {"workspace", m.overheadWorkspace}, {"comm", m.overheadComm},
-                {"fraction", sc.overhead.allocatorFraction}, {"tensors", tensors}});
+               {{"context", m.overheadContext},
+                {"workspace", m.overheadWorkspace},
+                {"comm", m.overheadComm},
+                {"fraction", sc.overhead.allocatorFraction},
+                {"tensors", tensors}});
     m.total = tensors + m.overhead;
     Derivation& total = derive(p, "memory.per_gpu.total", totalFormula(), m.total, "bytes", "sum of the buckets", {});
     for (const auto& bucket : kMemoryBuckets)
@@ -594,13 +616,14 @@ void deriveOverheadAndTotal(const Scenario& sc, Plan& p)
         // the host when the GPU runs out, and back for each update. Counted as host memory; the plan
         // still does not fit, since the pages move over the host link every step.
         m.host.pagedOptimizer = std::min(-m.headroom, m.optimizerStates);
-        p.warnings.push_back({"paged_optimizer",
-                              "optimizer.paged: " + gbText(m.host.pagedOptimizer) + " of the " + gbText(m.optimizerStates) +
-                                  " of optimizer states would page out to host memory (CUDA unified memory) and back for "
-                                  "every update" +
-                                  (m.host.pagedOptimizer >= -m.headroom ? ", which covers the shortfall at the cost of host-link "
-                                                                          "traffic each step; it is not counted as a fit"
-                                                                        : "; that does not cover the shortfall")});
+        p.warnings.push_back(
+            {"paged_optimizer",
+             "optimizer.paged: " + gbText(m.host.pagedOptimizer) + " of the " + gbText(m.optimizerStates) +
+                 " of optimizer states would page out to host memory (CUDA unified memory) and back for "
+                 "every update" +
+                 (m.host.pagedOptimizer >= -m.headroom ? ", which covers the shortfall at the cost of host-link "
+                                                         "traffic each step; it is not counted as a fit"
+                                                       : "; that does not cover the shortfall")});
     }
 }
 
@@ -614,18 +637,22 @@ void warnRecompute(const Scenario& sc, const LedgerInputs& in, Plan& p)
     const LayerTensors& lt = *in.layer;
     const double saved = lt.autograd - lt.kept;
     if (saved < 0.01 * lt.autograd) {
-        const std::string what = tr.recompute == Recompute::Modules ? "\"modules\" (" + recomputeModuleNames(tr.recomputeModules) + ")"
-                                                                    : "\"" + std::string(toString(tr.recompute)) + "\"";
-        p.warnings.push_back({"recompute_saves_nothing",
-                              "training.recompute " + what + " keeps " + gbText(lt.kept) + " of " + gbText(lt.autograd) +
-                                  " per layer (saves " + gbText(std::max(0.0, saved)) + ")" +
-                                  (tr.flashAttention ? ": FlashAttention already keeps no attention scores" : "") +
-                                  ", but recomputes its forward; \"none\" is as small and faster, \"full\" or \"op\" save memory"});
+        const std::string what = tr.recompute == Recompute::Modules
+                                     ? "\"modules\" (" + recomputeModuleNames(tr.recomputeModules) + ")"
+                                     : "\"" + std::string(toString(tr.recompute)) + "\"";
+        p.warnings.push_back(
+            {"recompute_saves_nothing",
+             "training.recompute " + what + " keeps " + gbText(lt.kept) + " of " + gbText(lt.autograd) +
+                 " per layer (saves " + gbText(std::max(0.0, saved)) + ")" +
+                 (tr.flashAttention ? ": FlashAttention already keeps no attention scores" : "") +
+                 ", but recomputes its forward; \"none\" is as small and faster, \"full\" or \"op\" save memory"});
     }
     if (tr.recompute == Recompute::Selective && sc.stepTime.framework == Framework::Torchtitan)
-        p.warnings.push_back({"selective_is_attention_core",
-                              "training.recompute \"selective\" is Korthikanti's attention-core recompute; torchtitan's "
-                              "selective activation checkpointing (selective_ac_option 'op', its default) is training.recompute \"op\""});
+        p.warnings.push_back(
+            {"selective_is_attention_core",
+             "training.recompute \"selective\" is Korthikanti's attention-core recompute; torchtitan's "
+             "selective activation checkpointing (selective_ac_option 'op', its default) is training.recompute "
+             "\"op\""});
 }
 
 } // namespace
@@ -667,13 +694,15 @@ void estimateMemory(const Scenario& sc, Plan& p)
         }
         m.weightsRate.bytesPerValue = chosen.weightBytesPerParam;
         m.weightsRate.bytesPerParam = m.weightsRate.valuesPerParam * chosen.weightBytesPerParam / m.weightsRate.shard;
-        m.statesBytesPerParam = chosen.weightBytesPerParam + m.gradientsRate.valuesPerParam * m.gradientsRate.bytesPerValue +
+        m.statesBytesPerParam = chosen.weightBytesPerParam +
+                                m.gradientsRate.valuesPerParam * m.gradientsRate.bytesPerValue +
                                 m.masterRate.valuesPerParam * m.masterRate.bytesPerValue +
                                 m.optimizerRate.valuesPerParam * m.optimizerRate.bytesPerValue;
     }
     if (p.moe.applies) { // the experts' share of the ledger's rank (plan.moe)
         p.moe.expertParamsPerRank = chosen.expertParams;
-        p.moe.expertWeightBytesPerRank = in.weightsAreMaster || off.weights ? 0.0 : chosen.expertParams * in.bwExpert / in.shardWE;
+        p.moe.expertWeightBytesPerRank =
+            in.weightsAreMaster || off.weights ? 0.0 : chosen.expertParams * in.bwExpert / in.shardWE;
     }
     deriveModelStates(sc, in, chosen, p);
     deriveActivations(sc, in, chosen, p);

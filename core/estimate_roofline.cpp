@@ -53,7 +53,7 @@ void estimateRoofline(const Scenario& sc, Plan& p)
         if (p.finetune.quantised > 0) {
             options.dequantBytes = p.finetune.baseBytesPerValue;
             options.dequantName = sc.finetune.base == BaseStorage::Nf4 ? "bitsandbytes dequantize_4bit (NF4 to bf16)"
-                                                                        : "bitsandbytes int8 dequantize (row scales)";
+                                                                       : "bitsandbytes int8 dequantize (row scales)";
         }
     }
     // Sliding windows and chunks: a fused kernel visits only the blocks inside the window (FlashAttention
@@ -83,9 +83,11 @@ void estimateRoofline(const Scenario& sc, Plan& p)
            "roofline: each op at max(F / C, Q / beta), no overlap between ops",
            {{"model_flops", microFlops}, {"ideal_time", ideal}, {"C", hw.peakFlops}});
     if (sc.stepTime.mode == TimeMode::Mfu && sc.cluster.mfu > rooflineMfu) {
-        p.warnings.push_back({"mfu_above_roofline",
-                              fmt::format("cluster.mfu {:.2f} is above the {:.2f} that the roofline allows for this layer at "
-                                          "micro-batch {}", sc.cluster.mfu, rooflineMfu, tr.microBatch)});
+        p.warnings.push_back(
+            {"mfu_above_roofline",
+             fmt::format("cluster.mfu {:.2f} is above the {:.2f} that the roofline allows for this layer at "
+                         "micro-batch {}",
+                         sc.cluster.mfu, rooflineMfu, tr.microBatch)});
     }
 }
 

@@ -33,16 +33,28 @@ void estimateTimeAndCost(const Scenario& sc, double recomputePerToken, Plan& p, 
                "predicted: each op of one rank at its achievable rate + exposed communication (NCCL α–β) + the "
                "pipeline bubble + optimizer, offload traffic and the CPU update, clipping, launches and saves "
                "(core/steptime.h, core/offload.h; Narayanan et al. 2021)",
-               {{"compute", st.compute}, {"recompute", st.recompute}, {"tp_comm", st.tpComm}, {"cp_comm", st.cpComm},
-                {"ep_comm", st.epComm}, {"pp_comm", st.ppComm}, {"bubble", st.bubble}, {"dp_comm", st.dpComm}, {"optimizer", st.optimizer},
-                {"offload", st.offload}, {"overheads", st.overheads}});
+               {{"compute", st.compute},
+                {"recompute", st.recompute},
+                {"tp_comm", st.tpComm},
+                {"cp_comm", st.cpComm},
+                {"ep_comm", st.epComm},
+                {"pp_comm", st.ppComm},
+                {"bubble", st.bubble},
+                {"dp_comm", st.dpComm},
+                {"optimizer", st.optimizer},
+                {"offload", st.offload},
+                {"overheads", st.overheads}});
         if (st.pipeCommSms > 0)
-            derive(p, "time.comm_sm_share", "{hidden} · {ctas} / {SMs} + {pipe_hidden} · {pipe_sms} / {SMs}", st.commSmShare, "s",
+            derive(p, "time.comm_sm_share", "{hidden} · {ctas} / {SMs} + {pipe_hidden} · {pipe_sms} / {SMs}",
+                   st.commSmShare, "s",
                    "hidden traffic still holds SMs for its duration: one per NCCL channel for data-parallel traffic "
                    "(NVIDIA developer forum t/337991); DualPipe's all-to-all and pipeline sends 20 of them "
                    "(arXiv 2412.19437 §3.2.2), Megatron's EP all-to-all overlap one per NCCL channel",
-                   {{"hidden", st.dpCommHidden}, {"ctas", st.ncclCtas}, {"SMs", double(hw.gpu->smCount)},
-                    {"pipe_hidden", st.pipeCommHidden}, {"pipe_sms", st.pipeCommSms}});
+                   {{"hidden", st.dpCommHidden},
+                    {"ctas", st.ncclCtas},
+                    {"SMs", double(hw.gpu->smCount)},
+                    {"pipe_hidden", st.pipeCommHidden},
+                    {"pipe_sms", st.pipeCommSms}});
         else if (st.commSmShare > 0)
             derive(p, "time.comm_sm_share", "{hidden} · {ctas} / {SMs}", st.commSmShare, "s",
                    "data-parallel traffic hidden behind compute still holds one SM per NCCL channel for its duration: "
@@ -50,11 +62,12 @@ void estimateTimeAndCost(const Scenario& sc, double recomputePerToken, Plan& p, 
                    "more: NVIDIA developer forum t/337991)",
                    {{"hidden", st.dpCommHidden}, {"ctas", st.ncclCtas}, {"SMs", double(hw.gpu->smCount)}});
         if (st.chunkForward > 0)
-            derive(p, "time.breakdown.bubble", "({p} / 2 - 1) · ({F} + {B} + {B} - 3 · {W})", st.bubble, "s",
-                   "DualPipe (arXiv 2412.19437 §3.2.1 Table 2): (PP/2 - 1)(F&B + B - 3W), F&B = F + B with the pair's "
-                   "all-to-all and sends hidden; F, B (recompute included) and W (weight-gradient GEMMs) of one "
-                   "micro-batch chunk on the slowest rank",
-                   {{"p", double(sc.parallel.pp)}, {"F", st.chunkForward}, {"B", st.chunkBackward}, {"W", st.chunkWgrad}});
+            derive(
+                p, "time.breakdown.bubble", "({p} / 2 - 1) · ({F} + {B} + {B} - 3 · {W})", st.bubble, "s",
+                "DualPipe (arXiv 2412.19437 §3.2.1 Table 2): (PP/2 - 1)(F&B + B - 3W), F&B = F + B with the pair's "
+                "all-to-all and sends hidden; F, B (recompute included) and W (weight-gradient GEMMs) of one "
+                "micro-batch chunk on the slowest rank",
+                {{"p", double(sc.parallel.pp)}, {"F", st.chunkForward}, {"B", st.chunkBackward}, {"W", st.chunkWgrad}});
         t.seconds = c.steps * t.stepSeconds;
         derive(p, "time.seconds", "{steps} · {step_seconds}", t.seconds, "s", "predicted step time × steps",
                {{"steps", c.steps}, {"step_seconds", t.stepSeconds}});
@@ -70,8 +83,10 @@ void estimateTimeAndCost(const Scenario& sc, double recomputePerToken, Plan& p, 
             t.mfuCeiling = c.flopsPerStep / st.executedFlops * hw.achievableFlops / hw.peakFlops;
             derive(p, "time.mfu_ceiling", "{flops_per_step} / {executed_flops} · {C_ach} / {C}", t.mfuCeiling, "",
                    "every executed FLOP at the achievable GEMM rate, nothing else: no predicted MFU is above it",
-                   {{"flops_per_step", c.flopsPerStep}, {"executed_flops", st.executedFlops},
-                    {"C_ach", hw.achievableFlops}, {"C", hw.peakFlops}});
+                   {{"flops_per_step", c.flopsPerStep},
+                    {"executed_flops", st.executedFlops},
+                    {"C_ach", hw.achievableFlops},
+                    {"C", hw.peakFlops}});
         }
     } else {
         t.mfu = sc.cluster.mfu;

@@ -13,8 +13,8 @@ std::vector<BlockLinear> blockLinears(const TransformerShape& s)
 {
     const double h = double(s.dModel), qd = double(s.heads) * double(s.headDim),
                  kvd = double(s.kvHeads) * double(s.headDim), f = double(s.ffn);
-    std::vector<BlockLinear> out{{kLoraQ, "q_proj", h, qd}, {kLoraK, "k_proj", h, kvd}, {kLoraV, "v_proj", h, kvd},
-                                 {kLoraO, "o_proj", qd, h}};
+    std::vector<BlockLinear> out{
+        {kLoraQ, "q_proj", h, qd}, {kLoraK, "k_proj", h, kvd}, {kLoraV, "v_proj", h, kvd}, {kLoraO, "o_proj", qd, h}};
     if (isGated(s.ffnKind))
         out.push_back({kLoraGate, "gate_proj", h, f});
     out.push_back({kLoraUp, "up_proj", h, f});
@@ -130,7 +130,8 @@ const char* toString(BaseStorage b, bool doubleQuant)
 std::string loraTargetNames(std::uint8_t targets)
 {
     static constexpr std::pair<std::uint8_t, const char*> kNames[] = {
-        {kLoraQ, "q"}, {kLoraK, "k"}, {kLoraV, "v"}, {kLoraO, "o"}, {kLoraGate, "gate"}, {kLoraUp, "up"}, {kLoraDown, "down"}};
+        {kLoraQ, "q"},       {kLoraK, "k"},   {kLoraV, "v"},      {kLoraO, "o"},
+        {kLoraGate, "gate"}, {kLoraUp, "up"}, {kLoraDown, "down"}};
     std::string out;
     for (const auto& [bit, name] : kNames)
         if (targets & bit)

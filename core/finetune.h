@@ -40,11 +40,11 @@ inline constexpr std::uint8_t kLoraAllTargets = 0x7f;
 struct FinetuneConfig {
     FinetuneMethod method = FinetuneMethod::Full;
     std::int64_t loraRank = 16;
-    std::uint8_t targets = kLoraAllTargets; // resolved: "all-linear" is every linear layer the block has
-    bool allLinear = true;                  // lora_targets was "all-linear"
+    std::uint8_t targets = kLoraAllTargets;  // resolved: "all-linear" is every linear layer the block has
+    bool allLinear = true;                   // lora_targets was "all-linear"
     BaseStorage base = BaseStorage::Weights; // resolved: "auto" is nf4 for QLoRA, the weight dtype otherwise
-    bool doubleQuant = true;                // nf4 only: QLoRA's double quantisation of the block scales
-    double loraDropout = 0;                 // PEFT LoraConfig.lora_dropout (0: nn.Identity, nothing saved)
+    bool doubleQuant = true;                 // nf4 only: QLoRA's double quantisation of the block scales
+    double loraDropout = 0;                  // PEFT LoraConfig.lora_dropout (0: nn.Identity, nothing saved)
     bool peft() const { return method != FinetuneMethod::Full; }
 };
 
@@ -79,23 +79,23 @@ std::vector<BlockLinear> blockLinears(const TransformerShape& shape);
 // What a fine-tuning method trains and stores, for the whole model (estimate() splits it over stages).
 struct FinetuneCounts {
     const char* method = "full";
-    const char* baseDtype = "";   // storage of the frozen base's linear weights ("" for full)
-    double trainable = 0;         // parameters with gradients and optimizer states
-    double frozen = 0;            // parameters without (the base under LoRA / QLoRA)
-    double adapters = 0;          // LoRA A and B, all layers (0 for full)
+    const char* baseDtype = ""; // storage of the frozen base's linear weights ("" for full)
+    double trainable = 0;       // parameters with gradients and optimizer states
+    double frozen = 0;          // parameters without (the base under LoRA / QLoRA)
+    double adapters = 0;        // LoRA A and B, all layers (0 for full)
     double adaptersPerLayer = 0;
-    double adapterTensors = 0;    // LoRA A and B matrices, all layers
-    double quantised = 0;         // frozen linear-layer weights stored in the base format
-    double quantisedRows = 0;     // their output rows (LLM.int8()'s row scales)
-    double baseBytesPerValue = 0; // bytes per quantised weight, scales amortised
+    double adapterTensors = 0;      // LoRA A and B matrices, all layers
+    double quantised = 0;           // frozen linear-layer weights stored in the base format
+    double quantisedRows = 0;       // their output rows (LLM.int8()'s row scales)
+    double baseBytesPerValue = 0;   // bytes per quantised weight, scales amortised
     double loraForwardPerToken = 0; // forward FLOPs of every adapter per token: 2 · r · (in + out) summed
-    double smallTensorParams = 0; // trainable parameters in tensors under 4,096 elements (8-bit states stay fp32)
-    double targetInputs = 0;      // input features of the targeted linears per layer (dropout's saved tensors)
-    double targetCount = 0;       // targeted linears per layer
-    double loraRank = 0;          // as configured (0 for full)
-    std::uint8_t targets = 0;     // resolved targets (0 for full)
-    bool pagedOptimizer = false;  // optimizer.paged, resolved
-    bool int8States = false;      // precision.optimizer int8_blockwise
+    double smallTensorParams = 0;   // trainable parameters in tensors under 4,096 elements (8-bit states stay fp32)
+    double targetInputs = 0;        // input features of the targeted linears per layer (dropout's saved tensors)
+    double targetCount = 0;         // targeted linears per layer
+    double loraRank = 0;            // as configured (0 for full)
+    std::uint8_t targets = 0;       // resolved targets (0 for full)
+    bool pagedOptimizer = false;    // optimizer.paged, resolved
+    bool int8States = false;        // precision.optimizer int8_blockwise
 };
 
 // Counts for a transformer spec under the config. Full fine-tuning trains params (total + MTP).

@@ -67,24 +67,24 @@ nlohmann::json fitToJson(const FitResult& r, const Scenario& sc)
     using nlohmann::json;
     json j;
     j["schema"] = "napkin.fit/1";
-    j["states_only"] = {
-        {"max_params", r.statesOnlyMaxParams},
-        {"bytes_per_param", r.statesBytesPerParam},
-        {"gpus", sc.cluster.gpus},
-        {"capacity_per_gpu", sc.gpu->memoryBytes},
-        {"formula", "gpus · capacity / bytes_per_param"},
-        {"source", "CS336 lecture 2: model states only, ideal sharding, no activations or overhead"}};
+    j["states_only"] = {{"max_params", r.statesOnlyMaxParams},
+                        {"bytes_per_param", r.statesBytesPerParam},
+                        {"gpus", sc.cluster.gpus},
+                        {"capacity_per_gpu", sc.gpu->memoryBytes},
+                        {"formula", "gpus · capacity / bytes_per_param"},
+                        {"source", "CS336 lecture 2: model states only, ideal sharding, no activations or overhead"}};
     json shape = nullptr;
     if (r.withActivationsMaxParams > 0) {
         const auto& s = r.withActivationsShape;
         shape = {{"layers", s.layers}, {"d_model", s.dModel}, {"heads", s.heads}, {"ffn", s.ffn}, {"vocab", s.vocab}};
     }
-    j["with_activations"] = {{"max_params", r.withActivationsMaxParams},
-                             {"derived_shape", shape},
-                             {"zero", sc.parallel.zeroStage},
-                             {"seq_len", sc.training.seqLen},
-                             {"micro_batch", sc.training.microBatch},
-                             {"source", "largest derived-shape model whose full ledger fits (bisection on memory.fits)"}};
+    j["with_activations"] = {
+        {"max_params", r.withActivationsMaxParams},
+        {"derived_shape", shape},
+        {"zero", sc.parallel.zeroStage},
+        {"seq_len", sc.training.seqLen},
+        {"micro_batch", sc.training.microBatch},
+        {"source", "largest derived-shape model whose full ledger fits (bisection on memory.fits)"}};
     j["max_micro_batch"] = {{"value", r.maxMicroBatch},
                             {"fits_at_one", r.maxMicroBatch >= 1},
                             {"memory_at_one", r.memoryAtOne},

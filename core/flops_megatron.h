@@ -18,10 +18,11 @@ struct MegatronCoreFlops {
     double total = 0; // per token
 };
 
-MegatronCoreFlops megatronCoreFlopsPerToken(const TransformerShape& s, double seqLen);
+// m: the model shape, s: the sequence length.
+MegatronCoreFlops megatronCoreFlopsPerToken(const TransformerShape& m, double s);
 
 // Mean keys a query attends to over the layers under a causal mask: s/2 on full layers, W − W(W−1)/(2s)
 // on sliding (or chunked) layers with W < s (Megatron-Bridge flop_utils.py).
-double meanCausalContext(const TransformerShape& s, double seqLen);
+double meanCausalContext(const TransformerShape& m, double s);
 
 } // namespace napkin::core

@@ -48,7 +48,8 @@ namespace {
 // past the largest unit the exponent is clearer.
 std::string scaled(double v, int digits, bool peta)
 {
-    static constexpr std::pair<double, const char*> kUnits[] = {{1e15, "P"}, {1e12, "T"}, {1e9, "B"}, {1e6, "M"}, {1e3, "K"}};
+    static constexpr std::pair<double, const char*> kUnits[] = {
+        {1e15, "P"}, {1e12, "T"}, {1e9, "B"}, {1e6, "M"}, {1e3, "K"}};
     const double a = std::fabs(v);
     for (const auto& [scale, unit] : kUnits) {
         if ((scale == 1e15 && !peta) || a < scale)
@@ -165,9 +166,11 @@ nlohmann::json perStageJson(const MemoryLedger& m)
     auto a = nlohmann::json::array();
     for (std::size_t i = 0; i < m.perStage.size(); ++i) {
         const auto& st = m.perStage[i];
-        nlohmann::json stage = {
-            {"stage", i}, {"params", st.params}, {"tensors", st.tensors}, {"in_flight_micro_batches", st.inFlight},
-            {"peak_phase", st.peakPhase}};
+        nlohmann::json stage = {{"stage", i},
+                                {"params", st.params},
+                                {"tensors", st.tensors},
+                                {"in_flight_micro_batches", st.inFlight},
+                                {"peak_phase", st.peakPhase}};
         for (const auto& b : kMemoryBuckets)
             if (b.stageBytes)
                 stage[b.id] = bucketBytes(b, st);
@@ -185,17 +188,20 @@ nlohmann::json activationTensorsJson(const LayerTensors& lt)
         auto shape = nlohmann::json::array();
         for (int d = 0; d < t.dims; ++d)
             shape.push_back(t.shape[std::size_t(d)]);
-        a.push_back({{"name", t.name}, {"op", t.op}, {"shape", std::move(shape)}, {"dtype", t.dtype}, {"bytes", t.bytes},
-                     {"kept", t.kept}, {"dropped_by", droppedByNames(t.droppedBy)}});
+        a.push_back({{"name", t.name},
+                     {"op", t.op},
+                     {"shape", std::move(shape)},
+                     {"dtype", t.dtype},
+                     {"bytes", t.bytes},
+                     {"kept", t.kept},
+                     {"dropped_by", droppedByNames(t.droppedBy)}});
     }
     return a;
 }
 
 nlohmann::json breakdownJsonImpl(const StepTimeBreakdown& b)
 {
-    auto link = [](double bw, bool crosses) {
-        return nlohmann::json{{"bandwidth", bw}, {"crosses_nodes", crosses}};
-    };
+    auto link = [](double bw, bool crosses) { return nlohmann::json{{"bandwidth", bw}, {"crosses_nodes", crosses}}; };
     return {{"compute", b.compute},
             {"recompute", b.recompute},
             {"tp_comm", b.tpComm},
@@ -396,9 +402,14 @@ nlohmann::json planToJson(const Plan& p)
     if (p.stepTime.valid && std::string_view(p.time.mode) == "predicted")
         j["compute"]["executed_flops_per_step"] = p.stepTime.executedFlops;
     const auto& t = p.time;
-    j["time"] = {{"seconds", t.seconds}, {"days", t.days},        {"gpu_hours", t.gpuHours},
-                 {"mfu", t.mfu},         {"hfu", t.hfu},          {"step_seconds", t.stepSeconds},
-                 {"tokens_per_second", t.tokensPerSecond}, {"mode", t.mode}};
+    j["time"] = {{"seconds", t.seconds},
+                 {"days", t.days},
+                 {"gpu_hours", t.gpuHours},
+                 {"mfu", t.mfu},
+                 {"hfu", t.hfu},
+                 {"step_seconds", t.stepSeconds},
+                 {"tokens_per_second", t.tokensPerSecond},
+                 {"mode", t.mode}};
     if (p.stepTime.valid && std::string_view(t.mode) == "predicted") {
         j["time"]["breakdown"] = stepTimeToJson(p.stepTime);
         j["time"]["breakdown_at_peak"] = stepTimeToJson(p.stepTimeAtPeak);
@@ -436,27 +447,31 @@ nlohmann::json planToJson(const Plan& p)
         j["hardware"]["calibration"] = calibrationToJson(*h.gpu->calibration);
     json ops = json::array();
     for (const auto& op : p.ops) {
-        ops.push_back({{"name", op.name},
-                       {"pass", toString(op.pass)},
-                       {"unit", op.unit == OpUnit::Tensor ? "tensor" : "vector"},
-                       {"flops", op.flops},
-                       {"bytes", op.bytes},
-                       {"intensity", op.intensity},
-                       {"ceiling", op.ceiling},
-                       {"attainable_flops", op.attainable},
-                       {"bound", toString(op.bound)},
-                       {"time_s", op.timeSeconds},
-                       {"kind", op.kind == OpKind::Gemm ? "gemm" : (op.kind == OpKind::Attention ? "attention" : "elementwise")},
-                       {"executed_flops", op.executedFlops},
-                       {"achievable_seconds", op.achievableSeconds},
-                       {"efficiency", op.efficiency},
-                       {"efficiency_source", op.efficiencySource},
-                       {"kernels", op.kernels},
-                       {"implementation", op.implementation},
-                       {"count", op.count}});
+        ops.push_back(
+            {{"name", op.name},
+             {"pass", toString(op.pass)},
+             {"unit", op.unit == OpUnit::Tensor ? "tensor" : "vector"},
+             {"flops", op.flops},
+             {"bytes", op.bytes},
+             {"intensity", op.intensity},
+             {"ceiling", op.ceiling},
+             {"attainable_flops", op.attainable},
+             {"bound", toString(op.bound)},
+             {"time_s", op.timeSeconds},
+             {"kind", op.kind == OpKind::Gemm ? "gemm" : (op.kind == OpKind::Attention ? "attention" : "elementwise")},
+             {"executed_flops", op.executedFlops},
+             {"achievable_seconds", op.achievableSeconds},
+             {"efficiency", op.efficiency},
+             {"efficiency_source", op.efficiencySource},
+             {"kernels", op.kernels},
+             {"implementation", op.implementation},
+             {"count", op.count}});
         if (op.groupedShare > 0)
-            ops.back()["grouped_gemm"] = {{"share", op.groupedShare}, {"m", op.grouped[0]}, {"n", op.grouped[1]},
-                                          {"k", op.grouped[2]}, {"groups", op.grouped[3]}};
+            ops.back()["grouped_gemm"] = {{"share", op.groupedShare},
+                                          {"m", op.grouped[0]},
+                                          {"n", op.grouped[1]},
+                                          {"k", op.grouped[2]},
+                                          {"groups", op.grouped[3]}};
     }
     j["roofline"] = {{"ridge", h.ridge}, {"ops", ops}};
     json ders = json::array();
@@ -494,7 +509,8 @@ static std::string measuredText(const Plan& p)
         out += r.planned ? formatNumber(r.measured / scale) : "not measured, spec " + formatNumber(r.spec / scale);
         out += r.unit == "B/s" ? " TB/s" : " TFLOP/s";
         if (r.planned && r.spec > 0)
-            out += " (spec " + formatNumber(r.spec / scale) + ", " + formatNumber(std::round(r.achieved() * 100)) + "%)";
+            out +=
+                " (spec " + formatNumber(r.spec / scale) + ", " + formatNumber(std::round(r.achieved() * 100)) + "%)";
         first = false;
     }
     return out + "\n"; // cal.warnings are among the plan's warnings
@@ -505,9 +521,10 @@ namespace {
 const char* phaseText(std::string_view phase)
 {
     return phase == "loss" ? "at the loss (logits and the fp32 loss path held)"
-         : phase == "backward_start" ? "at the start of the backward (the first recomputed layers back, the logits freed)"
-         : phase == "optimizer_step" ? "in the optimizer step (activations freed, the update's temporaries)"
-                                     : "at the end of the forward of the micro-batches in flight";
+           : phase == "backward_start"
+               ? "at the start of the backward (the first recomputed layers back, the logits freed)"
+           : phase == "optimizer_step" ? "in the optimizer step (activations freed, the update's temporaries)"
+                                       : "at the end of the forward of the micro-batches in flight";
 }
 
 std::string shapeText(const SavedTensor& t)
@@ -544,9 +561,11 @@ void tensorsText(std::ostream& o, const MemoryLedger& m, bool markdown)
             continue;
         }
         if (markdown)
-            o << "| " << t.name << " | " << shapeText(t) << " | " << t.dtype << " | " << formatBytes(t.bytes) << " | " << t.op << " |\n";
+            o << "| " << t.name << " | " << shapeText(t) << " | " << t.dtype << " | " << formatBytes(t.bytes) << " | "
+              << t.op << " |\n";
         else
-            o << fmt::format("  kept     {:<28} {:<22} {:<5} {:>10}  {}\n", t.name, shapeText(t), t.dtype, formatBytes(t.bytes), t.op);
+            o << fmt::format("  kept     {:<28} {:<22} {:<5} {:>10}  {}\n", t.name, shapeText(t), t.dtype,
+                             formatBytes(t.bytes), t.op);
     }
     if (droppedCount > 0)
         o << (markdown ? "\nRecomputed for the backward" : "  recomputed") << " (" << droppedCount << " tensors, "
@@ -565,19 +584,21 @@ std::string planToText(const Plan& p)
         o << "  plan         " << derived << "\n"; // the user's name may be stale: say what it is
     o << "  model        " << p.modelName << ", " << humanNumber(p.params.total, Quantity::Parameters);
     if (p.params.active < p.params.total) // mixture of experts: what a token runs through
-        o << " (" << formatCount(p.params.active) << " active per token, "
-          << formatCount(p.params.activeExclEmbedding) << " without the input embedding)";
+        o << " (" << formatCount(p.params.active) << " active per token, " << formatCount(p.params.activeExclEmbedding)
+          << " without the input embedding)";
     o << "\n";
     if (p.finetune.adapters > 0)
         o << "  fine-tune    " << p.finetune.method << ": " << formatCount(p.finetune.trainable) << " trainable ("
           << fmt::format("{:.2f}", 100 * p.finetune.trainable / (p.params.total + p.finetune.adapters)) << "%), rank "
           << formatNumber(p.finetune.loraRank) << " on " << loraTargetNames(p.finetune.targets) << "; frozen base in "
           << p.finetune.baseDtype << "\n";
-    o << "  hardware     " << p.hardware.name() << ": " << formatNumber(p.hardware.peakFlops / 1e12) << " TFLOP/s dense "
-      << p.hardware.computeDtype << ", " << formatNumber(p.hardware.bandwidth / 1e12) << " TB/s, ridge "
-      << formatNumber(std::round(p.hardware.ridge * 100) / 100) << " FLOP/byte\n" << measuredText(p);
+    o << "  hardware     " << p.hardware.name() << ": " << formatNumber(p.hardware.peakFlops / 1e12)
+      << " TFLOP/s dense " << p.hardware.computeDtype << ", " << formatNumber(p.hardware.bandwidth / 1e12)
+      << " TB/s, ridge " << formatNumber(std::round(p.hardware.ridge * 100) / 100) << " FLOP/byte\n"
+      << measuredText(p);
     if (p.hardware.lowPrecisionGemms != 0) // an FP8 / FP4 recipe: what runs in it, what stays in 16 bits
-        o << "  recipe       " << p.hardware.recipe << " scaling: " << lowPrecisionGemmNames(p.hardware.lowPrecisionGemms) << " GEMMs in "
+        o << "  recipe       " << p.hardware.recipe
+          << " scaling: " << lowPrecisionGemmNames(p.hardware.lowPrecisionGemms) << " GEMMs in "
           << p.hardware.computeDtype << ", the rest at the 16-bit rate (" << formatNumber(p.hardware.peakFlops16 / 1e12)
           << " TFLOP/s)\n";
     o << "\n";
@@ -591,8 +612,8 @@ std::string planToText(const Plan& p)
       << (m.fits ? "fits, headroom " + formatBytes(m.headroom) : "DOES NOT FIT, short by " + formatBytes(-m.headroom))
       << "\n";
     if (m.host.total > 0 || m.host.nvme > 0)
-        o << "  host (offload)     " << formatBytes(m.host.total) << " per GPU, " << formatBytes(m.host.perNode) << " per node"
-          << (m.host.capacityPerNode > 0 ? " of " + formatBytes(m.host.capacityPerNode) : std::string())
+        o << "  host (offload)     " << formatBytes(m.host.total) << " per GPU, " << formatBytes(m.host.perNode)
+          << " per node" << (m.host.capacityPerNode > 0 ? " of " + formatBytes(m.host.capacityPerNode) : std::string())
           << (m.host.nvme > 0 ? "; NVMe " + formatBytes(m.host.nvme) + " per GPU" : std::string()) << "; "
           << formatBytes(m.host.pcieBytesPerStep) << " over the host link per step\n";
     o << "\n";
@@ -605,23 +626,27 @@ std::string planToText(const Plan& p)
           << " requested, " << formatGrouped(double(p.compute.effectiveGlobalBatch)) << " trained ("
           << formatGrouped(double(p.compute.dataParallel)) << " data-parallel ranks)\n";
     const bool predicted = std::string_view(p.time.mode) == "predicted";
-    o << fmt::format("  time               {} ({}) at MFU {:.2f}, HFU {:.2f}{}\n", humanNumber(p.time.days, Quantity::Days),
-                     humanNumber(p.time.seconds, Quantity::Seconds), p.time.mfu, p.time.hfu, predicted ? " (predicted)" : "");
+    o << fmt::format("  time               {} ({}) at MFU {:.2f}, HFU {:.2f}{}\n",
+                     humanNumber(p.time.days, Quantity::Days), humanNumber(p.time.seconds, Quantity::Seconds),
+                     p.time.mfu, p.time.hfu, predicted ? " (predicted)" : "");
     if (predicted && p.stepTime.valid) {
         const auto& b = p.stepTime;
-        o << fmt::format("  step (predicted)   {:.4g} s = compute {:.4g} + recompute {:.4g} + TP {:.4g} + CP {:.4g} + {}PP {:.4g} + "
-                         "bubble {:.4g} + DP {:.4g} + optimizer {:.4g}\n",
-                         b.step, b.compute, b.recompute, b.tpComm, b.cpComm,
-                         b.epComm > 0 ? fmt::format("EP {:.4g} + ", b.epComm) : std::string(), b.ppComm, b.bubble, b.dpComm,
-                         b.optimizer);
+        o << fmt::format(
+            "  step (predicted)   {:.4g} s = compute {:.4g} + recompute {:.4g} + TP {:.4g} + CP {:.4g} + {}PP {:.4g} + "
+            "bubble {:.4g} + DP {:.4g} + optimizer {:.4g}\n",
+            b.step, b.compute, b.recompute, b.tpComm, b.cpComm,
+            b.epComm > 0 ? fmt::format("EP {:.4g} + ", b.epComm) : std::string(), b.ppComm, b.bubble, b.dpComm,
+            b.optimizer);
         if (b.pipeCommHidden > 0)
-            o << fmt::format("  {}EP {:.4g} s + PP {:.4g} s of traffic, {:.4g} s of it hidden behind the paired "
-                             "{} (their {:.0f} SMs: in overheads)\n",
-                             std::string_view(b.pipelineSchedule) == "dualpipe" ? "DualPipe           " : "EP overlap         ",
-                             b.epCommTotal, b.ppCommTotal, b.pipeCommHidden,
-                             std::string_view(b.pipelineSchedule) == "dualpipe" ? "chunks" : "micro-batches", b.pipeCommSms);
+            o << fmt::format(
+                "  {}EP {:.4g} s + PP {:.4g} s of traffic, {:.4g} s of it hidden behind the paired "
+                "{} (their {:.0f} SMs: in overheads)\n",
+                std::string_view(b.pipelineSchedule) == "dualpipe" ? "DualPipe           " : "EP overlap         ",
+                b.epCommTotal, b.ppCommTotal, b.pipeCommHidden,
+                std::string_view(b.pipelineSchedule) == "dualpipe" ? "chunks" : "micro-batches", b.pipeCommSms);
         if (b.offload > 0)
-            o << fmt::format("  offload            {:.4g} s per step (host link, NVMe, CPU optimizer update)\n", b.offload);
+            o << fmt::format("  offload            {:.4g} s per step (host link, NVMe, CPU optimizer update)\n",
+                             b.offload);
     }
     o << "  GPU-hours          " << humanNumber(p.time.gpuHours, Quantity::GpuHours) << "\n"
       << "  cost               " << humanNumber(p.cost.usd, Quantity::Usd) << "\n"
@@ -647,35 +672,42 @@ std::string planToMarkdown(const Plan& p)
     if (const std::string derived = p.derivedName(); !p.scenarioName.empty() && p.scenarioName != derived)
         o << "Plan: " << derived << "\n\n";
     o << "Model: " << p.modelName << ", " << formatNumber(p.params.total) << " parameters"
-      << (p.params.active < p.params.total ? " (" + formatNumber(p.params.active) + " active per token)" : std::string())
-      << (p.finetune.adapters > 0 ? std::string(". Fine-tuning: ") + p.finetune.method + ", " + formatNumber(p.finetune.trainable) +
-                                        " trainable, frozen base in " + p.finetune.baseDtype
-                                  : std::string())
-      << ". Hardware: " << p.hardware.name()
-      << " (" << formatNumber(p.hardware.peakFlops / 1e12) << " TFLOP/s dense " << p.hardware.computeDtype << ", "
-      << formatNumber(p.hardware.bandwidth / 1e12) << " TB/s).\n\n";
+      << (p.params.active < p.params.total ? " (" + formatNumber(p.params.active) + " active per token)"
+                                           : std::string())
+      << (p.finetune.adapters > 0
+              ? std::string(". Fine-tuning: ") + p.finetune.method + ", " + formatNumber(p.finetune.trainable) +
+                    " trainable, frozen base in " + p.finetune.baseDtype
+              : std::string())
+      << ". Hardware: " << p.hardware.name() << " (" << formatNumber(p.hardware.peakFlops / 1e12) << " TFLOP/s dense "
+      << p.hardware.computeDtype << ", " << formatNumber(p.hardware.bandwidth / 1e12) << " TB/s).\n\n";
     o << "## Memory per GPU\n\n| bucket | bytes | GB |\n|---|---:|---:|\n";
-    auto row = [&](const char* name, double v) { o << "| " << name << " | " << formatNumber(v) << " | " << formatBytes(v) << " |\n"; };
+    auto row = [&](const char* name, double v) {
+        o << "| " << name << " | " << formatNumber(v) << " | " << formatBytes(v) << " |\n";
+    };
     for (const auto& b : kMemoryBuckets)
         row(b.label, bucketBytes(b, m));
     row("**total**", m.total);
     row("capacity", m.capacity);
-    o << "\n" << (m.fits ? "Fits, headroom " + formatBytes(m.headroom) : "**Does not fit**: short by " + formatBytes(-m.headroom))
+    o << "\n"
+      << (m.fits ? "Fits, headroom " + formatBytes(m.headroom)
+                 : "**Does not fit**: short by " + formatBytes(-m.headroom))
       << ".\n\n";
     if (m.host.total > 0 || m.host.nvme > 0)
-        o << "Offload: " << formatBytes(m.host.total) << " per GPU on the host (" << formatBytes(m.host.perNode) << " per node)"
-          << (m.host.nvme > 0 ? ", " + formatBytes(m.host.nvme) + " per GPU on NVMe" : std::string()) << "; "
-          << formatBytes(m.host.pcieBytesPerStep) << " over the host link per step.\n\n";
+        o << "Offload: " << formatBytes(m.host.total) << " per GPU on the host (" << formatBytes(m.host.perNode)
+          << " per node)" << (m.host.nvme > 0 ? ", " + formatBytes(m.host.nvme) + " per GPU on NVMe" : std::string())
+          << "; " << formatBytes(m.host.pcieBytesPerStep) << " over the host link per step.\n\n";
     tensorsText(o, m, true);
     o << "## Compute and time\n\n| quantity | value |\n|---|---:|\n";
-    o << "| FLOPs per token (" << p.compute.convention << ") | " << humanNumber(p.compute.flopsPerToken, Quantity::Flops) << " |\n";
+    o << "| FLOPs per token (" << p.compute.convention << ") | "
+      << humanNumber(p.compute.flopsPerToken, Quantity::Flops) << " |\n";
     o << "| training FLOPs | " << humanNumber(p.compute.trainingFlops, Quantity::Flops) << " |\n";
     o << "| time | " << humanNumber(p.time.days, Quantity::Days) << " |\n";
     o << "| GPU-hours | " << humanNumber(p.time.gpuHours, Quantity::GpuHours) << " |\n";
     o << "| cost | " << humanNumber(p.cost.usd, Quantity::Usd) << " |\n";
     o << "| energy (GPUs at TDP) | " << humanNumber(p.cost.energyKwh, Quantity::EnergyKwh) << " |\n";
     o << "| MFU / HFU | " << formatNumber(p.time.mfu) << " / " << formatNumber(p.time.hfu) << " |\n";
-    o << "\n## Roofline (one layer)\n\n| op | pass | FLOPs | bytes | intensity | bound | time (s) |\n|---|---|---:|---:|---:|---|---:|\n";
+    o << "\n## Roofline (one layer)\n\n| op | pass | FLOPs | bytes | intensity | bound | time (s) "
+         "|\n|---|---|---:|---:|---:|---|---:|\n";
     for (const auto& op : p.ops)
         o << "| " << op.name << " | " << toString(op.pass) << " | " << formatNumber(op.flops) << " | "
           << formatNumber(op.bytes) << " | " << formatNumber(op.intensity) << " | " << toString(op.bound) << " | "

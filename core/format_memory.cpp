@@ -7,8 +7,13 @@ nlohmann::json timelineJson(const MemoryLedger& m)
     auto a = nlohmann::json::array();
     for (int i = 0; i < m.timelineCount; ++i) {
         const auto& t = m.timeline[std::size_t(i)];
-        a.push_back({{"event", t.event}, {"at", t.at}, {"states", t.states}, {"activations", t.activations},
-                     {"temporaries", t.temporaries}, {"runtime", t.runtime}, {"allocated", t.total}});
+        a.push_back({{"event", t.event},
+                     {"at", t.at},
+                     {"states", t.states},
+                     {"activations", t.activations},
+                     {"temporaries", t.temporaries},
+                     {"runtime", t.runtime},
+                     {"allocated", t.total}});
     }
     return a;
 }
@@ -18,12 +23,22 @@ nlohmann::json commBuffersJson(const CommBuffers& c)
     auto groups = nlohmann::json::array();
     for (int i = 0; i < c.count; ++i) {
         const auto& g = c.groups[std::size_t(i)];
-        groups.push_back({{"group", g.name}, {"ranks", g.ranks}, {"crosses_nodes", g.crossesNodes},
-                          {"kind", g.p2p ? "p2p" : "collective"}, {"channels", g.channels},
-                          {"connections", g.connections}, {"bytes", g.bytes}, {"nvls_bytes", g.nvlsBytes}});
+        groups.push_back({{"group", g.name},
+                          {"ranks", g.ranks},
+                          {"crosses_nodes", g.crossesNodes},
+                          {"kind", g.p2p ? "p2p" : "collective"},
+                          {"channels", g.channels},
+                          {"connections", g.connections},
+                          {"bytes", g.bytes},
+                          {"nvls_bytes", g.nvlsBytes}});
     }
-    return {{"groups", std::move(groups)}, {"nccl", c.nccl}, {"ddp_buckets", c.ddpBuckets},
-            {"reduce_bucket", c.reduceBucket}, {"reduce_scatter", c.reduceScatter}, {"total", c.total}, {"given", c.given}};
+    return {{"groups", std::move(groups)},
+            {"nccl", c.nccl},
+            {"ddp_buckets", c.ddpBuckets},
+            {"reduce_bucket", c.reduceBucket},
+            {"reduce_scatter", c.reduceScatter},
+            {"total", c.total},
+            {"given", c.given}};
 }
 
 nlohmann::json hostMemoryJson(const HostMemory& h)

@@ -38,7 +38,7 @@ struct FrameworkRules {
     const char* version = "";
     bool overlapDp = true;
     bool overlapTp = false;
-    bool regatherForRecompute = false;        // ZeRO-3 / FSDP gathers again for a recomputed forward
+    bool regatherForRecompute = false;         // ZeRO-3 / FSDP gathers again for a recomputed forward
     bool reduceScatterEveryMicroBatch = false; // sharded gradients reduced per micro-batch (ZeRO-3, FSDP)
     AttentionKernel hopperAttention = AttentionKernel::Flash2;
     KernelFusion fusion = KernelFusion::Fused; // how the framework runs elementwise ops by default

@@ -29,10 +29,10 @@ namespace {
 std::optional<std::string> stripGroupSeparators(std::string_view s)
 {
     const auto isSep = [](char c) { return c == ',' || c == '_' || c == ' '; };
-    const auto firstSep = std::find_if(s.begin(), s.end(), isSep);
-    if (firstSep == s.end())
+    const std::size_t firstSep = s.find_first_of(",_ ");
+    if (firstSep == std::string_view::npos)
         return std::string(s);
-    const char sep = *firstSep;
+    const char sep = s[firstSep];
     std::size_t i = 0;
     if (i < s.size() && (s[i] == '-' || s[i] == '+'))
         ++i;
@@ -44,8 +44,7 @@ std::optional<std::string> stripGroupSeparators(std::string_view s)
         return std::nullopt; // separators in the fraction, exponent or suffix
     // Groups: 1 to 3 digits, then groups of exactly 3, one separator character throughout.
     std::size_t group = 0, groups = 0;
-    for (std::size_t k = 0; k < intPart.size(); ++k) {
-        const char c = intPart[k];
+    for (const char c : intPart) {
         if (isSep(c)) {
             if (c != sep || group == 0 || (groups == 0 ? group > 3 : group != 3))
                 return std::nullopt;
@@ -77,9 +76,10 @@ std::optional<double> parseQuantity(std::string_view text)
         std::string_view text;
         double factor;
     };
-    static constexpr Suffix suffixes[] = {{"Ki", 1024.0}, {"Mi", 1048576.0}, {"Gi", 1073741824.0},
-                                          {"Ti", 1099511627776.0}, {"k", 1e3}, {"K", 1e3}, {"M", 1e6},
-                                          {"B", 1e9}, {"G", 1e9}, {"T", 1e12}, {"P", 1e15}};
+    static constexpr Suffix suffixes[] = {
+        {"Ki", 1024.0}, {"Mi", 1048576.0}, {"Gi", 1073741824.0}, {"Ti", 1099511627776.0},
+        {"k", 1e3},     {"K", 1e3},        {"M", 1e6},           {"B", 1e9},
+        {"G", 1e9},     {"T", 1e12},       {"P", 1e15}};
     // The suffix first, with one space before it allowed ("15 T", as core::formatCount writes it);
     // then the number with its group separators.
     double factor = 1.0;
@@ -98,7 +98,8 @@ std::optional<double> parseQuantity(std::string_view text)
     const std::string& s = *stripped;
     // Plain decimals only: digits, one '.', an exponent; no "inf", "nan" or hex. std::from_chars
     // ignores the C locale, so "2.5T" means 2.5e12 under any LC_NUMERIC.
-    if (std::any_of(s.begin(), s.end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)) && c != 'e' && c != 'E'; }))
+    if (std::any_of(s.begin(), s.end(),
+                    [](char c) { return std::isalpha(static_cast<unsigned char>(c)) && c != 'e' && c != 'E'; }))
         return std::nullopt;
     const char* first = s.data();
     const char* last = s.data() + s.size();
@@ -125,9 +126,10 @@ std::optional<double> parseBytes(std::string_view text)
         double factor;
     };
     // Longest first, so that "MiB" is not read as "B".
-    static constexpr Unit units[] = {{"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
-                                     {"kB", 1e3},     {"KB", 1e3},        {"MB", 1e6},           {"GB", 1e9},
-                                     {"TB", 1e12},    {"B", 1.0}};
+    static constexpr Unit units[] = {
+        {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
+        {"kB", 1e3},     {"KB", 1e3},        {"MB", 1e6},           {"GB", 1e9},
+        {"TB", 1e12},    {"B", 1.0}};
     double factor = 1.0;
     for (const auto& u : units) {
         if (text.size() > u.text.size() && text.substr(text.size() - u.text.size()) == u.text) {
@@ -162,24 +164,34 @@ void dumpBounded(const nlohmann::json& v, std::string& out, int depth)
     if (out.size() > 64)
         return;
     if (v.is_object()) {
-        if (depth > 2) { out += "{...}"; return; }
+        if (depth > 2) {
+            out += "{...}";
+            return;
+        }
         out += '{';
         bool first = true;
         for (const auto& [k, x] : v.items()) {
-            if (out.size() > 64) break;
-            if (!first) out += ", ";
+            if (out.size() > 64)
+                break;
+            if (!first)
+                out += ", ";
             first = false;
             out += nlohmann::json(k).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + ": ";
             dumpBounded(x, out, depth + 1);
         }
         out += '}';
     } else if (v.is_array()) {
-        if (depth > 2) { out += "[...]"; return; }
+        if (depth > 2) {
+            out += "[...]";
+            return;
+        }
         out += '[';
         bool first = true;
         for (const auto& x : v) {
-            if (out.size() > 64) break;
-            if (!first) out += ", ";
+            if (out.size() > 64)
+                break;
+            if (!first)
+                out += ", ";
             first = false;
             dumpBounded(x, out, depth + 1);
         }
@@ -267,9 +279,9 @@ void ObjectReader::error(std::string_view key, std::string value, std::string wh
     m_errors.push_back({fieldPath(key), std::move(value), std::move(why), std::move(allowed)});
 }
 
-std::optional<double> ObjectReader::scalar(std::string_view key, double min, double max, bool required, bool minExclusive,
-                                           std::optional<double> (*parse)(std::string_view), const char* what,
-                                           const std::string& allowed)
+std::optional<double> ObjectReader::scalar(std::string_view key, double min, double max, bool required,
+                                           bool minExclusive, std::optional<double> (*parse)(std::string_view),
+                                           const char* what, const std::string& allowed)
 {
     const auto* v = find(key);
     if (!v || v->is_null()) {
@@ -296,8 +308,8 @@ std::optional<double> ObjectReader::scalar(std::string_view key, double min, dou
 std::optional<double> ObjectReader::number(std::string_view key, double min, double max, bool required,
                                            bool minExclusive)
 {
-    const std::string allowed = (minExclusive ? "greater than " + formatRange(min) + " up to "
-                                              : formatRange(min) + " to ") + formatRange(max);
+    const std::string allowed =
+        (minExclusive ? "greater than " + formatRange(min) + " up to " : formatRange(min) + " to ") + formatRange(max);
     return scalar(key, min, max, required, minExclusive, parseQuantity, "number", allowed);
 }
 

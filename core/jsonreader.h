@@ -109,7 +109,6 @@ private:
                                  const std::string& allowed);
 
 public:
-
     // Reports every key that was not read. Call once after all reads.
     void finish();
 

@@ -12,7 +12,8 @@ KernelCost rmsNormCost(KernelFusion fusion, Pass pass, double e)
 {
     const bool fwd = pass == Pass::Forward;
     if (fusion != KernelFusion::Eager) // read x, write y | read x and dy, write dx (Apex/TE fused RMSNorm)
-        return fwd ? KernelCost{5, 2 * e, 1, "fused RMSNorm kernel"} : KernelCost{8, 3 * e, 1, "fused RMSNorm backward kernel"};
+        return fwd ? KernelCost{5, 2 * e, 1, "fused RMSNorm kernel"}
+                   : KernelCost{8, 3 * e, 1, "fused RMSNorm backward kernel"};
     if (fwd)
         // x.float() (e + 4), pow (8), mean (4), +eps and rsqrt (per row), x * r (8), type_as (4 + e),
         // * weight (2e): torchtitan models/norms.py RMSNorm (9dec370), HF LlamaRMSNorm.
@@ -71,8 +72,10 @@ KernelCost lossCost(LossKernel loss, Pass pass, double e)
         // Megatron-LM gpt_model / core tensor_parallel cross_entropy.py: output.float() (e + 4), max
         // (4), sub_ (8), exp (8), sum (4), div_ (8) | grad_input.mul_ (8), .float() backward (4 + e).
         return fwd ? KernelCost{5, (e + kF32) + kF32 + 2 * kF32 + 2 * kF32 + kF32 + 2 * kF32, 6,
-                                "Megatron vocab-parallel cross-entropy on fp32 logits: float, max, sub_, exp, sum, div_"}
-                   : KernelCost{3, 2 * kF32 + (kF32 + e), 2, "Megatron vocab-parallel cross-entropy backward: mul_, cast"};
+                                "Megatron vocab-parallel cross-entropy on fp32 logits: float, max, sub_, exp, sum, "
+                                "div_"}
+                   : KernelCost{3, 2 * kF32 + (kF32 + e), 2,
+                                "Megatron vocab-parallel cross-entropy backward: mul_, cast"};
     }
     // torchtitan train.py (9dec370): cross_entropy(pred.flatten(0, 1).float(), labels): cast (e + 4),
     // log_softmax (reads the row for its max and its sum, then writes: 16) | nll_loss backward

@@ -41,11 +41,11 @@ struct KernelCost {
 enum class LossKernel { MegatronVocabParallel, PyTorchCrossEntropy };
 
 KernelCost rmsNormCost(KernelFusion fusion, Pass pass, double e);
-KernelCost ropeCost(KernelFusion fusion, Pass pass, double e);             // per q or k element
-KernelCost swigluCost(KernelFusion fusion, Pass pass, double e);           // per FFN element
-KernelCost hiddenDropoutExtra(KernelFusion fusion, Pass pass, double e);   // added to the residual add
-KernelCost attentionDropoutCost(Pass pass, double e);                      // per score (unfused attention)
-KernelCost lossCost(LossKernel loss, Pass pass, double e);                 // per logit
+KernelCost ropeCost(KernelFusion fusion, Pass pass, double e);           // per q or k element
+KernelCost swigluCost(KernelFusion fusion, Pass pass, double e);         // per FFN element
+KernelCost hiddenDropoutExtra(KernelFusion fusion, Pass pass, double e); // added to the residual add
+KernelCost attentionDropoutCost(Pass pass, double e);                    // per score (unfused attention)
+KernelCost lossCost(LossKernel loss, Pass pass, double e);               // per logit
 
 // The framework's loss implementation.
 LossKernel lossKernelFor(Framework framework);

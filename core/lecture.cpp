@@ -60,7 +60,8 @@ std::optional<DType> dtypeField(ObjectReader& r, const char* key, bool required)
         return std::nullopt;
     const auto t = parseDType(*s);
     if (!t || !info(*t).storable) {
-        r.error(key, shortDump(*s), "unknown storage dtype", "fp32, fp16, bf16, fp8_e4m3, fp8_e5m2, mxfp8, nvfp4, mxfp4");
+        r.error(key, shortDump(*s), "unknown storage dtype",
+                "fp32, fp16, bf16, fp8_e4m3, fp8_e5m2, mxfp8, nvfp4, mxfp4");
         return std::nullopt;
     }
     return t;
@@ -79,8 +80,8 @@ void readTensor(const nlohmann::json& node, const std::string& path, LectureStep
         for (std::size_t i = 0; i < shape->size(); ++i) {
             const auto& d = (*shape)[i];
             if (!d.is_number_integer() || d.get<std::int64_t>() < 1 || d.get<std::int64_t>() > (1LL << 31)) {
-                errors.push_back({indexed(r.fieldPath("shape"), i), shortDump(d), "must be a positive integer",
-                                  "1 to 2147483648"});
+                errors.push_back(
+                    {indexed(r.fieldPath("shape"), i), shortDump(d), "must be a positive integer", "1 to 2147483648"});
                 return;
             }
             t.shape.push_back(d.get<std::int64_t>());
@@ -95,7 +96,8 @@ void readTensor(const nlohmann::json& node, const std::string& path, LectureStep
 void readOps(const nlohmann::json& node, const std::string& path, LectureStep& step, Errors& errors)
 {
     if (!node.is_array() || node.size() > 32) {
-        errors.push_back({path, shortDump(node), "must be an array of at most 32 ops", "[{\"id\": ..., \"op\": \"gemm\", ...}]"});
+        errors.push_back(
+            {path, shortDump(node), "must be an array of at most 32 ops", "[{\"id\": ..., \"op\": \"gemm\", ...}]"});
         return;
     }
     std::set<std::string> ids;
@@ -108,10 +110,11 @@ void readOps(const nlohmann::json& node, const std::string& path, LectureStep& s
         if (!op.id.empty() && (!validId(op.id) || !ids.insert(op.id).second))
             r.error("id", shortDump(op.id), validId(op.id) ? "duplicate op id" : "not a valid id",
                     "a unique id of letters, digits, '-', '_', '.', '='");
-        op.kind = r.choice<std::string>("op", {{"gemm", "gemm"}, {"relu", "relu"}, {"gelu", "gelu"}, {"dot", "dot"},
-                                               {"matvec", "matvec"}},
-                                        true)
-                      .value_or("");
+        op.kind =
+            r.choice<std::string>(
+                 "op", {{"gemm", "gemm"}, {"relu", "relu"}, {"gelu", "gelu"}, {"dot", "dot"}, {"matvec", "matvec"}},
+                 true)
+                .value_or("");
         constexpr double kMaxDim = 1e7;
         if (op.kind == "gemm") {
             op.m = r.number("m", 1, kMaxDim, true).value_or(0);
@@ -167,7 +170,8 @@ LectureStep readStep(const nlohmann::json& node, const std::string& path, Errors
         if (s->is_object())
             step.scenario = *s;
         else
-            r.error("scenario", shortDump(*s), "must be an object", "scenario-file keys, e.g. {\"cluster\": {\"gpus\": 8}}");
+            r.error("scenario", shortDump(*s), "must be an object",
+                    "scenario-file keys, e.g. {\"cluster\": {\"gpus\": 8}}");
     }
     if (const auto* s = r.child("set")) {
         if (!s->is_array() || s->size() > 64)
@@ -177,8 +181,8 @@ LectureStep readStep(const nlohmann::json& node, const std::string& path, Errors
                 if ((*s)[i].is_string())
                     step.sets.push_back((*s)[i].get<std::string>());
                 else
-                    errors.push_back({indexed(r.fieldPath("set"), i), shortDump((*s)[i]), "must be a string",
-                                      "PATH=VALUE"});
+                    errors.push_back(
+                        {indexed(r.fieldPath("set"), i), shortDump((*s)[i]), "must be a string", "PATH=VALUE"});
             }
     }
     step.focus = r.choice<LectureFocus>("focus", focusOptions(), true).value_or(LectureFocus::Summary);
@@ -195,7 +199,8 @@ LectureStep readStep(const nlohmann::json& node, const std::string& path, Errors
     step.fallback = text(r, "fallback", false);
     r.finish();
     if (step.focus == LectureFocus::Dtype && !step.dtypeValue)
-        errors.push_back({path + ".dtype", "", "focus \"dtype\" needs a value for the dtype explorer", "a number, e.g. 1e-8"});
+        errors.push_back(
+            {path + ".dtype", "", "focus \"dtype\" needs a value for the dtype explorer", "a number, e.g. 1e-8"});
     return step;
 }
 
@@ -205,7 +210,8 @@ const nlohmann::json* jsonPath(const nlohmann::json& root, std::string_view path
     std::size_t start = 0;
     while (start <= path.size()) {
         const auto dot = path.find('.', start);
-        const std::string part(path.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
+        const std::string part(
+            path.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
         if (part.empty() || !node->is_object())
             return nullptr;
         const auto it = node->find(part);
@@ -282,8 +288,8 @@ ScenarioCheckpointCurve checkpointCurveFor(const Scenario& sc)
     return c;
 }
 
-std::optional<double> lectureQuantity(const LectureStep& step, const Scenario& sc, const Plan& plan,
-                                      std::string_view q, std::string* why)
+std::optional<double> lectureQuantity(const LectureStep& step, const Scenario& sc, const Plan& plan, std::string_view q,
+                                      std::string* why)
 {
     auto fail = [&](std::string w) -> std::optional<double> {
         if (why)
@@ -322,10 +328,14 @@ std::optional<double> lectureQuantity(const LectureStep& step, const Scenario& s
             return fail("dtype quantities: dtype.<format>.stored|relative_error|spacing|underflow");
         const auto v = storeValue(*t, *step.dtypeValue);
         const auto field = rest.substr(dot + 1);
-        if (field == "stored") return v.stored;
-        if (field == "relative_error") return v.relativeError;
-        if (field == "spacing") return v.spacing;
-        if (field == "underflow") return v.underflow ? 1.0 : 0.0;
+        if (field == "stored")
+            return v.stored;
+        if (field == "relative_error")
+            return v.relativeError;
+        if (field == "spacing")
+            return v.spacing;
+        if (field == "underflow")
+            return v.underflow ? 1.0 : 0.0;
         return fail("dtype fields: stored, relative_error, spacing, underflow");
     }
     if (starts("op.")) {
@@ -338,9 +348,12 @@ std::optional<double> lectureQuantity(const LectureStep& step, const Scenario& s
         if (it == step.ops.end())
             return fail("the step has no op \"" + std::string(id) + "\"");
         const OpCost c = opCost(*it);
-        if (field == "flops") return c.flops;
-        if (field == "bytes") return c.bytes;
-        if (field == "intensity") return c.flops / c.bytes; // Williams et al. 2009: I = F / Q
+        if (field == "flops")
+            return c.flops;
+        if (field == "bytes")
+            return c.bytes;
+        if (field == "intensity")
+            return c.flops / c.bytes; // Williams et al. 2009: I = F / Q
         if (field == "achieved_flops_per_second" || field == "mfu") {
             if (!it->seconds)
                 return fail("op \"" + std::string(id) + "\" has no measured seconds");
@@ -349,7 +362,8 @@ std::optional<double> lectureQuantity(const LectureStep& step, const Scenario& s
                 return achieved;
             // CS336 lecture 2: MFU = achieved FLOP/s / the dense peak for that dtype.
             const double peak = sc.gpu->peak(info(it->dtype).peak);
-            return peak > 0 ? std::optional<double>(achieved / peak) : fail(sc.gpu->name + " has no dense peak for this dtype");
+            return peak > 0 ? std::optional<double>(achieved / peak)
+                            : fail(sc.gpu->name + " has no dense peak for this dtype");
         }
         return fail("op fields: flops, bytes, intensity, achieved_flops_per_second, mfu");
     }
@@ -357,8 +371,10 @@ std::optional<double> lectureQuantity(const LectureStep& step, const Scenario& s
         const auto c = checkpointCurveFor(sc);
         if (c.bytes.empty())
             return fail("the model has no layers");
-        if (q == "checkpoint.best_k") return double(c.bestK);
-        if (q == "checkpoint.min_bytes") return c.bestBytes;
+        if (q == "checkpoint.best_k")
+            return double(c.bestK);
+        if (q == "checkpoint.min_bytes")
+            return c.bestBytes;
         if (starts("checkpoint.bytes_at.")) {
             const auto k = parseQuantity(q.substr(20));
             if (!k || *k < 1 || *k > double(c.layers) || *k != std::floor(*k))
@@ -368,7 +384,9 @@ std::optional<double> lectureQuantity(const LectureStep& step, const Scenario& s
         return fail("checkpoint quantities: best_k, min_bytes, bytes_at.<k>");
     }
     const auto v = numberAt(planToJson(plan), q);
-    return v ? v : fail("not a number in the plan (docs/plan-schema.md), nor a fit., tensor., dtype., op. or checkpoint. quantity");
+    return v ? v
+             : fail("not a number in the plan (docs/plan-schema.md), nor a fit., tensor., dtype., op. or checkpoint. "
+                    "quantity");
 }
 
 nlohmann::json lectureStepDocument(const LectureStep& step, const std::string& calibrationProfile, bool* calibrated)
@@ -418,7 +436,8 @@ std::optional<Lecture> parseLecture(std::string_view textIn, const std::string& 
     lecture.description = text(top, "description", false);
     const auto* steps = top.child("steps");
     if (!steps || !steps->is_array() || steps->empty() || steps->size() > kMaxSteps)
-        top.error("steps", steps ? shortDump(*steps) : "", "must be an array of 1 to " + std::to_string(kMaxSteps) + " steps",
+        top.error("steps", steps ? shortDump(*steps) : "",
+                  "must be an array of 1 to " + std::to_string(kMaxSteps) + " steps",
                   "[{\"id\": ..., \"title\": ..., \"narration\": ..., \"focus\": ...}]");
     top.finish();
     if (steps && steps->is_array() && steps->size() <= kMaxSteps)
@@ -458,7 +477,8 @@ std::optional<Lecture> parseLecture(std::string_view textIn, const std::string& 
             std::string allowed;
             for (const auto& d : plan.derivations)
                 allowed += (allowed.empty() ? "" : ", ") + std::string(d.quantity);
-            errors.push_back({path + ".derivation", shortDump(step.derivation), "no such derivation in this step's plan", allowed});
+            errors.push_back(
+                {path + ".derivation", shortDump(step.derivation), "no such derivation in this step's plan", allowed});
         }
         for (std::size_t j = 0; j < step.expect.size(); ++j) {
             std::string why;

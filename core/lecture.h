@@ -26,7 +26,7 @@ struct LectureExpect {
     std::string quantity; // see lectureQuantity()
     double value = 0;
     double tolerance = 1e-3;
-    std::string label;    // what a person reads ("Training time (days)"); default: the quantity
+    std::string label; // what a person reads ("Training time (days)"); default: the quantity
 };
 
 // A tensor whose size the step shows: elements = product of the shape, bytes = elements · dtype bytes.
@@ -48,13 +48,13 @@ struct LectureStep {
     std::string id;
     std::string title;
     std::string narration;
-    std::string hint;           // what to try with the sliders
-    bool reset = false;         // start from the built-in default scenario, not the previous step's
-    nlohmann::json scenario;    // the patch as written (an object, possibly empty)
+    std::string hint;              // what to try with the sliders
+    bool reset = false;            // start from the built-in default scenario, not the previous step's
+    nlohmann::json scenario;       // the patch as written (an object, possibly empty)
     std::vector<std::string> sets; // PATH=VALUE, applied after the patch
-    nlohmann::json document;    // resolved: the complete scenario document of this step
+    nlohmann::json document;       // resolved: the complete scenario document of this step
     LectureFocus focus = LectureFocus::Summary;
-    std::string derivation;     // a Derivation::quantity of the plan ("time.days"); "" for none
+    std::string derivation; // a Derivation::quantity of the plan ("time.days"); "" for none
     std::vector<LectureExpect> expect;
     std::optional<double> dtypeValue; // the dtype explorer's input
     std::optional<LectureTensor> tensor;

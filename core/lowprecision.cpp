@@ -109,11 +109,12 @@ void applyLowPrecisionRecipe(const Scenario& sc, Plan& p)
         // Norm outputs are quantised inside the fused norm (TE LayerNormLinear / LayerNormMLP): no read.
         const bool normFused = fused && (cls == kLowQkv || (cls == kLowMlp && std::string_view(op.name) != "mlp_down"));
         const double read = (normFused ? 0 : e) + (ri.amaxPass ? e : 0);
-        RooflineOp in = makeOp("quantize_input", Pass::Forward, OpUnit::Vector, {3 * input, input * (read + write)}, hw, op.count);
+        RooflineOp in =
+            makeOp("quantize_input", Pass::Forward, OpUnit::Vector, {3 * input, input * (read + write)}, hw, op.count);
         in.implementation = ri.source;
         casts.push_back(in);
-        RooflineOp g = makeOp("quantize_grad", Pass::Backward, OpUnit::Vector, {3 * grad, grad * (e + (ri.amaxPass ? e : 0) + write)},
-                              hw, op.count);
+        RooflineOp g = makeOp("quantize_grad", Pass::Backward, OpUnit::Vector,
+                              {3 * grad, grad * (e + (ri.amaxPass ? e : 0) + write)}, hw, op.count);
         g.implementation = ri.source;
         casts.push_back(g);
         RooflineOp w = makeOp("quantize_weight", Pass::Forward, OpUnit::Vector,

@@ -22,22 +22,22 @@ enum class LowPrecisionRecipe { None, Delayed, Current, Blockwise, Mxfp8, Nvfp4 
 
 // The GEMM classes a recipe may run in low precision (precision.low_precision_gemms).
 enum : std::uint8_t {
-    kLowQkv = 1u << 0,       // the QKV projection
-    kLowOut = 1u << 1,       // the attention output projection
-    kLowMlp = 1u << 2,       // the MLP (and experts) GEMMs
-    kLowHead = 1u << 3,      // the output layer (vocabulary)
-    kLowAttention = 1u << 4  // the attention core (FP8 dot-product attention)
+    kLowQkv = 1u << 0,      // the QKV projection
+    kLowOut = 1u << 1,      // the attention output projection
+    kLowMlp = 1u << 2,      // the MLP (and experts) GEMMs
+    kLowHead = 1u << 3,     // the output layer (vocabulary)
+    kLowAttention = 1u << 4 // the attention core (FP8 dot-product attention)
 };
 inline constexpr std::uint8_t kLowDefault = kLowQkv | kLowOut | kLowMlp;
 
 struct RecipeInfo {
     LowPrecisionRecipe recipe;
     const char* id;
-    double elementBytes;       // bytes per quantised value
-    double activationScales;   // scale bytes per activation / gradient value
-    double weightScales;       // scale bytes per weight value
-    double copies;             // quantised copies per tensor: rowwise and columnwise (the transpose) for the backward
-    bool amaxPass;             // an extra read of the input for its amax before the cast
+    double elementBytes;     // bytes per quantised value
+    double activationScales; // scale bytes per activation / gradient value
+    double weightScales;     // scale bytes per weight value
+    double copies;           // quantised copies per tensor: rowwise and columnwise (the transpose) for the backward
+    bool amaxPass;           // an extra read of the input for its amax before the cast
     const char* source;
 };
 const RecipeInfo& recipeInfo(LowPrecisionRecipe r);

@@ -14,25 +14,25 @@
 namespace napkin::core {
 
 struct FitChange {
-    std::string description;                        // "QLoRA: NF4 base, r = 64 on every linear layer"
-    nlohmann::json set = nlohmann::json::object();  // scenario keys it sets: {"finetune.method": "qlora", ...}
-    double total = 0;            // memory per GPU after the change
-    double capacity = 0;         // of the GPU after the change
-    double memorySaved = 0;      // baseline total − total
-    double stepSeconds = 0;      // predicted step after the change
-    double stepSecondsDelta = 0; // − the baseline's
+    std::string description;                       // "QLoRA: NF4 base, r = 64 on every linear layer"
+    nlohmann::json set = nlohmann::json::object(); // scenario keys it sets: {"finetune.method": "qlora", ...}
+    double total = 0;                              // memory per GPU after the change
+    double capacity = 0;                           // of the GPU after the change
+    double memorySaved = 0;                        // baseline total − total
+    double stepSeconds = 0;                        // predicted step after the change
+    double stepSecondsDelta = 0;                   // − the baseline's
     std::int64_t gpus = 0;
     std::string gpuName;
     bool fits = false;
 };
 
 struct FitSuggestions {
-    bool valid = false;        // the baseline scenario parsed
+    bool valid = false; // the baseline scenario parsed
     bool baselineFits = false;
     double baselineTotal = 0, capacity = 0, baselineStep = 0;
     std::int64_t baselineGpus = 0;
     std::string gpuName, title;
-    bool predicted = true;     // step times from the predicted step (else the scenario's MFU)
+    bool predicted = true;          // step times from the predicted step (else the scenario's MFU)
     std::vector<FitChange> changes; // fitting first, then by GPU-seconds per step, then by memory saved
 };
 

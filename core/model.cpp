@@ -63,16 +63,16 @@ const char* toString(QkNorm k)
 
 bool isMoe(const TransformerShape& s) { return s.moe.experts > 0; }
 
-bool isMoeLayer(const TransformerShape& s, std::int64_t i)
+bool isMoeLayer(const TransformerShape& s, std::int64_t layer)
 {
     const auto& m = s.moe;
     if (m.experts <= 0)
         return false;
     if (!m.moeLayers.empty())
-        return i >= 0 && std::size_t(i) < m.moeLayers.size() && m.moeLayers[std::size_t(i)] != 0;
+        return layer >= 0 && std::size_t(layer) < m.moeLayers.size() && m.moeLayers[std::size_t(layer)] != 0;
     const std::int64_t freq = std::max<std::int64_t>(1, m.layerFreq);
-    const std::int64_t k = i + 1 - m.layerOffset;
-    return i >= m.firstDenseLayers && k >= 0 && k % freq == 0;
+    const std::int64_t k = layer + 1 - m.layerOffset;
+    return layer >= m.firstDenseLayers && k >= 0 && k % freq == 0;
 }
 
 std::int64_t moeLayerCount(const TransformerShape& s)
@@ -146,9 +146,9 @@ namespace {
 double normParams(NormKind k, double d)
 {
     switch (k) {
-    case NormKind::LayerNorm: return 2 * d; // weight + bias
-    case NormKind::RmsNorm: return d;       // weight only
-    case NormKind::NonParametric: return 0; // OLMo 1: no affine parameters
+    case NormKind::LayerNorm: return 2 * d;   // weight + bias
+    case NormKind::RmsNorm: return d;         // weight only
+    case NormKind::NonParametric: return 0;   // OLMo 1: no affine parameters
     case NormKind::LayerNormNoBias: return d; // DBRX: weight only
     }
     return 0;
@@ -169,7 +169,8 @@ ParamCounts countTransformer(const TransformerShape& s)
         // (kv_a_layernorm) + r_kv·H·(d_n + d_v); o = H·d_v·d.
         const auto& a = s.mla;
         const double H = double(s.heads), rq = double(a.qLoraRank), rkv = double(a.kvLoraRank);
-        const double dq = double(a.qkNopeHeadDim + a.qkRopeHeadDim), dr = double(a.qkRopeHeadDim), dv = double(a.vHeadDim);
+        const double dq = double(a.qkNopeHeadDim + a.qkRopeHeadDim), dr = double(a.qkRopeHeadDim),
+                     dv = double(a.vHeadDim);
         const double dn = double(a.qkNopeHeadDim);
         const MlaProjections proj = mlaProjections(s);
         common = proj.q + proj.kv + proj.out;
@@ -251,7 +252,8 @@ ParamCounts countTransformer(const TransformerShape& s)
     c.active += outside;
     c.activeExclEmbedding = c.active - c.embedding;
     c.nonEmbedding = c.total - c.embedding - c.positional - c.head;
-    c.matrices = (L - Lm) * denseMatrices + Lm * moeMatrices + 1 + (s.tiedEmbeddings ? 0 : 1) + (c.positional > 0 ? 1 : 0);
+    c.matrices =
+        (L - Lm) * denseMatrices + Lm * moeMatrices + 1 + (s.tiedEmbeddings ? 0 : 1) + (c.positional > 0 ? 1 : 0);
     c.adafactorStateElems = (L - Lm) * denseFactored + Lm * moeFactored + (V + d) + (s.tiedEmbeddings ? 0 : V + d) +
                             (c.positional > 0 ? double(s.maxPositions) + d : 0) + c.finalNorm;
     return c;
@@ -329,9 +331,9 @@ TransformerShape deriveShape(double params, std::string* note)
     const double nonEmb = std::max(params - embedFactor * double(s.vocab) * dd, perLayer);
     s.layers = std::max<std::int64_t>(1, std::llround(nonEmb / perLayer));
     if (note) {
-        *note = "derived from the parameter count: L = " + std::to_string(s.layers) + " layers of d = " +
-                std::to_string(s.dModel) + " (" + std::to_string(s.heads) + " heads of " + std::to_string(s.headDim) +
-                "), SwiGLU ffn " + std::to_string(s.ffn) + ", vocab 32000, " +
+        *note = "derived from the parameter count: L = " + std::to_string(s.layers) +
+                " layers of d = " + std::to_string(s.dModel) + " (" + std::to_string(s.heads) + " heads of " +
+                std::to_string(s.headDim) + "), SwiGLU ffn " + std::to_string(s.ffn) + ", vocab 32000, " +
                 (s.tiedEmbeddings ? "tied" : "untied") +
                 " embeddings; 12 d^2 per layer with d/L = 128 (Llama-2-7B 4096/32, GPT-3 12288/96). "
                 "Used for activations and the roofline only; the parameter count is taken as given.";
@@ -345,20 +347,29 @@ void readMoeFields(const nlohmann::json& node, const std::string& path, Errors& 
 {
     ObjectReader r(node, path, errors);
     if (!r.isObject()) {
-        errors.push_back({path, shortDump(node), "must be an object",
-                          "{\"experts\": E, \"top_k\": k, \"expert_ffn\": I_e, ...}"});
+        errors.push_back(
+            {path, shortDump(node), "must be an object", "{\"experts\": E, \"top_k\": k, \"expert_ffn\": I_e, ...}"});
         return;
     }
     constexpr std::int64_t big = 1LL << 24;
-    if (auto v = r.integer("experts", 0, 65536)) m.experts = *v;
-    if (auto v = r.integer("top_k", 1, 65536)) m.topK = *v;
-    if (auto v = r.integer("expert_ffn", 1, big)) m.expertFfn = *v;
-    if (auto v = r.integer("shared_experts", 0, 65536)) m.sharedExperts = *v;
-    if (auto v = r.integer("shared_expert_ffn", 0, big)) m.sharedExpertFfn = *v;
-    if (auto v = r.boolean("shared_expert_gate")) m.sharedExpertGate = *v;
-    if (auto v = r.integer("first_dense_layers", 0, 100000)) m.firstDenseLayers = *v;
-    if (auto v = r.integer("layer_freq", 1, 100000)) m.layerFreq = *v;
-    if (auto v = r.integer("layer_offset", 0, 100000)) m.layerOffset = *v;
+    if (auto v = r.integer("experts", 0, 65536))
+        m.experts = *v;
+    if (auto v = r.integer("top_k", 1, 65536))
+        m.topK = *v;
+    if (auto v = r.integer("expert_ffn", 1, big))
+        m.expertFfn = *v;
+    if (auto v = r.integer("shared_experts", 0, 65536))
+        m.sharedExperts = *v;
+    if (auto v = r.integer("shared_expert_ffn", 0, big))
+        m.sharedExpertFfn = *v;
+    if (auto v = r.boolean("shared_expert_gate"))
+        m.sharedExpertGate = *v;
+    if (auto v = r.integer("first_dense_layers", 0, 100000))
+        m.firstDenseLayers = *v;
+    if (auto v = r.integer("layer_freq", 1, 100000))
+        m.layerFreq = *v;
+    if (auto v = r.integer("layer_offset", 0, 100000))
+        m.layerOffset = *v;
     if (const auto* list = r.child("moe_layers"); list && !list->is_null()) {
         m.moeLayers.clear();
         bool ok = list->is_array() && list->size() <= 100000;
@@ -374,9 +385,12 @@ void readMoeFields(const nlohmann::json& node, const std::string& path, Errors& 
             m.moeLayers.clear();
         }
     }
-    if (auto v = r.boolean("router_bias")) m.routerBias = *v;
-    if (auto v = r.boolean("expert_bias")) m.expertBias = *v;
-    if (auto v = r.boolean("score_correction_bias")) m.scoreCorrectionBias = *v;
+    if (auto v = r.boolean("router_bias"))
+        m.routerBias = *v;
+    if (auto v = r.boolean("expert_bias"))
+        m.expertBias = *v;
+    if (auto v = r.boolean("score_correction_bias"))
+        m.scoreCorrectionBias = *v;
     r.finish();
 }
 
@@ -387,9 +401,10 @@ void validateMoe(const TransformerShape& s, const std::string& path, Errors& err
         return;
     const std::string p = path + ".moe.";
     if (m.topK <= 0 || m.topK > m.experts)
-        errors.push_back({p + "top_k", m.topK > 0 ? std::to_string(m.topK) : "",
-                          m.topK > 0 ? "is more than the " + std::to_string(m.experts) + " experts" : "missing: experts need top_k",
-                          "an integer from 1 to experts (" + std::to_string(m.experts) + ")"});
+        errors.push_back(
+            {p + "top_k", m.topK > 0 ? std::to_string(m.topK) : "",
+             m.topK > 0 ? "is more than the " + std::to_string(m.experts) + " experts" : "missing: experts need top_k",
+             "an integer from 1 to experts (" + std::to_string(m.experts) + ")"});
     if (m.expertFfn <= 0)
         errors.push_back({p + "expert_ffn", "", "missing: experts need their FFN width", "a positive integer"});
     if (!m.moeLayers.empty() && std::int64_t(m.moeLayers.size()) != s.layers)
@@ -408,48 +423,77 @@ void validateMoe(const TransformerShape& s, const std::string& path, Errors& err
 void readTransformerFields(ObjectReader& r, TransformerShape& s)
 {
     constexpr std::int64_t big = 1LL << 24;
-    if (auto v = r.integer("layers", 1, 100000)) s.layers = *v;
-    if (auto v = r.integer("d_model", 1, big)) s.dModel = *v;
+    if (auto v = r.integer("layers", 1, 100000))
+        s.layers = *v;
+    if (auto v = r.integer("d_model", 1, big))
+        s.dModel = *v;
     const std::int64_t oldHeads = s.heads;
-    if (auto v = r.integer("heads", 1, 65536)) s.heads = *v;
+    if (auto v = r.integer("heads", 1, 65536))
+        s.heads = *v;
     const bool kvGiven = r.has("kv_heads");
-    if (auto v = r.integer("kv_heads", 1, 65536)) s.kvHeads = *v;
+    if (auto v = r.integer("kv_heads", 1, 65536))
+        s.kvHeads = *v;
     const bool hdGiven = r.has("head_dim");
-    if (auto v = r.integer("head_dim", 1, 65536)) s.headDim = *v;
-    if (auto v = r.integer("ffn", 1, big)) s.ffn = *v;
-    if (auto v = r.choice<FfnKind>("ffn_kind", {{"gelu", FfnKind::Gelu}, {"swiglu", FfnKind::Swiglu}, {"geglu", FfnKind::Geglu}}))
+    if (auto v = r.integer("head_dim", 1, 65536))
+        s.headDim = *v;
+    if (auto v = r.integer("ffn", 1, big))
+        s.ffn = *v;
+    if (auto v = r.choice<FfnKind>("ffn_kind",
+                                   {{"gelu", FfnKind::Gelu}, {"swiglu", FfnKind::Swiglu}, {"geglu", FfnKind::Geglu}}))
         s.ffnKind = *v;
-    if (auto v = r.integer("vocab", 1, 1LL << 30)) s.vocab = *v;
-    if (auto v = r.boolean("tied_embeddings")) s.tiedEmbeddings = *v;
-    if (auto v = r.choice<NormKind>("norm", {{"layernorm", NormKind::LayerNorm}, {"rmsnorm", NormKind::RmsNorm},
+    if (auto v = r.integer("vocab", 1, 1LL << 30))
+        s.vocab = *v;
+    if (auto v = r.boolean("tied_embeddings"))
+        s.tiedEmbeddings = *v;
+    if (auto v = r.choice<NormKind>("norm", {{"layernorm", NormKind::LayerNorm},
+                                             {"rmsnorm", NormKind::RmsNorm},
                                              {"nonparametric", NormKind::NonParametric},
                                              {"layernorm_nobias", NormKind::LayerNormNoBias}}))
         s.norm = *v;
-    if (auto v = r.choice<BiasKind>("biases", {{"none", BiasKind::None}, {"all", BiasKind::All}, {"qkv", BiasKind::Qkv},
-                                                  {"attention", BiasKind::Attention}, {"mlp", BiasKind::Mlp}}))
+    if (auto v = r.choice<BiasKind>("biases", {{"none", BiasKind::None},
+                                               {"all", BiasKind::All},
+                                               {"qkv", BiasKind::Qkv},
+                                               {"attention", BiasKind::Attention},
+                                               {"mlp", BiasKind::Mlp}}))
         s.biases = *v;
-    if (auto v = r.choice<PositionKind>("positions", {{"learned", PositionKind::Learned}, {"rotary", PositionKind::Rotary},
-                                                      {"relative", PositionKind::Relative}, {"none", PositionKind::None}}))
+    if (auto v = r.choice<PositionKind>("positions", {{"learned", PositionKind::Learned},
+                                                      {"rotary", PositionKind::Rotary},
+                                                      {"relative", PositionKind::Relative},
+                                                      {"none", PositionKind::None}}))
         s.positions = *v;
-    if (auto v = r.integer("max_positions", 1, 1LL << 26)) s.maxPositions = *v;
-    if (auto v = r.boolean("dropout")) s.dropout = *v;
+    if (auto v = r.integer("max_positions", 1, 1LL << 26))
+        s.maxPositions = *v;
+    if (auto v = r.boolean("dropout"))
+        s.dropout = *v;
     if (const auto* q = r.child("qk_norm"); q && q->is_boolean()) // true: over the full projections (OLMo 2)
         s.qkNorm = q->get<bool>() ? QkNorm::Full : QkNorm::None;
-    else if (auto v = r.choice<QkNorm>("qk_norm", {{"none", QkNorm::None}, {"full", QkNorm::Full}, {"head", QkNorm::Head}}))
+    else if (auto v =
+                 r.choice<QkNorm>("qk_norm", {{"none", QkNorm::None}, {"full", QkNorm::Full}, {"head", QkNorm::Head}}))
         s.qkNorm = *v;
     if (const auto* j = r.child("moe"); j && !j->is_null())
         readMoeFields(*j, r.fieldPath("moe"), r.errors(), s.moe);
-    if (auto v = r.choice<AttentionKind>("attention", {{"mha", AttentionKind::Mha}, {"mla", AttentionKind::Mla}})) s.attention = *v;
-    if (auto v = r.integer("q_lora_rank", 0, big)) s.mla.qLoraRank = *v;
-    if (auto v = r.integer("kv_lora_rank", 1, big)) s.mla.kvLoraRank = *v;
-    if (auto v = r.integer("qk_nope_head_dim", 0, 65536)) s.mla.qkNopeHeadDim = *v;
-    if (auto v = r.integer("qk_rope_head_dim", 0, 65536)) s.mla.qkRopeHeadDim = *v;
-    if (auto v = r.integer("v_head_dim", 1, 65536)) s.mla.vHeadDim = *v;
-    if (auto v = r.integer("mtp_layers", 0, 64)) s.mtpLayers = *v;
-    if (auto v = r.boolean("sandwich_norm")) s.sandwichNorm = *v;
-    if (auto v = r.boolean("attention_sinks")) s.attentionSinks = *v;
-    if (auto v = r.integer("sliding_window", 0, 1LL << 26)) s.slidingWindow = *v;
-    if (auto v = r.integer("attention_chunk", 0, 1LL << 26)) s.attentionChunk = *v;
+    if (auto v = r.choice<AttentionKind>("attention", {{"mha", AttentionKind::Mha}, {"mla", AttentionKind::Mla}}))
+        s.attention = *v;
+    if (auto v = r.integer("q_lora_rank", 0, big))
+        s.mla.qLoraRank = *v;
+    if (auto v = r.integer("kv_lora_rank", 1, big))
+        s.mla.kvLoraRank = *v;
+    if (auto v = r.integer("qk_nope_head_dim", 0, 65536))
+        s.mla.qkNopeHeadDim = *v;
+    if (auto v = r.integer("qk_rope_head_dim", 0, 65536))
+        s.mla.qkRopeHeadDim = *v;
+    if (auto v = r.integer("v_head_dim", 1, 65536))
+        s.mla.vHeadDim = *v;
+    if (auto v = r.integer("mtp_layers", 0, 64))
+        s.mtpLayers = *v;
+    if (auto v = r.boolean("sandwich_norm"))
+        s.sandwichNorm = *v;
+    if (auto v = r.boolean("attention_sinks"))
+        s.attentionSinks = *v;
+    if (auto v = r.integer("sliding_window", 0, 1LL << 26))
+        s.slidingWindow = *v;
+    if (auto v = r.integer("attention_chunk", 0, 1LL << 26))
+        s.attentionChunk = *v;
     if (const auto* list = r.child("layer_types"); list && !list->is_null()) {
         // Hugging Face's layer_types: "sliding_attention" or "full_attention" per layer.
         s.slidingLayers.clear();
@@ -480,12 +524,13 @@ void validateShape(const TransformerShape& s, const std::string& path, Errors& e
     auto f = [&](const char* key) { return path + "." + key; };
     auto need = [&](std::int64_t v, const char* key) {
         if (v <= 0)
-            errors.push_back({f(key), v == 0 ? "" : std::to_string(v), "missing or not positive", "a positive integer"});
+            errors.push_back(
+                {f(key), v == 0 ? "" : std::to_string(v), "missing or not positive", "a positive integer"});
         return v > 0;
     };
     // Every field is checked (no short-circuit), so all missing ones are reported at once.
-    const bool fields[] = {need(s.layers, "layers"), need(s.dModel, "d_model"), need(s.heads, "heads"),
-                           need(s.kvHeads, "kv_heads"), need(s.ffn, "ffn"), need(s.vocab, "vocab")};
+    const bool fields[] = {need(s.layers, "layers"),    need(s.dModel, "d_model"), need(s.heads, "heads"),
+                           need(s.kvHeads, "kv_heads"), need(s.ffn, "ffn"),        need(s.vocab, "vocab")};
     bool ok = true;
     for (bool f : fields)
         ok = ok && f;
@@ -505,13 +550,16 @@ void validateShape(const TransformerShape& s, const std::string& path, Errors& e
         errors.push_back({f("max_positions"), "", "learned positions need a table size", "a positive integer"});
     validateMoe(s, path, errors);
     if (s.attention == AttentionKind::Mla) {
-        const std::pair<std::int64_t, const char*> need[] = {{s.mla.kvLoraRank, "kv_lora_rank"},
-                                                             {s.mla.qkNopeHeadDim + s.mla.qkRopeHeadDim, "qk_nope_head_dim"},
-                                                             {s.mla.vHeadDim, "v_head_dim"}};
+        const std::pair<std::int64_t, const char*> need[] = {
+            {s.mla.kvLoraRank, "kv_lora_rank"},
+            {s.mla.qkNopeHeadDim + s.mla.qkRopeHeadDim, "qk_nope_head_dim"},
+            {s.mla.vHeadDim, "v_head_dim"}};
         for (const auto& [v, key] : need)
             if (v <= 0)
-                errors.push_back({f(key), "", "missing: attention \"mla\" needs kv_lora_rank, qk_nope_head_dim, "
-                                              "qk_rope_head_dim and v_head_dim", "a positive integer"});
+                errors.push_back({f(key), "",
+                                  "missing: attention \"mla\" needs kv_lora_rank, qk_nope_head_dim, "
+                                  "qk_rope_head_dim and v_head_dim",
+                                  "a positive integer"});
     }
     if (!s.slidingLayers.empty() && std::int64_t(s.slidingLayers.size()) != s.layers)
         errors.push_back({f("layer_types"), std::to_string(s.slidingLayers.size()) + " entries",

@@ -54,9 +54,9 @@ struct MoeShape {
     std::int64_t layerFreq = 1;
     std::int64_t layerOffset = 0;
     std::vector<std::uint8_t> moeLayers; // explicit 0/1 per layer (overrides the rule)
-    bool routerBias = false;          // a bias of E on the router
-    bool expertBias = false;          // gpt-oss: biases on each expert's projections
-    bool scoreCorrectionBias = false; // DeepSeek-V3 aux-loss-free balancing: an E-vector per MoE layer
+    bool routerBias = false;             // a bias of E on the router
+    bool expertBias = false;             // gpt-oss: biases on each expert's projections
+    bool scoreCorrectionBias = false;    // DeepSeek-V3 aux-loss-free balancing: an E-vector per MoE layer
 };
 
 // A decoder-only transformer. headDim need not equal dModel / heads (Gemma-style), kvHeads < heads
@@ -128,9 +128,9 @@ struct MlpShape {
 
 struct ModelSpec {
     ModelKind kind = ModelKind::Transformer;
-    std::string id;      // preset id, "custom", "hf:<path>" or "params"
+    std::string id; // preset id, "custom", "hf:<path>" or "params"
     std::string name;
-    std::string source;  // where the architecture comes from
+    std::string source;     // where the architecture comes from
     TransformerShape shape; // for ParamsOnly: the derived shape (activations and roofline only)
     MlpShape mlp;
     double givenParams = 0; // ParamsOnly: the parameter count as given
@@ -139,11 +139,11 @@ struct ModelSpec {
 
 struct ParamCounts {
     double total = 0;
-    double embedding = 0;   // input token embedding
-    double positional = 0;  // learned position table
+    double embedding = 0;  // input token embedding
+    double positional = 0; // learned position table
     double perLayer = 0;
     double layers = 0;
-    double head = 0;        // untied output projection
+    double head = 0; // untied output projection
     double finalNorm = 0;
     double nonEmbedding = 0;
     // Parameters a token runs through (mixture of experts: k routed experts, shared experts, router;
@@ -151,14 +151,14 @@ struct ParamCounts {
     // it (Mistral, Qwen, Meta, AI2), "activeExclEmbedding" does not (DeepSeek, OpenAI).
     double active = 0;
     double activeExclEmbedding = 0;
-    double routedExperts = 0; // all routed experts' weights (and biases), all layers
+    double routedExperts = 0;         // all routed experts' weights (and biases), all layers
     double routedExpertsPerLayer = 0; // one MoE layer's routed experts
-    double router = 0;        // router weights (+ biases, score-correction vectors), all layers
-    double denseLayer = 0;    // one dense layer; perLayer is the mean over all layers
-    double moeLayer = 0;      // one MoE layer (0 without experts)
-    double mtp = 0;           // multi-token prediction modules (DeepSeek-V3), not in total
-    double matrices = 0;    // weight tensors (for per-tensor scales)
-    double adafactorStateElems = 0; // factored second moment: r + c per matrix, n per vector
+    double router = 0;                // router weights (+ biases, score-correction vectors), all layers
+    double denseLayer = 0;            // one dense layer; perLayer is the mean over all layers
+    double moeLayer = 0;              // one MoE layer (0 without experts)
+    double mtp = 0;                   // multi-token prediction modules (DeepSeek-V3), not in total
+    double matrices = 0;              // weight tensors (for per-tensor scales)
+    double adafactorStateElems = 0;   // factored second moment: r + c per matrix, n per vector
     bool derivedShape = false;
 };
 
@@ -177,11 +177,14 @@ TransformerShape deriveShape(double params, std::string* note = nullptr);
 // shared_expert_ffn, shared_expert_gate, first_dense_layers, layer_freq, layer_offset, moe_layers,
 // router_bias, expert_bias, score_correction_bias}.
 // Every key readTransformerFields reads (the model object's architecture fields).
+// (clang-format would lay this out as a single column of 28 lines.)
+// clang-format off
 inline constexpr const char* kTransformerKeys[] = {
     "layers", "d_model", "heads", "kv_heads", "head_dim", "ffn", "ffn_kind", "vocab", "tied_embeddings", "norm",
     "biases", "positions", "max_positions", "dropout", "qk_norm", "moe", "attention", "q_lora_rank", "kv_lora_rank",
     "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "mtp_layers", "sandwich_norm", "attention_sinks",
     "sliding_window", "attention_chunk", "layer_types"};
+// clang-format on
 class ObjectReader;
 void readTransformerFields(ObjectReader& r, TransformerShape& shape);
 // Checks divisibility and consistency; errors name fields under path.

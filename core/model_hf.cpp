@@ -69,7 +69,8 @@ std::string hfModelName(const nlohmann::json& c, const std::string& origin, cons
         if (slash == std::string::npos || slash == 0)
             return fallback();
         const auto prev = path.find_last_of('/', slash - 1);
-        const std::string dir = path.substr(prev == std::string::npos ? 0 : prev + 1, slash - (prev == std::string::npos ? 0 : prev + 1));
+        std::string dir =
+            path.substr(prev == std::string::npos ? 0 : prev + 1, slash - (prev == std::string::npos ? 0 : prev + 1));
         if (!dir.empty() && dir != "." && dir != "..")
             return dir;
     } else if (file.size() > 5 && file.substr(file.size() - 5) == ".json") {
@@ -124,13 +125,13 @@ void readHfMoe(const nlohmann::json& c, const std::string& type, const std::stri
     if (!dense.empty() && s.layers > 0) {
         m.moeLayers.assign(std::size_t(s.layers), 0);
         for (std::int64_t i = 0; i < s.layers; ++i)
-            m.moeLayers[std::size_t(i)] = (std::find(dense.begin(), dense.end(), i) == dense.end() && (i + 1) % step == 0) ? 1 : 0;
+            m.moeLayers[std::size_t(i)] =
+                (std::find(dense.begin(), dense.end(), i) == dense.end() && (i + 1) % step == 0) ? 1 : 0;
     } else {
         m.layerFreq = step;
         m.layerOffset = 0;
     }
 }
-
 
 // The per-layer list HF writes as layer_types ("sliding_attention" / "full_attention"), or the
 // family's fixed pattern when the config predates the field: sliding iff the predicate holds.
@@ -141,8 +142,7 @@ void hfSlidingLayers(const nlohmann::json& c, TransformerShape& s, Pred sliding)
     const auto it = c.find("layer_types");
     const bool listed = it != c.end() && it->is_array() && std::int64_t(it->size()) == s.layers;
     for (std::int64_t i = 0; i < s.layers; ++i)
-        s.slidingLayers[std::size_t(i)] =
-            (listed ? (*it)[std::size_t(i)] == "sliding_attention" : sliding(i)) ? 1 : 0;
+        s.slidingLayers[std::size_t(i)] = (listed ? (*it)[std::size_t(i)] == "sliding_attention" : sliding(i)) ? 1 : 0;
 }
 
 // The fields every Llama-like family names the same way.
@@ -377,21 +377,22 @@ ModelSpec modelFromHfConfig(const nlohmann::json& c, const std::string& origin, 
     } else if (readHfFamily2025(c, type, origin, errors, s)) {
     } else {
         errors.push_back({origin + ".model_type", type.empty() ? "" : "\"" + type + "\"",
-                          type.empty() ? "missing required field" : "unsupported model family",
-                          kHfFamilies});
+                          type.empty() ? "missing required field" : "unsupported model family", kHfFamilies});
         return m;
     }
     if (errors.size() != before)
         return m;
     if (s.headDim == 0) // MLA sets its own (v_head_dim)
-        s.headDim = hfInt(c, {"head_dim"}, origin, errors, false, s.heads > 0 && s.dModel % s.heads == 0 ? s.dModel / s.heads : 0);
+        s.headDim = hfInt(c, {"head_dim"}, origin, errors, false,
+                          s.heads > 0 && s.dModel % s.heads == 0 ? s.dModel / s.heads : 0);
     if (s.headDim == 0)
         errors.push_back({origin + ".num_attention_heads", std::to_string(s.heads),
                           "does not divide hidden_size " + std::to_string(s.dModel) + " and no head_dim is given",
                           "a divisor of hidden_size"});
     else if (s.kvHeads > s.heads || s.heads % s.kvHeads != 0)
         errors.push_back({origin + ".num_key_value_heads", std::to_string(s.kvHeads),
-                          "must divide num_attention_heads " + std::to_string(s.heads), "a divisor of num_attention_heads"});
+                          "must divide num_attention_heads " + std::to_string(s.heads),
+                          "a divisor of num_attention_heads"});
     return m;
 }
 

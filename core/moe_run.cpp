@@ -15,17 +15,19 @@ void warnUnused(const Scenario& sc, Plan& p)
 {
     if (sc.parallel.epUnused > 1)
         p.warnings.push_back({"moe_keys_unused", "parallel.ep " + std::to_string(sc.parallel.epUnused) +
-                                                     " has no effect: " + sc.model.name + " has no routed experts (ep = 1)"});
+                                                     " has no effect: " + sc.model.name +
+                                                     " has no routed experts (ep = 1)"});
     const auto& t = sc.training;
     if (t.routingImbalance != 1 || t.routingImbalanceWorst || t.capacityFactor)
         p.warnings.push_back({"moe_keys_unused", "training.routing_imbalance and training.moe_capacity_factor have no "
-                                                 "effect: " + sc.model.name + " has no routed experts"});
+                                                 "effect: " +
+                                                     sc.model.name + " has no routed experts"});
     if (sc.precision.expertWeights)
-        p.warnings.push_back({"moe_keys_unused", "precision.expert_weights has no effect: " + sc.model.name +
-                                                     " has no routed experts"});
+        p.warnings.push_back(
+            {"moe_keys_unused", "precision.expert_weights has no effect: " + sc.model.name + " has no routed experts"});
     if (sc.parallel.epNodeLimit > 0)
-        p.warnings.push_back({"moe_keys_unused", "parallel.ep_node_limit has no effect: " + sc.model.name +
-                                                     " has no routed experts"});
+        p.warnings.push_back(
+            {"moe_keys_unused", "parallel.ep_node_limit has no effect: " + sc.model.name + " has no routed experts"});
 }
 
 } // namespace
@@ -49,12 +51,17 @@ void estimateMoeRun(const Scenario& sc, Plan& p)
            "Megatron-Core folding: the MoE layers map ETP · EP · EDP · PP onto the GPUs TP · CP · DP · PP cover "
            "(parallel_state.py initialize_model_parallel); the routed experts' gradients and optimizer states shard "
            "over EDP",
-           {{"tp", double(pa.tp)}, {"cp", double(pa.cp)}, {"dp", double(pa.dp)}, {"etp", double(pa.etp)}, {"ep", double(pa.ep)}});
+           {{"tp", double(pa.tp)},
+            {"cp", double(pa.cp)},
+            {"dp", double(pa.dp)},
+            {"etp", double(pa.etp)},
+            {"ep", double(pa.ep)}});
     if (m.crossesNodes)
-        p.warnings.push_back({"expert_parallel_crosses_nodes",
-                              "parallel.ep · etp = " + std::to_string(pa.ep * pa.etp) + " spans more than the " +
-                                  std::to_string(pa.gpusPerNode) + " GPUs of a node: the dispatch and combine all-to-all "
-                                  "leave the node and run over the NICs"});
+        p.warnings.push_back(
+            {"expert_parallel_crosses_nodes", "parallel.ep · etp = " + std::to_string(pa.ep * pa.etp) +
+                                                  " spans more than the " + std::to_string(pa.gpusPerNode) +
+                                                  " GPUs of a node: the dispatch and combine all-to-all "
+                                                  "leave the node and run over the NICs"});
     const std::int64_t epNodes = (std::int64_t(pa.ep) * pa.etp + pa.gpusPerNode - 1) / std::max(1, pa.gpusPerNode);
     if (pa.epNodeLimit > 0 && pa.epNodeLimit >= std::min<std::int64_t>(epNodes, shape.moe.topK))
         p.warnings.push_back({"ep_node_limit_unused", "parallel.ep_node_limit " + std::to_string(pa.epNodeLimit) +
@@ -73,9 +80,10 @@ void estimateMoeRun(const Scenario& sc, Plan& p)
                "receive-buffer bound EP·T·min(k, E_local) over the balanced T·k)",
                {{"ep", ep}, {"top_k", k}, {"experts", E}});
     else
-        derive(p, "moe.routing_imbalance", "{r}", m.routingImbalance, "",
-               "training.routing_imbalance: routed rows of the busiest expert-parallel rank over the mean (1: balanced)",
-               {{"r", m.routingImbalance}});
+        derive(
+            p, "moe.routing_imbalance", "{r}", m.routingImbalance, "",
+            "training.routing_imbalance: routed rows of the busiest expert-parallel rank over the mean (1: balanced)",
+            {{"r", m.routingImbalance}});
     // One imbalance on one expert rank changes no GPU's load: every GPU holds every expert.
     m.busiestRankLoad = m.expertRanks > 1 ? m.routingImbalance : 1.0;
     // Tokens a rank routes per micro-batch: s / CP of b sequences, and with sequence parallelism its
@@ -87,8 +95,12 @@ void estimateMoeRun(const Scenario& sc, Plan& p)
     derive(p, "moe.rows_per_expert", "{s} / {cp} · {b} / {sp} · {top_k} / {experts}", m.rowsPerExpert, "rows",
            "balanced routing: a rank's T·k routed rows over E experts per micro-batch; sp = tp with sequence "
            "parallelism (SimuMax moe_module.py; moe-notes.md §1.5)",
-           {{"s", double(t.seqLen)}, {"cp", double(std::max(1, pa.cp))}, {"b", double(t.microBatch)}, {"sp", sp},
-            {"top_k", k}, {"experts", E}});
+           {{"s", double(t.seqLen)},
+            {"cp", double(std::max(1, pa.cp))},
+            {"b", double(t.microBatch)},
+            {"sp", sp},
+            {"top_k", k},
+            {"experts", E}});
     if (t.capacityFactor) {
         m.capacityFactor = *t.capacityFactor;
         m.expertCapacity = std::ceil(m.capacityFactor * m.rowsPerExpert);

@@ -19,12 +19,14 @@ std::vector<ImbalancePoint> imbalanceSweep(const Scenario& sc)
         double r;
         bool worst;
     };
-    for (const Case c : {Case{"1.0", 1.0, false}, Case{"1.2", 1.2, false}, Case{"1.5", 1.5, false}, Case{"worst", 1.0, true}}) {
+    for (const Case c :
+         {Case{"1.0", 1.0, false}, Case{"1.2", 1.2, false}, Case{"1.5", 1.5, false}, Case{"worst", 1.0, true}}) {
         Scenario s = sc;
         s.training.routingImbalance = c.r;
         s.training.routingImbalanceWorst = c.worst;
         const Plan p = estimate(s);
-        out.push_back({c.label, p.moe.routingImbalance, p.stepTime.valid ? p.stepTime.step : 0.0, p.memory.total, p.memory.fits});
+        out.push_back(
+            {c.label, p.moe.routingImbalance, p.stepTime.valid ? p.stepTime.step : 0.0, p.memory.total, p.memory.fits});
     }
     return out;
 }
@@ -33,8 +35,11 @@ nlohmann::json imbalanceSweepJson(const std::vector<ImbalancePoint>& points)
 {
     nlohmann::json a = nlohmann::json::array();
     for (const auto& x : points)
-        a.push_back({{"label", x.label}, {"routing_imbalance", x.imbalance}, {"step_seconds", x.stepSeconds},
-                     {"memory_per_gpu", x.memoryTotal}, {"fits", x.fits}});
+        a.push_back({{"label", x.label},
+                     {"routing_imbalance", x.imbalance},
+                     {"step_seconds", x.stepSeconds},
+                     {"memory_per_gpu", x.memoryTotal},
+                     {"fits", x.fits}});
     return a;
 }
 

@@ -15,10 +15,10 @@
 namespace napkin::core {
 
 struct ImbalancePoint {
-    std::string label;         // "1.0", "1.2", "1.5", "worst"
-    double imbalance = 1;      // resolved max / mean
-    double stepSeconds = 0;    // predicted step time (0 when the plan has none)
-    double memoryTotal = 0;    // per-GPU total, bytes
+    std::string label;      // "1.0", "1.2", "1.5", "worst"
+    double imbalance = 1;   // resolved max / mean
+    double stepSeconds = 0; // predicted step time (0 when the plan has none)
+    double memoryTotal = 0; // per-GPU total, bytes
     bool fits = false;
 };
 

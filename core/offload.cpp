@@ -94,11 +94,11 @@ double gpusOnANode(const Scenario& sc)
 // Bytes each offload moves per step per GPU, and the seconds that cannot overlap the GPU's work.
 struct Traffic {
     double pcie = 0, nvme = 0;
-    double hidden = 0;      // host-link bytes that overlap compute (prefetch, write-back)
-    double afterStep = 0;   // host-link bytes after the CPU update (the new parameters)
-    double cpuUpdate = 0;   // seconds of the CPU optimizer step
-    double nvmeStates = 0;  // seconds reading and writing the states on NVMe
-    double nvmeParams = 0;  // NVMe bytes of parameter reads (overlap compute)
+    double hidden = 0;     // host-link bytes that overlap compute (prefetch, write-back)
+    double afterStep = 0;  // host-link bytes after the CPU update (the new parameters)
+    double cpuUpdate = 0;  // seconds of the CPU optimizer step
+    double nvmeStates = 0; // seconds reading and writing the states on NVMe
+    double nvmeParams = 0; // NVMe bytes of parameter reads (overlap compute)
 };
 
 Traffic offloadTraffic(const Scenario& sc, const Plan& p)
@@ -118,7 +118,8 @@ Traffic offloadTraffic(const Scenario& sc, const Plan& p)
         t.hidden += grads;
         t.afterStep += params;
         t.pcie += grads + params;
-        const double hostBw = sc.cluster.hostMemoryBandwidth > 0 ? sc.cluster.hostMemoryBandwidth : kDefaultHostMemoryBandwidth;
+        const double hostBw =
+            sc.cluster.hostMemoryBandwidth > 0 ? sc.cluster.hostMemoryBandwidth : kDefaultHostMemoryBandwidth;
         t.cpuUpdate = Pr / shardO * kCpuAdamBytesPerParam / (hostBw / gpusOnANode(sc));
         if (o.optimizer == OffloadTarget::Nvme && o.nvmeBandwidth > 0) {
             t.nvme += 2 * m.host.nvmeStates;
@@ -156,8 +157,8 @@ void finishHostMemory(const Scenario& sc, Plan& p)
     // The host link per direction (the catalogue's figure is both directions) at the DMA efficiency,
     // or offload.pcie_bandwidth.
     const auto& gpu = *sc.gpu;
-    h.pcieBandwidth = sc.offload.pcieBandwidth > 0 ? sc.offload.pcieBandwidth
-                                                   : gpu.hostLinkBytesPerSecond / 2 * kPcieDmaEfficiency;
+    h.pcieBandwidth =
+        sc.offload.pcieBandwidth > 0 ? sc.offload.pcieBandwidth : gpu.hostLinkBytesPerSecond / 2 * kPcieDmaEfficiency;
     if (!sc.offload.any())
         return;
     const Traffic t = offloadTraffic(sc, p);
@@ -168,8 +169,9 @@ void finishHostMemory(const Scenario& sc, Plan& p)
                                                        gbText(h.total) + " per GPU) but cluster.host_memory_bytes is " +
                                                        gbText(h.capacityPerNode)});
     if (h.pcieBandwidth <= 0)
-        p.warnings.push_back({"no_host_link", gpu.name + " has no published host-link bandwidth: offload traffic is not "
-                                                         "timed; set offload.pcie_bandwidth"});
+        p.warnings.push_back({"no_host_link", gpu.name +
+                                                  " has no published host-link bandwidth: offload traffic is not "
+                                                  "timed; set offload.pcie_bandwidth"});
 }
 
 OffloadTime offloadSeconds(const Scenario& sc, const Plan& p, double computeSeconds)

@@ -36,8 +36,8 @@ struct OffloadStates {
     // Values the rank holds after sharding: params / shardG and params / shardO, or with experts
     // sharded over their own (expert data-parallel) group, the sum of both parts.
     double heldG = 0, heldO = 0;
-    double weightBytes = 2;                // bytes per value of the weight dtype
-    bool weightsAreMaster = false;         // FSDP2: the sharded fp32 parameter is the master copy
+    double weightBytes = 2;        // bytes per value of the weight dtype
+    bool weightsAreMaster = false; // FSDP2: the sharded fp32 parameter is the master copy
 };
 
 // Moves the offloaded model states of one stage off the GPU (mem's buckets) into host (or NVMe).

@@ -24,7 +24,7 @@ struct Term {
 // formula: "6 · {P} · {T}"; terms give P and T. Rendered lazily (see format.h) so that estimate()
 // stays allocation-light.
 struct Derivation {
-    const char* quantity = "";  // plan JSON path, e.g. "compute.training_flops"
+    const char* quantity = ""; // plan JSON path, e.g. "compute.training_flops"
     const char* formula = "";
     std::array<Term, 12> terms{};
     int termCount = 0;
@@ -37,8 +37,8 @@ struct Derivation {
 struct StageMemory {
     double params = 0;
     double weights = 0, gradients = 0, master = 0, optimizer = 0, activations = 0, temporaries = 0;
-    double tensors = 0;   // sum of the above (before runtime overhead)
-    double inFlight = 0;  // micro-batches whose activations the stage holds at its peak
+    double tensors = 0;                    // sum of the above (before runtime overhead)
+    double inFlight = 0;                   // micro-batches whose activations the stage holds at its peak
     const char* peakPhase = "forward_end"; // where the stage's peak falls (MemoryLedger::peakPhase)
 };
 
@@ -55,14 +55,14 @@ struct StateRate {
 // One communicator the reported rank belongs to, and the NCCL buffers it holds on the GPU
 // (core/comm_buffers.h).
 struct CommGroup {
-    const char* name = "";     // "tp", "cp", "dp", "pp"
-    double ranks = 0;          // ranks in the group; pp: the neighbouring stages this rank exchanges with
+    const char* name = ""; // "tp", "cp", "dp", "pp"
+    double ranks = 0;      // ranks in the group; pp: the neighbouring stages this rank exchanges with
     bool crossesNodes = false;
-    bool p2p = false;          // point-to-point sends (pp, the cp ring) rather than collectives
-    double channels = 0;       // NCCL channels (per peer for p2p)
-    double connections = 0;    // buffer sets per channel (per peer for p2p)
-    double bytes = 0;          // channels · connections · bytes per connection
-    double nvlsBytes = 0;      // NVLink SHARP multicast buffers (NVSwitch systems)
+    bool p2p = false;       // point-to-point sends (pp, the cp ring) rather than collectives
+    double channels = 0;    // NCCL channels (per peer for p2p)
+    double connections = 0; // buffer sets per channel (per peer for p2p)
+    double bytes = 0;       // channels · connections · bytes per connection
+    double nvlsBytes = 0;   // NVLink SHARP multicast buffers (NVSwitch systems)
 };
 
 // The communication runtime's GPU memory: NCCL buffers per communicator, and the data-parallel
@@ -70,8 +70,8 @@ struct CommGroup {
 struct CommBuffers {
     std::array<CommGroup, 4> groups{};
     int count = 0;
-    double nccl = 0;          // the groups' bytes + nvlsBytes
-    double ddpBuckets = 0;    // PyTorch DDP: buckets that copy the gradients (persistent)
+    double nccl = 0;       // the groups' bytes + nvlsBytes
+    double ddpBuckets = 0; // PyTorch DDP: buckets that copy the gradients (persistent)
     bool ddpCopiesGradients = false;
     double reduceBucket = 0;  // DeepSpeed ZeRO: the gradient reduction bucket, allocated for the backward
     double reduceScatter = 0; // FSDP2: one block's unsharded gradients + its reduce-scatter input (temporaries)
@@ -83,29 +83,29 @@ struct CommBuffers {
 // them costs per step (core/offload.h). Per GPU; the host's share of a node is per GPU as well.
 struct HostMemory {
     double weights = 0, gradients = 0, master = 0, optimizer = 0, activations = 0;
-    double pinnedBuffers = 0;    // staging buffers for NVMe transfers
-    double pagedOptimizer = 0;   // optimizer.paged: states that page out to host memory when the GPU is short
-    double total = 0;            // host DRAM per GPU
-    double nvme = 0;             // bytes per GPU on NVMe (ZeRO-Infinity)
-    double nvmeStates = 0;       // of which the optimizer's (master + moments), read and written each step
+    double pinnedBuffers = 0;            // staging buffers for NVMe transfers
+    double pagedOptimizer = 0;           // optimizer.paged: states that page out to host memory when the GPU is short
+    double total = 0;                    // host DRAM per GPU
+    double nvme = 0;                     // bytes per GPU on NVMe (ZeRO-Infinity)
+    double nvmeStates = 0;               // of which the optimizer's (master + moments), read and written each step
     double activationsPerMicroBatch = 0; // offloaded saved tensors of one micro-batch
-    double perNode = 0;          // total · GPUs on a node
-    double capacityPerNode = 0;  // cluster.host_memory_bytes (0: not given, no check)
+    double perNode = 0;                  // total · GPUs on a node
+    double capacityPerNode = 0;          // cluster.host_memory_bytes (0: not given, no check)
     bool fits = true;
     double pcieBytesPerStep = 0; // host link traffic per GPU per step, both directions
     double nvmeBytesPerStep = 0;
-    double pcieBandwidth = 0;    // achieved, one direction
+    double pcieBandwidth = 0; // achieved, one direction
 };
 
 // Allocated GPU bytes at one instant of the step, by kind (core/memory_timeline.h).
 struct TimelinePoint {
-    const char* event = "";  // "step_start", "forward_end", "loss", "backward_start", ...
-    double at = 0;           // seconds from the start of the step
-    double states = 0;       // weights + gradients + master + optimizer on the GPU
+    const char* event = ""; // "step_start", "forward_end", "loss", "backward_start", ...
+    double at = 0;          // seconds from the start of the step
+    double states = 0;      // weights + gradients + master + optimizer on the GPU
     double activations = 0;
-    double temporaries = 0;  // logits and loss path, gathered parameters, buckets, optimizer temporaries
-    double runtime = 0;      // CUDA context, workspaces, comm buffers (not the allocator's reserve)
-    double total = 0;        // allocated: the sum of the above
+    double temporaries = 0; // logits and loss path, gathered parameters, buckets, optimizer temporaries
+    double runtime = 0;     // CUDA context, workspaces, comm buffers (not the allocator's reserve)
+    double total = 0;       // allocated: the sum of the above
 };
 inline constexpr int kTimelineCapacity = 12;
 
@@ -150,21 +150,21 @@ struct MemoryLedger {
     const char* peakPhase = "forward_end";
     // ZeRO-3 / FSDP full shard: parameters held unsharded at the peak (inside weights).
     double gatheredWeights = 0;
-    bool weightsAreMaster = false; // FSDP2 mixed precision: the sharded parameter is the master copy
+    bool weightsAreMaster = false;    // FSDP2 mixed precision: the sharded parameter is the master copy
     std::int64_t checkpointEvery = 0; // layers per checkpointed segment (full recompute)
     double checkpointBestK = 0;       // continuous optimum sqrt(L · boundary / layer), full recompute only
     double overheadContext = 0, overheadWorkspace = 0, overheadComm = 0, overheadAllocator = 0;
-    double overheadCudaGraphs = 0; // step_time.cuda_graphs: forward temporaries the graphs keep allocated
+    double overheadCudaGraphs = 0;  // step_time.cuda_graphs: forward temporaries the graphs keep allocated
     double statesBytesPerParam = 0; // unsharded weights+grads+master+optimizer per parameter
     StateRate weightsRate, gradientsRate, masterRate, optimizerRate; // per bucket, sharded
     // Model parallelism (Megatron layout): the ledger above is the most loaded rank's.
     double paramsPerRank = 0;
-    std::int64_t mostLoadedStage = 0;        // pipeline stage the ledger describes
-    std::vector<StageMemory> perStage;       // every pipeline stage, first to last (one entry when pp = 1)
-    double bubbleFraction = 0;               // (p - 1) / (v · m); 0 without pipeline parallelism
-    StepPhases phases;      // the most loaded stage's phases (the timeline's inputs)
-    CommBuffers comm;       // inside overhead: NCCL buffers per communicator, DDP buckets
-    HostMemory host;        // offloaded bytes (offload.*) and their traffic
+    std::int64_t mostLoadedStage = 0;  // pipeline stage the ledger describes
+    std::vector<StageMemory> perStage; // every pipeline stage, first to last (one entry when pp = 1)
+    double bubbleFraction = 0;         // (p - 1) / (v · m); 0 without pipeline parallelism
+    StepPhases phases;                 // the most loaded stage's phases (the timeline's inputs)
+    CommBuffers comm;                  // inside overhead: NCCL buffers per communicator, DDP buckets
+    HostMemory host;                   // offloaded bytes (offload.*) and their traffic
     // Allocated bytes through one step of the most loaded stage (forward ramp, backward, optimizer).
     std::array<TimelinePoint, kTimelineCapacity> timeline{};
     int timelineCount = 0;
@@ -173,27 +173,27 @@ struct MemoryLedger {
 // Mixture-of-experts run properties as they resolve for this layout (core/moe_run.cpp): what the
 // expert-parallel step time and memory (issue 16) take, shown now so a plan can explain them.
 struct MoeRun {
-    bool applies = false;          // the model has routed experts
-    std::int64_t expertRanks = 1;  // expert-parallel ranks (parallel.ep)
-    std::int64_t expertTensorRanks = 1; // parallel.etp, resolved
+    bool applies = false;                // the model has routed experts
+    std::int64_t expertRanks = 1;        // expert-parallel ranks (parallel.ep)
+    std::int64_t expertTensorRanks = 1;  // parallel.etp, resolved
     std::int64_t expertDataParallel = 1; // EDP = tp·cp·dp / (etp·ep)
-    bool crossesNodes = false;     // ep · etp > gpus_per_node: the all-to-all leaves the node
-    double routingImbalance = 1;   // max / mean routed rows per expert rank, resolved
-    double busiestRankLoad = 1;    // what the busiest rank carries: routingImbalance with ep > 1, else 1
-    double routedTokens = 0;       // tokens a rank routes per micro-batch: s / cp · b (/ tp with SP)
-    bool worst = false;            // training.routing_imbalance "worst"
-    double capacityFactor = 0;     // 0: dropless
-    double rowsPerExpert = 0;      // mean routed rows per expert per micro-batch: T·k / E
-    double expertCapacity = 0;     // rows per expert per micro-batch under the capacity factor (0: dropless)
-    const char* expertWeights = ""; // storage dtype of the routed experts' weights
+    bool crossesNodes = false;           // ep · etp > gpus_per_node: the all-to-all leaves the node
+    double routingImbalance = 1;         // max / mean routed rows per expert rank, resolved
+    double busiestRankLoad = 1;          // what the busiest rank carries: routingImbalance with ep > 1, else 1
+    double routedTokens = 0;             // tokens a rank routes per micro-batch: s / cp · b (/ tp with SP)
+    bool worst = false;                  // training.routing_imbalance "worst"
+    double capacityFactor = 0;           // 0: dropless
+    double rowsPerExpert = 0;            // mean routed rows per expert per micro-batch: T·k / E
+    double expertCapacity = 0;           // rows per expert per micro-batch under the capacity factor (0: dropless)
+    const char* expertWeights = "";      // storage dtype of the routed experts' weights
     double expertParamsPerRank = 0;      // routed-expert parameters on the ledger's rank
     double expertWeightBytesPerRank = 0; // their stored weights (0 when offloaded or FSDP2's master)
 };
 
 struct ComputeBudget {
-    double flopsPerToken = 0;    // model FLOPs per token (the chosen convention)
-    double trainingFlops = 0;    // model FLOPs for all tokens
-    double hardwareFlops = 0;    // including recomputation
+    double flopsPerToken = 0; // model FLOPs per token (the chosen convention)
+    double trainingFlops = 0; // model FLOPs for all tokens
+    double hardwareFlops = 0; // including recomputation
     double flopsPerStep = 0;
     double tokensPerStep = 0;
     double steps = 0;
@@ -222,22 +222,22 @@ struct TimeBudget {
 // Predicted step time (core/steptime.h): seconds per optimizer step on the critical path.
 struct StepTimeBreakdown {
     bool valid = false;
-    double compute = 0;        // model work of all micro-batches, each op at its achievable rate
-    double recompute = 0;      // recomputed forward work (selective or full)
-    double tpComm = 0;         // tensor-parallel all-reduce / all-gather + reduce-scatter, exposed
-    double cpComm = 0;         // context-parallel K/V ring traffic not hidden behind attention
-    double ppComm = 0;         // pipeline point-to-point sends
-    double epComm = 0;         // expert-parallel dispatch and combine all-to-all (not overlapped)
+    double compute = 0;              // model work of all micro-batches, each op at its achievable rate
+    double recompute = 0;            // recomputed forward work (selective or full)
+    double tpComm = 0;               // tensor-parallel all-reduce / all-gather + reduce-scatter, exposed
+    double cpComm = 0;               // context-parallel K/V ring traffic not hidden behind attention
+    double ppComm = 0;               // pipeline point-to-point sends
+    double epComm = 0;               // expert-parallel dispatch and combine all-to-all (not overlapped)
     double epBytesPerMicroBatch = 0; // what the busiest rank receives in them per micro-batch
     bool epCrossesNodes = false;
     double epBandwidth = 0;
     double epOffNodeShare = 0;    // share of an all-to-all's bytes that leaves the node (node limit lowers it)
     bool edpCrossesNodes = false; // the experts' data-parallel group (gradients of the routed experts)
     double edpBandwidth = 0;
-    double bubble = 0;         // (p - 1) / v micro-batch slots of idle pipeline; DualPipe (p/2 - 1)(F&B + B - 3W)
-    double dpComm = 0;         // data-parallel gradient / parameter traffic not overlapped
-    double optimizer = 0;      // optimizer step: states read and written once at achievable bandwidth
-    double offload = 0;        // offload.*: host-link / NVMe traffic not hidden, the CPU update (core/offload.h)
+    double bubble = 0;    // (p - 1) / v micro-batch slots of idle pipeline; DualPipe (p/2 - 1)(F&B + B - 3W)
+    double dpComm = 0;    // data-parallel gradient / parameter traffic not overlapped
+    double optimizer = 0; // optimizer step: states read and written once at achievable bandwidth
+    double offload = 0;   // offload.*: host-link / NVMe traffic not hidden, the CPU update (core/offload.h)
     // Overheads of a real step
     double launch = 0;         // per-kernel launch and framework time not hidden behind the GPU
     double gradClip = 0;       // gradient-norm clipping: a read of every local gradient + an all-reduce
@@ -251,8 +251,8 @@ struct StepTimeBreakdown {
     double ppCommTotal = 0;    // before overlap
     double chunkForward = 0, chunkBackward = 0, chunkWgrad = 0; // DualPipe's F, B, W on the slowest rank
     const char* pipelineSchedule = "1f1b";
-    double ncclCtas = 0;       // CTAs (SMs) one NCCL collective holds: one per channel
-    double step = 0;           // sum of the above
+    double ncclCtas = 0;          // CTAs (SMs) one NCCL collective holds: one per channel
+    double step = 0;              // sum of the above
     double microBatchSeconds = 0; // one micro-batch through the slowest stage (compute + TP + CP + PP)
     double tokensPerSecond = 0;
     double mfu = 0;
@@ -260,11 +260,11 @@ struct StepTimeBreakdown {
     // Link bandwidths used (bytes/s, one direction, achieved) and whether each group crosses nodes.
     double tpBandwidth = 0, cpBandwidth = 0, ppBandwidth = 0, dpBandwidth = 0;
     bool tpCrossesNodes = false, cpCrossesNodes = false, ppCrossesNodes = false, dpCrossesNodes = false;
-    double dpCommTotal = 0;    // before overlap
-    double cpCommTotal = 0;    // before overlap
-    double tpCommTotal = 0;    // before overlap
+    double dpCommTotal = 0;          // before overlap
+    double cpCommTotal = 0;          // before overlap
+    double tpCommTotal = 0;          // before overlap
     double collectiveEfficiency = 0; // achieved / nominal link bandwidth used
-    double executedFlops = 0;  // FLOPs the kernels execute per step, all GPUs (causal skipping, recompute)
+    double executedFlops = 0;        // FLOPs the kernels execute per step, all GPUs (causal skipping, recompute)
     double kernelsPerMicroBatch = 0;
     const char* framework = "";
 };
@@ -277,16 +277,16 @@ struct CostBudget {
 struct HardwareSummary {
     std::shared_ptr<const GpuSpec> gpu; // id, name, sources
     const char* computeDtype = "";
-    double peakFlops = 0;    // dense, compute dtype (tensor cores): the spec sheet's, also with a profile
+    double peakFlops = 0; // dense, compute dtype (tensor cores): the spec sheet's, also with a profile
     // What the best kernels reach (core/achievable.h): a calibration profile's measurement, else the
     // catalogue's published figure (or its median-ratio fallback), scaled to the compute dtype.
     double achievableFlops = 0;
     // The GEMM shape (m, n, k) achievableFlops was measured at: the shape model is calibrated there.
     std::array<double, 3> achievableFlopsShape{8192, 8192, 8192};
     double achievableBandwidth = 0;
-    double vectorFlops = 0;  // dense fp32 non-tensor rate (elementwise ops)
+    double vectorFlops = 0; // dense fp32 non-tensor rate (elementwise ops)
     double bandwidth = 0;
-    double ridge = 0;        // peakFlops / bandwidth
+    double ridge = 0; // peakFlops / bandwidth
     double memoryBytes = 0;
     double tdpWatts = 0;
     // cluster.power_limit below the TDP: the sustained SM clock falls as the cube root of the power
@@ -297,8 +297,8 @@ struct HardwareSummary {
     // (attention, the output layer); equal to the above without one.
     double peakFlops16 = 0;
     double achievableFlops16 = 0;
-    const char* recipe = "none";         // precision.recipe, resolved
-    std::uint8_t lowPrecisionGemms = 0;  // the GEMM classes it runs in the compute dtype (0 without a recipe)
+    const char* recipe = "none";        // precision.recipe, resolved
+    std::uint8_t lowPrecisionGemms = 0; // the GEMM classes it runs in the compute dtype (0 without a recipe)
 
     const std::string& id() const { return gpu->id; }
     const std::string& name() const { return gpu->name; }
@@ -325,13 +325,13 @@ struct RooflineOp {
     double flops = 0;
     double bytes = 0;
     double intensity = 0;
-    double ceiling = 0;  // FLOP/s of the unit it runs on
-    double attainable = 0; // min(ceiling, bandwidth * intensity)
+    double ceiling = 0;     // FLOP/s of the unit it runs on
+    double attainable = 0;  // min(ceiling, bandwidth * intensity)
     double timeSeconds = 0; // max(F / C, Q / beta)
     Bound bound = Bound::Memory;
-    double count = 1;   // times per step on this GPU's micro-batch (layers)
-    bool highPrecision = false; // a low-precision recipe keeps this tensor op in 16 bits (core/lowprecision.h)
-    double kernels = 1; // kernel launches it takes (eager frameworks split an op into several)
+    double count = 1;                // times per step on this GPU's micro-batch (layers)
+    bool highPrecision = false;      // a low-precision recipe keeps this tensor op in 16 bits (core/lowprecision.h)
+    double kernels = 1;              // kernel launches it takes (eager frameworks split an op into several)
     const char* implementation = ""; // the kernels it runs (core/kernels.h); "" for one plain kernel
     // Shape: a GEMM's M, N, K over `batch` independent products; attention: queries (m) and keys
     // (n) per head, head dimension (k), batch · heads (batch), causal masking.

@@ -12,8 +12,8 @@ namespace napkin::core {
 struct Preset {
     std::string id, title, source;
     nlohmann::json set = nlohmann::json::object(); // scenario keys over the defaults (mergeScenario)
-    std::string derivation;                         // the quantity to show when applied ("" for none)
-    bool rooflineSeedOps = false;                   // the roofline overlay of the lecture's GEMMs, no scenario
+    std::string derivation;                        // the quantity to show when applied ("" for none)
+    bool rooflineSeedOps = false;                  // the roofline overlay of the lecture's GEMMs, no scenario
 };
 
 const std::vector<Preset>& builtinPresets();

@@ -31,7 +31,8 @@ Reconciliation reconcile(const Scenario& sc, const Plan& plan, const Measurement
     if (meas.peakReservedBytes && !positive(meas.peakReservedBytes))
         bad("--peak-reserved", *meas.peakReservedBytes, "bytes greater than 0");
     if (!meas.stepSeconds && !meas.tokensPerSecond)
-        errors.push_back({"--step-time", "", "a step time or a throughput is needed", "--step-time SECONDS or --tokens-per-second N"});
+        errors.push_back({"--step-time", "", "a step time or a throughput is needed",
+                          "--step-time SECONDS or --tokens-per-second N"});
     if (meas.peakReservedBytes && meas.peakAllocatedBytes && *meas.peakReservedBytes < *meas.peakAllocatedBytes)
         errors.push_back({"--peak-reserved", std::to_string(*meas.peakReservedBytes),
                           "is below --peak-allocated: the allocator reserves at least what it hands out",
@@ -43,18 +44,19 @@ Reconciliation reconcile(const Scenario& sc, const Plan& plan, const Measurement
     const auto& c = plan.compute;
     r.tokensPerSecond = meas.tokensPerSecond ? *meas.tokensPerSecond : c.tokensPerStep / *meas.stepSeconds;
     r.stepSeconds = c.tokensPerStep / r.tokensPerSecond;
-    if (meas.tokensPerSecond && meas.stepSeconds &&
-        std::abs(*meas.stepSeconds - r.stepSeconds) > 0.05 * r.stepSeconds)
-        r.warnings.push_back("the step time and the throughput disagree by more than 5% for this batch; "
-                             "the throughput is used");
+    if (meas.tokensPerSecond && meas.stepSeconds && std::abs(*meas.stepSeconds - r.stepSeconds) > 0.05 * r.stepSeconds)
+        r.warnings.emplace_back("the step time and the throughput disagree by more than 5% for this batch; "
+                                "the throughput is used");
     // CS336 lecture 2: MFU = model FLOPs / (time × GPUs × dense peak); HFU counts recomputation.
     const double G = double(sc.cluster.gpus), C = plan.hardware.peakFlops;
-    const double recomputePerToken = c.trainingFlops > 0 ? (c.hardwareFlops - c.trainingFlops) / (c.trainingFlops / c.flopsPerToken) : 0;
+    const double recomputePerToken =
+        c.trainingFlops > 0 ? (c.hardwareFlops - c.trainingFlops) / (c.trainingFlops / c.flopsPerToken) : 0;
     r.achievedFlopsPerGpu = c.flopsPerToken * r.tokensPerSecond / G;
     r.mfu = r.achievedFlopsPerGpu / C;
     r.hfu = (c.flopsPerToken + recomputePerToken) * r.tokensPerSecond / (G * C);
     if (r.mfu > 1)
-        r.warnings.push_back("measured MFU above 1: the GPU count, the batch or the dense peak does not match the run");
+        r.warnings.emplace_back(
+            "measured MFU above 1: the GPU count, the batch or the dense peak does not match the run");
 
     if (meas.peakAllocatedBytes) {
         const auto& m = plan.memory;
@@ -93,12 +95,13 @@ Reconciliation reconcile(const Scenario& sc, const Plan& plan, const Measurement
                                        "does not do (unfused attention, no checkpointing)",
                                        eagerActivations - m.activations});
                 const double tp = double(std::max(1, sc.parallel.tp));
-                reasons.push_back({"temporaries: the fp32 logits gradient beside the loss buffers (last pipeline stage)",
-                                   double(sc.training.seqLen) / std::max(1, sc.parallel.cp) * double(sc.training.microBatch) *
-                                       std::ceil(double(sc.model.shape.vocab) / tp) * 4});
+                reasons.push_back(
+                    {"temporaries: the fp32 logits gradient beside the loss buffers (last pipeline stage)",
+                     double(sc.training.seqLen) / std::max(1, sc.parallel.cp) * double(sc.training.microBatch) *
+                         std::ceil(double(sc.model.shape.vocab) / tp) * 4});
             }
-            reasons.push_back({"optimizer step temporaries (foreach Adam keeps one fp32 parameter-sized buffer)",
-                               4 * Pr / shardO});
+            reasons.push_back(
+                {"optimizer step temporaries (foreach Adam keeps one fp32 parameter-sized buffer)", 4 * Pr / shardO});
         } else if (r.gapBytes < 0) {
             if (sc.precision.master)
                 reasons.push_back({"the plan counts an fp32 master copy the run does not keep", m.masterWeights});
@@ -110,11 +113,13 @@ Reconciliation reconcile(const Scenario& sc, const Plan& plan, const Measurement
         const double gap = std::abs(r.gapBytes);
         for (auto& g : reasons)
             g.explainsFraction = gap > 0 ? std::min(g.bytes, gap) / gap : 0;
-        std::stable_sort(reasons.begin(), reasons.end(),
-                         [](const GapReason& a, const GapReason& b) { return a.explainsFraction > b.explainsFraction; });
+        std::stable_sort(reasons.begin(), reasons.end(), [](const GapReason& a, const GapReason& b) {
+            return a.explainsFraction > b.explainsFraction;
+        });
         r.reasons = std::move(reasons);
         if (meas.peakReservedBytes && r.peakReserved > r.peakAllocated)
-            r.warnings.push_back("reserved exceeds allocated by " + std::to_string(int(std::round((r.peakReserved - r.peakAllocated) / 1e6))) +
+            r.warnings.push_back("reserved exceeds allocated by " +
+                                 std::to_string(int(std::round((r.peakReserved - r.peakAllocated) / 1e6))) +
                                  " MB: the caching allocator's blocks and fragmentation (plan reserve: " +
                                  std::to_string(int(std::round(m.overheadAllocator / 1e6))) + " MB)");
     }

@@ -15,15 +15,15 @@
 namespace napkin::core {
 
 struct Measurement {
-    std::optional<double> stepSeconds;      // wall time of one optimizer step
-    std::optional<double> tokensPerSecond;  // whole job; overrides the step time when both are given
+    std::optional<double> stepSeconds;        // wall time of one optimizer step
+    std::optional<double> tokensPerSecond;    // whole job; overrides the step time when both are given
     std::optional<double> peakAllocatedBytes; // torch.cuda.max_memory_allocated() on one GPU
     std::optional<double> peakReservedBytes;  // torch.cuda.max_memory_reserved()
 };
 
 struct GapReason {
     std::string reason;
-    double bytes = 0;          // how large this effect is in this plan
+    double bytes = 0;            // how large this effect is in this plan
     double explainsFraction = 0; // min(bytes, |gap|) / |gap|
 };
 
@@ -34,10 +34,10 @@ struct Reconciliation {
     double hfu = 0;
     double achievedFlopsPerGpu = 0; // model FLOP/s per GPU
     bool hasMemory = false;
-    double predictedAllocated = 0;  // tensors + library workspaces: what the caching allocator hands out
+    double predictedAllocated = 0; // tensors + library workspaces: what the caching allocator hands out
     double peakAllocated = 0;
     double peakReserved = 0;
-    double gapBytes = 0;            // measured - predicted
+    double gapBytes = 0; // measured - predicted
     double gapFraction = 0;
     std::vector<GapReason> reasons; // largest share of the gap first
     std::vector<std::string> warnings;

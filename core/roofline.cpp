@@ -101,7 +101,7 @@ struct LayerOpBuilder {
         const char* dgrad;
         const char* wgrad;
         double M, K, N, count;
-        double weights = 1; // weights read / K x N (mixture of experts: every expert's)
+        double weights = 1;              // weights read / K x N (mixture of experts: every expert's)
         double expertK = 0, expertN = 0; // the routed experts' share as a grouped GEMM (0: none)
     };
 
@@ -159,14 +159,16 @@ struct LayerOpBuilder {
     {
         const bool fw = pass == Pass::Forward;
         if (ln || m.norm == NormKind::NonParametric)
-            add(name, pass, OpUnit::Vector, {(fw ? (ln ? 9 : 5) : (ln ? 14 : 8)) * n * h, (fw ? 2 : 3) * e * n * h + (fw ? w : g) * h}, L);
+            add(name, pass, OpUnit::Vector,
+                {(fw ? (ln ? 9 : 5) : (ln ? 14 : 8)) * n * h, (fw ? 2 : 3) * e * n * h + (fw ? w : g) * h}, L);
         else
             kernel(name, pass, rmsNormCost(opt.fusion, pass, e), n * h, (fw ? w : g) * h);
     }
     void qkNormAndRope(Pass pass)
     {
         if (m.qkNorm != QkNorm::None) // OLMo 2, Qwen3: RMSNorm over q and k
-            kernel(pass == Pass::Forward ? "qk_norm" : "qk_norm.bwd", pass, rmsNormCost(opt.fusion, pass, e), n * (qd + kvd));
+            kernel(pass == Pass::Forward ? "qk_norm" : "qk_norm.bwd", pass, rmsNormCost(opt.fusion, pass, e),
+                   n * (qd + kvd));
         if (rope)
             kernel(pass == Pass::Forward ? "rope" : "rope.bwd", pass, ropeCost(opt.fusion, pass, e), n * (qd + kvd));
     }
@@ -190,7 +192,8 @@ struct LayerOpBuilder {
     // each 2MKN (CS336 lecture 2: forward + two backward matmuls = 6 M P).
     void gemmFwd(const Gemm& x)
     {
-        add(x.fwd, Pass::Forward, OpUnit::Tensor, {2 * x.M * x.K * x.N, e * x.M * x.K + w * x.K * x.N * x.weights + e * x.M * x.N}, x.count);
+        add(x.fwd, Pass::Forward, OpUnit::Tensor,
+            {2 * x.M * x.K * x.N, e * x.M * x.K + w * x.K * x.N * x.weights + e * x.M * x.N}, x.count);
         shape(OpKind::Gemm, x.M, x.N, x.K);
         groupedShape(x, grouped.rows, x.expertN, x.expertK);
     }
@@ -206,12 +209,14 @@ struct LayerOpBuilder {
     void gemmBwd(const Gemm& x)
     {
         // dX[M x K] = dY[M x N] W^T; dW[K x N] = X^T dY (reduction over the M rows).
-        add(x.dgrad, Pass::Backward, OpUnit::Tensor, {2 * x.M * x.K * x.N, e * x.M * x.N + w * x.K * x.N * x.weights + e * x.M * x.K}, x.count);
+        add(x.dgrad, Pass::Backward, OpUnit::Tensor,
+            {2 * x.M * x.K * x.N, e * x.M * x.N + w * x.K * x.N * x.weights + e * x.M * x.K}, x.count);
         shape(OpKind::Gemm, x.M, x.K, x.N);
         groupedShape(x, grouped.rows, x.expertK, x.expertN);
         if (opt.frozenBase) // LoRA / QLoRA: frozen weights get no gradient
             return;
-        add(x.wgrad, Pass::Backward, OpUnit::Tensor, {2 * x.M * x.K * x.N, e * x.M * x.K + e * x.M * x.N + g * x.K * x.N * x.weights}, x.count);
+        add(x.wgrad, Pass::Backward, OpUnit::Tensor,
+            {2 * x.M * x.K * x.N, e * x.M * x.K + e * x.M * x.N + g * x.K * x.N * x.weights}, x.count);
         shape(OpKind::Gemm, x.K, x.N, x.M);
         groupedShape(x, x.expertK, x.expertN, grouped.rows);
     }
@@ -259,8 +264,16 @@ struct LayerOpBuilder {
     Gemm out() const { return {"out_proj", "out_proj.dgrad", "out_proj.wgrad", n, outK, h, L}; }
     Gemm up() const
     {
-        return {swiglu ? "mlp_gate_up" : "mlp_up", swiglu ? "mlp_gate_up.dgrad" : "mlp_up.dgrad",
-                swiglu ? "mlp_gate_up.wgrad" : "mlp_up.wgrad", n, h, swiglu ? 2 * f : f, L, weightRatio, h, expertWidth};
+        return {swiglu ? "mlp_gate_up" : "mlp_up",
+                swiglu ? "mlp_gate_up.dgrad" : "mlp_up.dgrad",
+                swiglu ? "mlp_gate_up.wgrad" : "mlp_up.wgrad",
+                n,
+                h,
+                swiglu ? 2 * f : f,
+                L,
+                weightRatio,
+                h,
+                expertWidth};
     }
     Gemm down() const
     {
@@ -285,16 +298,19 @@ void forwardOps(LayerOpBuilder& x)
         // FlashAttention: QK^T and PV (2 x 2 b a s² hd) plus ~5 softmax ops per score, scores kept
         // on chip: reads Q, K, V and writes O once (Dao et al. 2022). No causal halving. Dropout,
         // if any, is drawn inside the kernel.
-        x.add("attention_flash", Pass::Forward, OpUnit::Tensor, {4 * sc * x.hd + 5 * sc, e * (2 * n * x.qd + 2 * x.nk * x.kvRead)}, L);
+        x.add("attention_flash", Pass::Forward, OpUnit::Tensor,
+              {4 * sc * x.hd + 5 * sc, e * (2 * n * x.qd + 2 * x.nk * x.kvRead)}, L);
         x.shape(OpKind::Attention, x.s, x.keys, x.hd, x.b * x.a, true);
     } else {
         // Unfused attention: batched GEMMs over b · a heads; every score is computed (no skipping).
-        x.add("scores_qk", Pass::Forward, OpUnit::Tensor, {2 * sc * x.hd, e * (n * x.qd + x.nk * x.kvRead) + e * sc}, L);
+        x.add("scores_qk", Pass::Forward, OpUnit::Tensor, {2 * sc * x.hd, e * (n * x.qd + x.nk * x.kvRead) + e * sc},
+              L);
         x.shape(OpKind::Gemm, x.s, x.keys, x.hd, x.b * x.a);
         x.add("softmax", Pass::Forward, OpUnit::Vector, {5 * sc, 2 * e * sc}, L);
         if (x.m.dropout)
             x.attentionDropout("attn_dropout", Pass::Forward);
-        x.add("scores_v", Pass::Forward, OpUnit::Tensor, {2 * sc * x.hd, e * sc + e * x.nk * x.kvRead + e * n * x.qd}, L);
+        x.add("scores_v", Pass::Forward, OpUnit::Tensor, {2 * sc * x.hd, e * sc + e * x.nk * x.kvRead + e * n * x.qd},
+              L);
         x.shape(OpKind::Gemm, x.s, x.hd, x.keys, x.b * x.a);
     }
     x.gemmFwd(x.out());
@@ -306,7 +322,8 @@ void forwardOps(LayerOpBuilder& x)
     if (x.swiglu)
         x.kernel("silu_mul", Pass::Forward, swigluCost(x.opt.fusion, Pass::Forward, e), n * x.f);
     else
-        x.add("gelu", Pass::Forward, OpUnit::Vector, {20 * n * x.f, 2 * e * n * x.f}, L); // CS336: ~20 ops per value (illustrative)
+        x.add("gelu", Pass::Forward, OpUnit::Vector, {20 * n * x.f, 2 * e * n * x.f},
+              L); // CS336: ~20 ops per value (illustrative)
     x.gemmFwd(x.down());
     x.residual("residual_mlp", Pass::Forward);
     x.lora(Pass::Forward);
@@ -337,15 +354,18 @@ void backwardOps(LayerOpBuilder& x)
     if (x.opt.flash) {
         // FlashAttention-2 backward: 5 matmuls against the forward's 2 (2.5x), recomputing P on chip;
         // reads Q, K, V, O, dO and writes dQ, dK, dV.
-        x.add("attention_flash.bwd", Pass::Backward, OpUnit::Tensor, {10 * sc * x.hd + 8 * sc, e * (4 * n * x.qd + 4 * x.nk * x.kvRead)}, L);
+        x.add("attention_flash.bwd", Pass::Backward, OpUnit::Tensor,
+              {10 * sc * x.hd + 8 * sc, e * (4 * n * x.qd + 4 * x.nk * x.kvRead)}, L);
         x.shape(OpKind::Attention, x.s, x.keys, x.hd, x.b * x.a, true);
     } else {
-        x.add("scores_v.bwd", Pass::Backward, OpUnit::Tensor, {4 * sc * x.hd, e * n * x.qd + 2 * e * x.nk * x.kvRead + 2 * e * sc}, L);
+        x.add("scores_v.bwd", Pass::Backward, OpUnit::Tensor,
+              {4 * sc * x.hd, e * n * x.qd + 2 * e * x.nk * x.kvRead + 2 * e * sc}, L);
         x.shape(OpKind::Gemm, x.s, x.hd, x.keys, x.b * x.a);
         if (x.m.dropout)
             x.attentionDropout("attn_dropout.bwd", Pass::Backward);
         x.add("softmax.bwd", Pass::Backward, OpUnit::Vector, {3 * sc, 3 * e * sc}, L);
-        x.add("scores_qk.bwd", Pass::Backward, OpUnit::Tensor, {4 * sc * x.hd, e * sc + 2 * e * (n * x.qd + x.nk * x.kvRead)}, L);
+        x.add("scores_qk.bwd", Pass::Backward, OpUnit::Tensor,
+              {4 * sc * x.hd, e * sc + 2 * e * (n * x.qd + x.nk * x.kvRead)}, L);
         x.shape(OpKind::Gemm, x.s, x.keys, x.hd, x.b * x.a);
     }
     if (x.repeatKv) // the repeated heads' gradients summed back
@@ -358,14 +378,14 @@ void backwardOps(LayerOpBuilder& x)
 
 } // namespace
 
-GroupedExperts groupedExperts(const TransformerShape& m, double tokens, int expertRanks)
+GroupedExperts groupedExperts(const TransformerShape& shard, double tokens, int expertRanks)
 {
     GroupedExperts g;
-    const double f = mlpWidth(m), E = double(m.moe.experts), k = double(m.moe.topK);
-    if (!isMoe(m) || E <= 0 || k <= 0 || m.moe.expertFfn <= 0 || f <= 0)
+    const double f = mlpWidth(shard), E = double(shard.moe.experts), k = double(shard.moe.topK);
+    if (!isMoe(shard) || E <= 0 || k <= 0 || shard.moe.expertFfn <= 0 || f <= 0)
         return g;
     const double ep = double(std::max(1, expertRanks));
-    g.share = routedExpertWidth(m) / f;
+    g.share = routedExpertWidth(shard) / f;
     g.groups = std::max(1.0, E / ep);
     g.rows = tokens * k * ep / E;
     return g;

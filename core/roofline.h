@@ -14,10 +14,10 @@ struct OpCost {
 
 // Seeds' op table (CS336 lecture 2), e = bytes per element:
 OpCost gemmCost(double m, double k, double n, double e, bool exactAdds = false); // 2MKN (or MN(2K-1)); e(MK + KN + MN)
-OpCost reluCost(double n, double e);   // n ops; 2en bytes (read + write)
-OpCost geluCost(double n, double e);   // 20n ops (illustrative); 2en bytes
-OpCost dotCost(double n, double e);    // 2n - 1 FLOPs; e(2n + 1) bytes
-OpCost matvecCost(double n, double e); // n(2n - 1) FLOPs; e(n² + 2n) bytes
+OpCost reluCost(double n, double e);                                             // n ops; 2en bytes (read + write)
+OpCost geluCost(double n, double e);                                             // 20n ops (illustrative); 2en bytes
+OpCost dotCost(double n, double e);                                              // 2n - 1 FLOPs; e(2n + 1) bytes
+OpCost matvecCost(double n, double e);                                           // n(2n - 1) FLOPs; e(n² + 2n) bytes
 
 RooflineOp makeOp(const char* name, Pass pass, OpUnit unit, OpCost cost, const HardwareSummary& hw, double count = 1);
 // The same op with its FLOPs and bytes divided by `ways` (sequence parallelism splits the norms and
@@ -45,9 +45,9 @@ struct LayerOpOptions {
 // CTA grid over every local expert's tiles): rows per local expert = n · k · ep / E for n tokens of
 // the micro-batch (balanced routing), experts / ep groups.
 struct GroupedExperts {
-    double share = 0;   // routed experts' part of the MLP GEMMs' FLOPs
-    double rows = 0;    // rows per local expert
-    double groups = 0;  // local experts
+    double share = 0;  // routed experts' part of the MLP GEMMs' FLOPs
+    double rows = 0;   // rows per local expert
+    double groups = 0; // local experts
 };
 GroupedExperts groupedExperts(const TransformerShape& shard, double tokens, int expertRanks);
 
@@ -55,8 +55,8 @@ GroupedExperts groupedExperts(const TransformerShape& shard, double tokens, int 
 // and loss (count 1). eAct: activation bytes; eW: weight bytes; eG: gradient bytes.
 // keyLen: keys each query attends to (context parallelism: s / cp queries against all s keys);
 // 0 means s. For a tensor-parallel rank pass the rank's shard (tensorParallelShard).
-void appendLayerOps(std::vector<RooflineOp>& ops, const TransformerShape& m, double s, double b, double eAct,
-                    double eW, double eG, const LayerOpOptions& options, const HardwareSummary& hw, double keyLen = 0);
+void appendLayerOps(std::vector<RooflineOp>& ops, const TransformerShape& m, double s, double b, double eAct, double eW,
+                    double eG, const LayerOpOptions& options, const HardwareSummary& hw, double keyLen = 0);
 
 // One tensor-parallel rank's share of a layer (Shoeybi et al. 2019, Megatron-LM §3): attention heads,
 // KV heads (at least one: replicated when kv_heads < t), the MLP width and the vocabulary split t ways.

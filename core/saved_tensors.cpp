@@ -56,11 +56,11 @@ struct ListBuilder {
 };
 
 struct Widths {
-    double rep = 0;  // h, or h / t with sequence parallelism (norms, residual, masks)
-    double row = 1;  // one value per token (1 / t of the tokens with sequence parallelism)
-    double h = 0;    // h on every rank (a row-parallel matmul's output before its reduction)
+    double rep = 0;                         // h, or h / t with sequence parallelism (norms, residual, masks)
+    double row = 1;                         // one value per token (1 / t of the tokens with sequence parallelism)
+    double h = 0;                           // h on every rank (a row-parallel matmul's output before its reduction)
     double q = 0, kv = 0, f = 0, heads = 0; // per tensor-parallel rank
-    double routed = 0, router = 0; // MoE, per token of the average layer: routed rows k·r, router columns E
+    double routed = 0, router = 0;          // MoE, per token of the average layer: routed rows k·r, router columns E
     // The MLP width f split by the module that holds it (per token of the average layer, per TP rank):
     // dense MLP layers, routed experts (× imbalance) and shared experts of the MoE layers.
     double fDense = 0, fRouted = 0, fShared = 0;
@@ -120,9 +120,9 @@ void fusedMlp(ListBuilder& x, const Widths& w, double width, const MlpNames& n)
 }
 
 constexpr MlpNames kDenseMlp{"mlp.gate", "mlp.up", "mlp.activation_output", "mlp.fc1_output", kDropMlp, 0};
-constexpr MlpNames kRoutedMlp{"experts.gate", "experts.up", "experts.activation_output", "experts.fc1_output", kDropMoe,
-                              kDropMoeAct};
-constexpr MlpNames kSharedMlp{"shared_experts.gate", "shared_experts.up", "shared_experts.activation_output",
+constexpr MlpNames kRoutedMlp{"experts.gate",       "experts.up", "experts.activation_output",
+                              "experts.fc1_output", kDropMoe,     kDropMoeAct};
+constexpr MlpNames kSharedMlp{"shared_experts.gate",       "shared_experts.up",    "shared_experts.activation_output",
                               "shared_experts.fc1_output", kDropMoe | kDropShared, 0};
 
 // Multi-head latent attention's compressed tensors (NVIDIA's DeepSeek-V3 ledger, moe-notes.md §1.6;
@@ -139,7 +139,8 @@ void mlaLatents(ListBuilder& x, const Widths& w)
         x.token("mla.q_down_output", "q_layernorm (its input)", w.mlaQ, e, E, kDropFull);
         x.token("mla.q_latent", "linear_q_up_proj (its input)", w.mlaQ, e, E, kFullOp);
     }
-    x.token("mla.kv_down_output", "kv_layernorm and RoPE of the shared key (its input)", w.mlaKv + w.mlaRope, e, E, kDropFull);
+    x.token("mla.kv_down_output", "kv_layernorm and RoPE of the shared key (its input)", w.mlaKv + w.mlaRope, e, E,
+            kDropFull);
     x.token("mla.kv_latent", "linear_kv_up_proj (its input)", w.mlaKv, e, E, kFullOp);
 }
 
@@ -158,7 +159,8 @@ void fusedList(ListBuilder& x, const Widths& w, const TransformerShape& m)
     mlaLatents(x, w);
     const std::uint16_t up = w.mla ? kDropMlaUp : 0; // made by MLA's up-projections (and RoPE)
     // Without RoPE the attention's q is wq's output, which the op policy keeps.
-    x.token("attention.q", "core_attention (QK^T)", w.q, e, E, std::uint16_t((w.rope ? kFullOp : std::uint16_t(kDropFull)) | up));
+    x.token("attention.q", "core_attention (QK^T)", w.q, e, E,
+            std::uint16_t((w.rope ? kFullOp : std::uint16_t(kDropFull)) | up));
     if (w.rope && !w.mla)
         x.token("wq.output", "kept by the op policy (mm 1)", w.q, e, E, kCheckpointOnly | kDropFull);
     x.token("attention.k", "core_attention (QK^T)", w.kv, e, E, kFullOp | up);
@@ -218,10 +220,16 @@ struct EagerMlpNames {
     std::uint16_t actExtra;
 };
 constexpr EagerMlpNames kEagerDense{"w1.output", "silu.output", "w3.output", "mul.output", "gelu.output", kDropMlp, 0};
-constexpr EagerMlpNames kEagerRouted{"experts.w1_output", "experts.silu_output", "experts.w3_output", "experts.mul_output",
-                                     "experts.gelu_output", kDropMoe, kDropMoeAct};
-constexpr EagerMlpNames kEagerShared{"shared_experts.w1_output", "shared_experts.silu_output", "shared_experts.w3_output",
-                                     "shared_experts.mul_output", "shared_experts.gelu_output", kDropMoe | kDropShared, 0};
+constexpr EagerMlpNames kEagerRouted{"experts.w1_output",  "experts.silu_output", "experts.w3_output",
+                                     "experts.mul_output", "experts.gelu_output", kDropMoe,
+                                     kDropMoeAct};
+constexpr EagerMlpNames kEagerShared{"shared_experts.w1_output",
+                                     "shared_experts.silu_output",
+                                     "shared_experts.w3_output",
+                                     "shared_experts.mul_output",
+                                     "shared_experts.gelu_output",
+                                     kDropMoe | kDropShared,
+                                     0};
 
 void eagerMlp(ListBuilder& x, const Widths& w, double width, const EagerMlpNames& n)
 {
@@ -262,7 +270,8 @@ void eagerList(ListBuilder& x, const Widths& w, const TransformerShape& m)
         x.token("rope.k_fp32", "complex multiply (xk.float())", w.kv, 4, "fp32", kFullOp | up);
     }
     x.token("sdpa.q", "sdpa (queries)", w.q, e, E, kFullOp | up);
-    x.token("sdpa.k", w.repeat ? "sdpa (repeat_kv copy of the keys)" : "sdpa (keys)", w.repeat ? w.q : w.kv, e, E, kFullOp | up);
+    x.token("sdpa.k", w.repeat ? "sdpa (repeat_kv copy of the keys)" : "sdpa (keys)", w.repeat ? w.q : w.kv, e, E,
+            kFullOp | up);
     if (w.repeat)
         x.token("sdpa.v", "sdpa (repeat_kv copy of the values)", w.q, e, E, kFullOp);
     if (x.c.flash) {
@@ -449,11 +458,17 @@ void layerSavedTensors(const TransformerShape& m, const TensorContext& c, LayerT
 
 std::vector<std::string> droppedByNames(std::uint16_t d)
 {
-    static constexpr std::pair<std::uint16_t, const char*> kNames[] = {
-        {kDropNone, "none"}, {kDropSelective, "selective"}, {kDropFull, "full"}, {kDropOp, "op"},
-        {kDropCoreAttn, "modules:core_attn"}, {kDropMlp, "modules:mlp"}, {kDropLayernorm, "modules:layernorm"},
-        {kDropMoe, "modules:moe"}, {kDropMoeAct, "modules:moe_act"}, {kDropShared, "modules:shared_experts"},
-        {kDropMlaUp, "modules:mla_up_proj"}};
+    static constexpr std::pair<std::uint16_t, const char*> kNames[] = {{kDropNone, "none"},
+                                                                       {kDropSelective, "selective"},
+                                                                       {kDropFull, "full"},
+                                                                       {kDropOp, "op"},
+                                                                       {kDropCoreAttn, "modules:core_attn"},
+                                                                       {kDropMlp, "modules:mlp"},
+                                                                       {kDropLayernorm, "modules:layernorm"},
+                                                                       {kDropMoe, "modules:moe"},
+                                                                       {kDropMoeAct, "modules:moe_act"},
+                                                                       {kDropShared, "modules:shared_experts"},
+                                                                       {kDropMlaUp, "modules:mla_up_proj"}};
     std::vector<std::string> out;
     for (const auto& [bit, name] : kNames)
         if (d & bit)
@@ -483,10 +498,10 @@ std::uint8_t recomputeModuleBit(const std::string& name)
 std::vector<std::string> recomputeModuleList(std::uint8_t modules)
 {
     std::vector<std::string> out;
-    for (const auto& [bit, name] : {std::pair{kModuleCoreAttn, "core_attn"}, std::pair{kModuleMlp, "mlp"},
-                                    std::pair{kModuleLayernorm, "layernorm"}, std::pair{kModuleMoe, "moe"},
-                                    std::pair{kModuleMoeAct, "moe_act"}, std::pair{kModuleShared, "shared_experts"},
-                                    std::pair{kModuleMlaUp, "mla_up_proj"}})
+    for (const auto& [bit, name] :
+         {std::pair{kModuleCoreAttn, "core_attn"}, std::pair{kModuleMlp, "mlp"},
+          std::pair{kModuleLayernorm, "layernorm"}, std::pair{kModuleMoe, "moe"}, std::pair{kModuleMoeAct, "moe_act"},
+          std::pair{kModuleShared, "shared_experts"}, std::pair{kModuleMlaUp, "mla_up_proj"}})
         if (modules & bit)
             out.emplace_back(name);
     return out;

@@ -42,8 +42,8 @@ enum DropBit : std::uint16_t {
     kDropSelective = 1u << 1,
     kDropFull = 1u << 2,
     kDropOp = 1u << 3,
-    kDropCoreAttn = 1u << 4, // modules: core_attn
-    kDropMlp = 1u << 5,      // modules: mlp
+    kDropCoreAttn = 1u << 4,  // modules: core_attn
+    kDropMlp = 1u << 5,       // modules: mlp
     kDropLayernorm = 1u << 6, // modules: layernorm
     kDropMoe = 1u << 7,       // modules: moe (the MoE layer: router, dispatch, experts, shared experts, combine)
     kDropMoeAct = 1u << 8,    // modules: moe_act (the routed experts' activation output)
@@ -65,8 +65,8 @@ enum : std::uint8_t {
 };
 
 struct SavedTensor {
-    const char* name = "";  // "attention_norm.fp32_input"
-    const char* op = "";    // the op whose backward needs it
+    const char* name = "";         // "attention_norm.fp32_input"
+    const char* op = "";           // the op whose backward needs it
     std::array<double, 4> shape{}; // per rank (after TP / SP / CP): [s, b, width] or [b, heads, s, s]
     int dims = 0;
     const char* dtype = ""; // "bf16", "fp32", "bool"
@@ -74,19 +74,19 @@ struct SavedTensor {
     bool scores = false;    // grows with the attention scores (a · s² per sequence)
     bool stats = false;     // FlashAttention's fp32 log-sum-exp (a · s per sequence)
     std::uint16_t droppedBy = 0;
-    bool kept = false;      // held under the scenario's policy
+    bool kept = false; // held under the scenario's policy
 };
 
 struct TensorContext {
-    double s = 0, b = 0;   // tokens of a sequence on this rank (s / cp), micro-batch
-    double e = 2;          // activation bytes per value
+    double s = 0, b = 0; // tokens of a sequence on this rank (s / cp), micro-batch
+    double e = 2;        // activation bytes per value
     const char* eName = "bf16";
-    double t = 1;          // tensor-parallel ranks
+    double t = 1; // tensor-parallel ranks
     bool sequenceParallel = false;
     bool flash = true;
-    bool eager = false;    // step_time.kernel_fusion eager: the eager list
+    bool eager = false; // step_time.kernel_fusion eager: the eager list
     Recompute policy = Recompute::None;
-    std::uint8_t modules = 0; // with Recompute::Modules
+    std::uint8_t modules = 0;    // with Recompute::Modules
     double routingImbalance = 1; // mixture of experts: the busiest expert rank's rows over the mean (1 without EP)
     // LoRA (core/finetune.h): adapters on `loraTargets` linear layers of rank loraRank whose inputs sum
     // to loraInputs features; with lora_dropout > 0 each adapter reads its own dropped-out input.
@@ -102,13 +102,13 @@ struct TensorContext {
 struct LayerTensors {
     std::array<SavedTensor, 56> tensors{};
     int count = 0;
-    int keptCount = 0;          // tensors held under the policy
-    double kept = 0;            // what one layer holds per micro-batch under the policy
-    double autograd = 0;        // what it would hold with no recompute
-    double rematerialised = 0;  // held by autograd, dropped by the policy: back during the layer's backward
-    double keptPerToken = 0;    // kept bytes per token, outside the scores and the statistics
-    double keptPerScore = 0;    // kept bytes per attention score element
-    double keptStats = 0;       // kept FlashAttention statistics, bytes
+    int keptCount = 0;         // tensors held under the policy
+    double kept = 0;           // what one layer holds per micro-batch under the policy
+    double autograd = 0;       // what it would hold with no recompute
+    double rematerialised = 0; // held by autograd, dropped by the policy: back during the layer's backward
+    double keptPerToken = 0;   // kept bytes per token, outside the scores and the statistics
+    double keptPerScore = 0;   // kept bytes per attention score element
+    double keptStats = 0;      // kept FlashAttention statistics, bytes
 };
 
 LayerTensors layerSavedTensors(const TransformerShape& m, const TensorContext& c);

@@ -20,7 +20,8 @@ void readTargets(ObjectReader& r, FinetuneConfig& f)
     if (t->is_string() && t->get<std::string>() == "all-linear")
         return;
     static constexpr std::pair<const char*, std::uint8_t> kNames[] = {
-        {"q", kLoraQ}, {"k", kLoraK}, {"v", kLoraV}, {"o", kLoraO}, {"gate", kLoraGate}, {"up", kLoraUp}, {"down", kLoraDown}};
+        {"q", kLoraQ},       {"k", kLoraK},   {"v", kLoraV},      {"o", kLoraO},
+        {"gate", kLoraGate}, {"up", kLoraUp}, {"down", kLoraDown}};
     std::uint8_t bits = 0;
     bool ok = t->is_array() && !t->empty() && t->size() <= 7;
     for (std::size_t i = 0; ok && i < t->size(); ++i) {
@@ -34,8 +35,8 @@ void readTargets(ObjectReader& r, FinetuneConfig& f)
         bits |= bit;
     }
     if (!ok) {
-        r.error("lora_targets", shortDump(*t), "must be \"all-linear\" or a non-empty array of distinct linear-layer names",
-                kTargetsAllowed);
+        r.error("lora_targets", shortDump(*t),
+                "must be \"all-linear\" or a non-empty array of distinct linear-layer names", kTargetsAllowed);
         return;
     }
     f.targets = bits;
@@ -48,23 +49,29 @@ void readFinetune(const nlohmann::json& node, Scenario& sc, Errors& errors)
 {
     ObjectReader r(node, "finetune", errors);
     auto& f = sc.finetune;
-    f.method = r.choice<FinetuneMethod>("method", {{"full", FinetuneMethod::Full}, {"lora", FinetuneMethod::Lora},
-                                                   {"qlora", FinetuneMethod::Qlora}})
+    f.method = r.choice<FinetuneMethod>(
+                    "method",
+                    {{"full", FinetuneMethod::Full}, {"lora", FinetuneMethod::Lora}, {"qlora", FinetuneMethod::Qlora}})
                    .value_or(FinetuneMethod::Full);
     f.loraRank = r.integer("lora_rank", 1, 65536).value_or(16);
     readTargets(r, f);
-    const int base = r.choice<int>("base_dtype", {{"auto", -1}, {"bf16", int(BaseStorage::Weights)},
-                                                  {"int8", int(BaseStorage::Int8)}, {"nf4", int(BaseStorage::Nf4)}})
+    const int base = r.choice<int>("base_dtype", {{"auto", -1},
+                                                  {"bf16", int(BaseStorage::Weights)},
+                                                  {"int8", int(BaseStorage::Int8)},
+                                                  {"nf4", int(BaseStorage::Nf4)}})
                          .value_or(-1);
-    f.base = base >= 0 ? BaseStorage(base) : (f.method == FinetuneMethod::Qlora ? BaseStorage::Nf4 : BaseStorage::Weights);
+    f.base =
+        base >= 0 ? BaseStorage(base) : (f.method == FinetuneMethod::Qlora ? BaseStorage::Nf4 : BaseStorage::Weights);
     if (base == int(BaseStorage::Weights) && sc.precision.weights != DType::Bf16)
         r.error("base_dtype", "\"bf16\"",
-                "the frozen base is stored in precision.weights, which is " + std::string(info(sc.precision.weights).id),
+                "the frozen base is stored in precision.weights, which is " +
+                    std::string(info(sc.precision.weights).id),
                 "\"auto\" (the weight dtype), or precision.weights bf16");
     f.doubleQuant = r.boolean("double_quant").value_or(true);
     f.loraDropout = r.number("lora_dropout", 0, 0.99).value_or(0);
     if (f.method == FinetuneMethod::Qlora && f.base == BaseStorage::Weights)
-        r.error("base_dtype", "\"bf16\"", "QLoRA stores the frozen base quantised", "\"auto\" (nf4), \"nf4\", \"int8\"; or method \"lora\"");
+        r.error("base_dtype", "\"bf16\"", "QLoRA stores the frozen base quantised",
+                "\"auto\" (nf4), \"nf4\", \"int8\"; or method \"lora\"");
     if (f.method == FinetuneMethod::Full && f.base != BaseStorage::Weights)
         r.error("base_dtype", std::string("\"") + (f.base == BaseStorage::Nf4 ? "nf4" : "int8") + "\"",
                 "full fine-tuning updates every weight, which a quantised base cannot hold",
@@ -85,23 +92,24 @@ void readRecipe(ObjectReader& r, PrecisionConfig& p)
     const bool fp8 = p.compute == DType::Fp8E4m3 || p.compute == DType::Fp8E5m2;
     // The format each recipe runs its GEMMs in.
     auto natural = [&]() {
-        return fp8 ? LowPrecisionRecipe::Delayed
-                   : p.compute == DType::Mxfp8 ? LowPrecisionRecipe::Mxfp8
-                   : p.compute == DType::Nvfp4 ? LowPrecisionRecipe::Nvfp4
-                                               : LowPrecisionRecipe::None;
+        return fp8                         ? LowPrecisionRecipe::Delayed
+               : p.compute == DType::Mxfp8 ? LowPrecisionRecipe::Mxfp8
+               : p.compute == DType::Nvfp4 ? LowPrecisionRecipe::Nvfp4
+                                           : LowPrecisionRecipe::None;
     };
     p.recipeAuto = recipe < 0;
     p.recipe = recipe < 0 ? natural() : LowPrecisionRecipe(recipe);
     const LowPrecisionRecipe r0 = p.recipe;
-    const bool ok = r0 == LowPrecisionRecipe::None       ? !fp8 && natural() == LowPrecisionRecipe::None
-                    : r0 == LowPrecisionRecipe::Mxfp8    ? p.compute == DType::Mxfp8
-                    : r0 == LowPrecisionRecipe::Nvfp4    ? p.compute == DType::Nvfp4
-                                                         : fp8;
+    const bool ok = r0 == LowPrecisionRecipe::None    ? !fp8 && natural() == LowPrecisionRecipe::None
+                    : r0 == LowPrecisionRecipe::Mxfp8 ? p.compute == DType::Mxfp8
+                    : r0 == LowPrecisionRecipe::Nvfp4 ? p.compute == DType::Nvfp4
+                                                      : fp8;
     if (!ok)
-        r.error("recipe", std::string("\"") + toString(r0) + "\"",
-                "does not run its GEMMs in precision.compute " + std::string(info(p.compute).id),
-                "\"auto\"; delayed, current or blockwise with compute fp8_e4m3 / fp8_e5m2; mxfp8 with mxfp8; nvfp4 with "
-                "nvfp4; none with a 16- or 32-bit compute dtype");
+        r.error(
+            "recipe", std::string("\"") + toString(r0) + "\"",
+            "does not run its GEMMs in precision.compute " + std::string(info(p.compute).id),
+            "\"auto\"; delayed, current or blockwise with compute fp8_e4m3 / fp8_e5m2; mxfp8 with mxfp8; nvfp4 with "
+            "nvfp4; none with a 16- or 32-bit compute dtype");
     const auto* g = r.child("low_precision_gemms");
     if (!g || g->is_null())
         return;

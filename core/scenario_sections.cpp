@@ -33,10 +33,11 @@ void readModel(const nlohmann::json& node, const Catalog& catalog, Scenario& sc,
         return;
     const int selectors = int(r.has("preset")) + int(r.has("hf_config")) + int(r.has("params")) + int(r.has("kind"));
     if (selectors != 1) {
-        errors.push_back({"model", shortDump(node),
-                          selectors == 0 ? "says what model to use with one of preset, hf_config, params or kind"
-                                         : "has more than one of preset, hf_config, params and kind",
-                          "{\"preset\": ID} | {\"hf_config\": PATH} | {\"params\": N} | {\"kind\": \"transformer\"|\"mlp\", ...}"});
+        errors.push_back(
+            {"model", shortDump(node),
+             selectors == 0 ? "says what model to use with one of preset, hf_config, params or kind"
+                            : "has more than one of preset, hf_config, params and kind",
+             "{\"preset\": ID} | {\"hf_config\": PATH} | {\"params\": N} | {\"kind\": \"transformer\"|\"mlp\", ...}"});
         r.accept({"preset", "hf_config", "params", "kind"});
         r.acceptAll(kTransformerKeys);
         r.accept({"width", "head"});
@@ -60,7 +61,8 @@ void readModel(const nlohmann::json& node, const Catalog& catalog, Scenario& sc,
         return;
     }
     if (r.has("kind")) {
-        const auto kind = r.choice<ModelKind>("kind", {{"transformer", ModelKind::Transformer}, {"mlp", ModelKind::Mlp}}, true);
+        const auto kind =
+            r.choice<ModelKind>("kind", {{"transformer", ModelKind::Transformer}, {"mlp", ModelKind::Mlp}}, true);
         if (kind == ModelKind::Mlp) {
             m.kind = ModelKind::Mlp;
             m.id = "mlp";
@@ -90,12 +92,13 @@ void readModel(const nlohmann::json& node, const Catalog& catalog, Scenario& sc,
         if (id) {
             const Alias* alias = catalog.model(*id) ? nullptr : catalog.modelAlias(*id);
             if (alias && !alias->id.empty())
-                sc.aliasNotes.push_back("model.preset \"" + *id + "\" is " + alias->id + " (" + alias->note + "); write \"" + alias->id +
-                                "\" to silence this");
+                sc.aliasNotes.push_back("model.preset \"" + *id + "\" is " + alias->id + " (" + alias->note +
+                                        "); write \"" + alias->id + "\" to silence this");
             if (const auto* p = catalog.model(alias && !alias->id.empty() ? alias->id : *id)) {
                 m = *p;
             } else {
-                r.error("preset", shortDump(*id), "unknown model preset" + didYouMean(*id, catalog.modelIdList()), catalog.modelIds());
+                r.error("preset", shortDump(*id), "unknown model preset" + didYouMean(*id, catalog.modelIdList()),
+                        catalog.modelIds());
                 r.acceptAll(kTransformerKeys);
                 r.finish();
                 return;
@@ -144,12 +147,14 @@ void readRecomputeModules(ObjectReader& r, TrainingConfig& t, Errors& errors)
     const auto* list = r.child("recompute_modules");
     if (!list || list->is_null()) {
         if (t.recompute == Recompute::Modules)
-            errors.push_back({"training.recompute_modules", "(missing)", "is needed with training.recompute \"modules\"", allowed});
+            errors.push_back(
+                {"training.recompute_modules", "(missing)", "is needed with training.recompute \"modules\"", allowed});
         return;
     }
     if (t.recompute != Recompute::Modules) {
         errors.push_back({"training.recompute_modules", shortDump(*list),
-                          "applies to training.recompute \"modules\" only", "remove it, or set training.recompute to \"modules\""});
+                          "applies to training.recompute \"modules\" only",
+                          "remove it, or set training.recompute to \"modules\""});
         return;
     }
     if (!list->is_array() || list->empty()) {
@@ -191,12 +196,16 @@ void readTraining(const nlohmann::json& node, Scenario& sc, Errors& errors)
     t.seqLen = r.integer("seq_len", 1, kMaxSeqLen, true).value_or(0);
     t.microBatch = r.integer("micro_batch", 1, kMaxBatch, true).value_or(0);
     t.globalBatch = r.integer("global_batch", 1, kMaxBatch, true).value_or(0);
-    t.recompute = r.choice<Recompute>("recompute", {{"none", Recompute::None}, {"selective", Recompute::Selective},
-                                                    {"full", Recompute::Full}, {"modules", Recompute::Modules},
-                                                    {"op", Recompute::Op}}, true)
+    t.recompute = r.choice<Recompute>("recompute",
+                                      {{"none", Recompute::None},
+                                       {"selective", Recompute::Selective},
+                                       {"full", Recompute::Full},
+                                       {"modules", Recompute::Modules},
+                                       {"op", Recompute::Op}},
+                                      true)
                       .value_or(Recompute::None);
-    if (const auto* k = r.child("checkpoint_every"); k && !(k->is_string() && k->get<std::string>() == "auto") &&
-                                                     !k->is_null()) {
+    if (const auto* k = r.child("checkpoint_every");
+        k && !(k->is_string() && k->get<std::string>() == "auto") && !k->is_null()) {
         t.checkpointEvery = r.integer("checkpoint_every", 1, 100000).value_or(0);
         if (t.checkpointEvery > 0 && t.recompute != Recompute::Full)
             errors.push_back({"training.checkpoint_every", std::to_string(t.checkpointEvery),
@@ -253,7 +262,7 @@ void readPrecision(const nlohmann::json& node, const Catalog& catalog, Scenario&
     dtype("weights", true, false, p.weights);
     dtype("gradients", true, false, p.gradients);
     dtype("master", true, true, p.master);
-    if (const auto o = r.child("optimizer"); o && o->is_string() && o->get<std::string>() == "int8_blockwise") {
+    if (const auto* o = r.child("optimizer"); o && o->is_string() && o->get<std::string>() == "int8_blockwise") {
         // bitsandbytes' 8-bit optimizers (core/finetune.h): int8 states in blocks of 2,048 with an fp32
         // absmax each; tensors under 4,096 elements keep fp32 states.
         p.optimizerInt8Blockwise = true;
@@ -263,7 +272,8 @@ void readPrecision(const nlohmann::json& node, const Catalog& catalog, Scenario&
     }
     dtype("activations", true, false, p.activations);
     dtype("compute", false, false, p.compute);
-    if (const auto* v = r.child("expert_weights"); v && !v->is_null() && !(v->is_string() && v->get<std::string>() == "auto")) {
+    if (const auto* v = r.child("expert_weights");
+        v && !v->is_null() && !(v->is_string() && v->get<std::string>() == "auto")) {
         DType expert = p.weights;
         const std::size_t before = r.errors().size();
         dtype("expert_weights", true, false, expert);
@@ -306,10 +316,12 @@ std::shared_ptr<const GpuSpec> readCalibrationGpu(const std::string& value, cons
         return nullptr;
     auto gpu = std::make_shared<const GpuSpec>(calibratedGpu(*profile, path, catalog));
     if (gpu->bandwidthBytesPerSecond <= 0) {
-        errors.push_back({"cluster.gpu", shortDump(value),
-                          "the profile has no verified memory bandwidth (hbm_copy, hbm_scale, hbm_triad or hbm_read) and "
-                          "its device \"" + profile->devices.front().name + "\" matches no catalogue GPU",
-                          allowed});
+        errors.push_back(
+            {"cluster.gpu", shortDump(value),
+             "the profile has no verified memory bandwidth (hbm_copy, hbm_scale, hbm_triad or hbm_read) and "
+             "its device \"" +
+                 profile->devices.front().name + "\" matches no catalogue GPU",
+             allowed});
         return nullptr;
     }
     return gpu;
@@ -374,7 +386,8 @@ void checkPipelineLayout(const ParallelConfig& pa, std::int64_t layers, Errors& 
         for (int x : pa.pipelineLayout)
             sum += x;
         if (std::int64_t(pa.pipelineLayout.size()) != pp || sum != layers)
-            errors.push_back({"parallel.pipeline_layout", std::to_string(pa.pipelineLayout.size()) + " stages, " + std::to_string(sum) + " layers",
+            errors.push_back({"parallel.pipeline_layout",
+                              std::to_string(pa.pipelineLayout.size()) + " stages, " + std::to_string(sum) + " layers",
                               "must list one layer count per pipeline stage, summing to the model's layers",
                               std::to_string(pp) + " integers summing to " + std::to_string(layers)});
         if (pa.firstStageLayers > 0 || pa.lastStageLayers > 0)
@@ -393,7 +406,8 @@ void checkPipelineLayout(const ParallelConfig& pa, std::int64_t layers, Errors& 
         const bool ok = rest >= 0 && (middle == 0 ? rest == 0 : rest % middle == 0);
         if (!ok)
             errors.push_back({"parallel.first_stage_layers", std::to_string(f) + " + " + std::to_string(l),
-                              "the " + std::to_string(layers) + " layers less the first and last stage's must split equally over the " +
+                              "the " + std::to_string(layers) +
+                                  " layers less the first and last stage's must split equally over the " +
                                   std::to_string(middle) + " middle stages",
                               "first + last <= layers with (layers - first - last) divisible by pp - 2"});
         return;
@@ -406,15 +420,18 @@ void checkPipelineLayout(const ParallelConfig& pa, std::int64_t layers, Errors& 
                           "parallel.last_stage_layers or parallel.pipeline_layout"});
 }
 
-
 void readOptimizer(const nlohmann::json& node, Scenario& sc, Errors& errors)
 {
     ObjectReader r(node, "optimizer", errors);
     sc.optimizer = r.choice<OptimizerKind>("name",
-                                           {{"sgd", OptimizerKind::Sgd}, {"momentum", OptimizerKind::Momentum},
-                                            {"adagrad", OptimizerKind::AdaGrad}, {"rmsprop", OptimizerKind::RmsProp},
-                                            {"adam", OptimizerKind::Adam}, {"adamw", OptimizerKind::AdamW},
-                                            {"lion", OptimizerKind::Lion}, {"adafactor", OptimizerKind::Adafactor},
+                                           {{"sgd", OptimizerKind::Sgd},
+                                            {"momentum", OptimizerKind::Momentum},
+                                            {"adagrad", OptimizerKind::AdaGrad},
+                                            {"rmsprop", OptimizerKind::RmsProp},
+                                            {"adam", OptimizerKind::Adam},
+                                            {"adamw", OptimizerKind::AdamW},
+                                            {"lion", OptimizerKind::Lion},
+                                            {"adafactor", OptimizerKind::Adafactor},
                                             {"muon", OptimizerKind::Muon}},
                                            true)
                        .value_or(OptimizerKind::AdamW);
@@ -440,7 +457,8 @@ void readParallel(const nlohmann::json& node, Scenario& sc, Errors& errors)
     if (const auto* lay = r.child("pipeline_layout"); lay && !lay->is_null()) {
         bool ok = lay->is_array() && !lay->empty() && lay->size() <= 4096;
         for (std::size_t i = 0; ok && i < lay->size(); ++i)
-            ok = (*lay)[i].is_number_integer() && (*lay)[i].get<std::int64_t>() >= 0 && (*lay)[i].get<std::int64_t>() <= 100000;
+            ok = (*lay)[i].is_number_integer() && (*lay)[i].get<std::int64_t>() >= 0 &&
+                 (*lay)[i].get<std::int64_t>() <= 100000;
         if (ok)
             for (const auto& x : *lay)
                 pa.pipelineLayout.push_back(int(x.get<std::int64_t>()));
@@ -450,7 +468,8 @@ void readParallel(const nlohmann::json& node, Scenario& sc, Errors& errors)
     }
     pa.ep = int(r.integer("ep", 1, 4096).value_or(1));
     if (const auto* e = r.child("etp"); e && e->is_string() && e->get<std::string>() != "auto") {
-        r.error("etp", shortDump(*e), "must be an integer or \"auto\"", "an integer from 1 to 4096, or \"auto\" (= tp)");
+        r.error("etp", shortDump(*e), "must be an integer or \"auto\"",
+                "an integer from 1 to 4096, or \"auto\" (= tp)");
     } else if (e && !e->is_string() && !e->is_null()) {
         pa.etpAuto = false;
         pa.etp = int(r.integer("etp", 1, 4096).value_or(1));
@@ -466,9 +485,10 @@ void readParallel(const nlohmann::json& node, Scenario& sc, Errors& errors)
     pa.scheduleAuto = schedule < 0;
     if (schedule >= 0)
         pa.schedule = PipelineSchedule(schedule);
-    pa.fsdp = r.choice<Fsdp>("fsdp", {{"none", Fsdp::None}, {"full", Fsdp::Full}, {"grad_op", Fsdp::GradOp},
-                                      {"hybrid", Fsdp::Hybrid}})
-                  .value_or(Fsdp::None);
+    pa.fsdp =
+        r.choice<Fsdp>(
+             "fsdp", {{"none", Fsdp::None}, {"full", Fsdp::Full}, {"grad_op", Fsdp::GradOp}, {"hybrid", Fsdp::Hybrid}})
+            .value_or(Fsdp::None);
     r.finish();
 }
 
@@ -488,7 +508,8 @@ void readStepTime(const nlohmann::json& node, Scenario& sc, Errors& errors)
             if (c->is_boolean())
                 value = c->get<bool>();
             else
-                r.error(key, shortDump(*c), "must be a boolean or \"auto\"", "true, false or \"auto\" (the framework's rule)");
+                r.error(key, shortDump(*c), "must be a boolean or \"auto\"",
+                        "true, false or \"auto\" (the framework's rule)");
         }
     };
     autoBool("overlap_dp", st.overlapDp, st.overlapDpAuto);
@@ -499,19 +520,24 @@ void readStepTime(const nlohmann::json& node, Scenario& sc, Errors& errors)
     // Megatron-Core's default dispatches BF16 tokens and quantises after the permutation.
     if (st.fp8DispatchAuto)
         st.fp8Dispatch = sc.precision.recipe == LowPrecisionRecipe::Blockwise;
-    else if (st.fp8Dispatch && (sc.precision.recipe == LowPrecisionRecipe::None || !(sc.precision.lowPrecisionGemms & kLowMlp)))
-        r.error("fp8_dispatch", "true", "needs an FP8 recipe on the MLP GEMMs (precision.recipe, precision.low_precision_gemms)",
+    else if (st.fp8Dispatch &&
+             (sc.precision.recipe == LowPrecisionRecipe::None || !(sc.precision.lowPrecisionGemms & kLowMlp)))
+        r.error("fp8_dispatch", "true",
+                "needs an FP8 recipe on the MLP GEMMs (precision.recipe, precision.low_precision_gemms)",
                 "false or \"auto\" with this precision");
-    st.framework = r.choice<Framework>("framework", {{"auto", Framework::Auto}, {"megatron", Framework::Megatron},
+    st.framework = r.choice<Framework>("framework", {{"auto", Framework::Auto},
+                                                     {"megatron", Framework::Megatron},
                                                      {"torchtitan", Framework::Torchtitan},
                                                      {"deepspeed", Framework::Deepspeed}})
                        .value_or(Framework::Auto);
     st.frameworkAuto = st.framework == Framework::Auto;
-    st.attentionKernel = r.choice<AttentionKernelChoice>("attention_kernel", {{"auto", AttentionKernelChoice::Auto},
-                                                                             {"flash2", AttentionKernelChoice::Flash2},
-                                                                             {"flash3", AttentionKernelChoice::Flash3}})
-                             .value_or(AttentionKernelChoice::Auto);
-    st.kernelFusion = r.choice<KernelFusion>("kernel_fusion", {{"auto", KernelFusion::Auto}, {"fused", KernelFusion::Fused},
+    st.attentionKernel =
+        r.choice<AttentionKernelChoice>("attention_kernel", {{"auto", AttentionKernelChoice::Auto},
+                                                             {"flash2", AttentionKernelChoice::Flash2},
+                                                             {"flash3", AttentionKernelChoice::Flash3}})
+            .value_or(AttentionKernelChoice::Auto);
+    st.kernelFusion = r.choice<KernelFusion>("kernel_fusion", {{"auto", KernelFusion::Auto},
+                                                               {"fused", KernelFusion::Fused},
                                                                {"eager", KernelFusion::Eager}})
                           .value_or(KernelFusion::Auto);
     st.kernelFusionAuto = st.kernelFusion == KernelFusion::Auto;
@@ -532,8 +558,10 @@ void readFlops(const nlohmann::json& node, Scenario& sc, Errors& errors)
 {
     ObjectReader r(node, "flops", errors);
     sc.flops = r.choice<FlopsConvention>("convention",
-                                         {{"auto", FlopsConvention::Auto}, {"6PT", FlopsConvention::SixPT},
-                                          {"palm", FlopsConvention::Palm}, {"megatron", FlopsConvention::Megatron},
+                                         {{"auto", FlopsConvention::Auto},
+                                          {"6PT", FlopsConvention::SixPT},
+                                          {"palm", FlopsConvention::Palm},
+                                          {"megatron", FlopsConvention::Megatron},
                                           {"megatron-core", FlopsConvention::MegatronCore}},
                                          true)
                    .value_or(FlopsConvention::Auto);
@@ -570,18 +598,21 @@ void checkExpertLayout(Scenario& sc, Errors& errors)
     const auto& m = sc.model.shape.moe;
     const std::int64_t fold = std::int64_t(pa.ep) * pa.etp;
     if (m.experts % pa.ep != 0)
-        errors.push_back({"parallel.ep", std::to_string(pa.ep),
-                          "must divide the " + std::to_string(m.experts) + " routed experts (each rank holds experts / ep)",
-                          "a divisor of model.moe.experts"});
+        errors.push_back(
+            {"parallel.ep", std::to_string(pa.ep),
+             "must divide the " + std::to_string(m.experts) + " routed experts (each rank holds experts / ep)",
+             "a divisor of model.moe.experts"});
     else if (pa.dp > 0 && stageRanks % fold != 0)
         errors.push_back({stageRanks % pa.ep == 0 ? "parallel.etp" : "parallel.ep",
                           std::to_string(stageRanks % pa.ep == 0 ? pa.etp : pa.ep),
-                          "ep · etp = " + std::to_string(fold) + " must divide tp · cp · dp = " + std::to_string(stageRanks) +
+                          "ep · etp = " + std::to_string(fold) +
+                              " must divide tp · cp · dp = " + std::to_string(stageRanks) +
                               " (the MoE layers fold ETP · EP · EDP · PP onto the GPUs of TP · CP · DP · PP)",
                           "ep · etp a divisor of cluster.gpus / pp"});
     else if (m.expertFfn % pa.etp != 0)
         errors.push_back({"parallel.etp", std::to_string(pa.etp),
-                          "must divide the expert FFN size " + std::to_string(m.expertFfn), "a divisor of model.moe.expert_ffn, or \"auto\""});
+                          "must divide the expert FFN size " + std::to_string(m.expertFfn),
+                          "a divisor of model.moe.expert_ffn, or \"auto\""});
     pa.edp = expertDataParallelSize(pa);
 }
 
@@ -598,21 +629,25 @@ void checkPipelineSchedule(Scenario& sc, Errors& errors)
     const std::string name = toString(pa.schedule);
     const std::string v = std::to_string(pa.virtualStages);
     if (pa.schedule == PipelineSchedule::OneFOneB && pa.virtualStages > 1)
-        errors.push_back({"parallel.pipeline_schedule", "\"1f1b\"", "runs one chunk per stage but parallel.virtual_stages is " + v,
+        errors.push_back({"parallel.pipeline_schedule", "\"1f1b\"",
+                          "runs one chunk per stage but parallel.virtual_stages is " + v,
                           "\"interleaved\" or \"auto\", or parallel.virtual_stages = 1"});
     if (pa.schedule == PipelineSchedule::Interleaved && pa.virtualStages < 2)
-        errors.push_back({"parallel.pipeline_schedule", "\"interleaved\"", "needs parallel.virtual_stages >= 2 (it is " + v + ")",
+        errors.push_back({"parallel.pipeline_schedule", "\"interleaved\"",
+                          "needs parallel.virtual_stages >= 2 (it is " + v + ")",
                           "parallel.virtual_stages from 2 to 512, or \"1f1b\""});
     if (pa.schedule != PipelineSchedule::DualPipe)
         return;
     if (pa.pp < 2 || pa.pp % 2 != 0) {
-        errors.push_back({"parallel.pipeline_schedule", "\"dualpipe\"",
-                          "pairs stage i with stage pp - 1 - i: needs an even parallel.pp (it is " + std::to_string(pa.pp) + ")",
-                          "an even parallel.pp >= 2, or \"1f1b\""});
+        errors.push_back(
+            {"parallel.pipeline_schedule", "\"dualpipe\"",
+             "pairs stage i with stage pp - 1 - i: needs an even parallel.pp (it is " + std::to_string(pa.pp) + ")",
+             "an even parallel.pp >= 2, or \"1f1b\""});
         return;
     }
     if (pa.virtualStages > 1)
-        errors.push_back({"parallel.pipeline_schedule", "\"dualpipe\"", "runs one chunk per direction but parallel.virtual_stages is " + v,
+        errors.push_back({"parallel.pipeline_schedule", "\"dualpipe\"",
+                          "runs one chunk per direction but parallel.virtual_stages is " + v,
                           "parallel.virtual_stages = 1"});
     const auto& tr = sc.training;
     const std::int64_t perStep = tr.microBatch * pa.dp;
@@ -620,11 +655,12 @@ void checkPipelineSchedule(Scenario& sc, Errors& errors)
         return;
     const std::int64_t m = (tr.globalBatch + perStep - 1) / perStep;
     if (!dualPipeMicroBatchesOk(m, pa.pp))
-        errors.push_back({"parallel.pipeline_schedule", "\"dualpipe\"",
-                          "needs an even number of micro-batches per step, at least 2 · pp = " + std::to_string(2 * pa.pp) +
-                              "; training.global_batch / (micro_batch · dp) gives " + std::to_string(m),
-                          "training.global_batch a multiple of 2 · micro_batch · dp = " + std::to_string(2 * perStep) +
-                              " and at least " + std::to_string(2 * pa.pp * perStep)});
+        errors.push_back(
+            {"parallel.pipeline_schedule", "\"dualpipe\"",
+             "needs an even number of micro-batches per step, at least 2 · pp = " + std::to_string(2 * pa.pp) +
+                 "; training.global_batch / (micro_batch · dp) gives " + std::to_string(m),
+             "training.global_batch a multiple of 2 · micro_batch · dp = " + std::to_string(2 * perStep) +
+                 " and at least " + std::to_string(2 * std::int64_t(pa.pp) * perStep)});
 }
 
 // training.recompute_modules against the model: each module must exist in it (Megatron-Core builds
@@ -642,21 +678,22 @@ void checkRecomputeModules(const Scenario& sc, Errors& errors)
         if ((t.recomputeModules & bit) && !ok)
             errors.push_back({"training.recompute_modules", name, why, instead});
     };
-    need(kModuleMlp, "mlp", dense > 0, "recomputes dense MLP layers, and every layer of " + sc.model.name + " is a MoE layer",
+    need(kModuleMlp, "mlp", dense > 0,
+         "recomputes dense MLP layers, and every layer of " + sc.model.name + " is a MoE layer",
          "\"moe\" (the MoE layer) or \"moe_act\"");
     need(kModuleMoe, "moe", moe, "recomputes MoE layers, and " + sc.model.name + " has none", "\"mlp\"");
-    need(kModuleMoeAct, "moe_act", moe, "recomputes the routed experts' activation, and " + sc.model.name + " has no MoE layers",
-         "\"mlp\"");
+    need(kModuleMoeAct, "moe_act", moe,
+         "recomputes the routed experts' activation, and " + sc.model.name + " has no MoE layers", "\"mlp\"");
     need(kModuleShared, "shared_experts", moe && m.moe.sharedExperts > 0,
          "recomputes shared experts, and " + sc.model.name + " has none", "\"moe\", \"moe_act\"");
     need(kModuleMlaUp, "mla_up_proj", m.attention == AttentionKind::Mla,
-         "recomputes multi-head latent attention's up-projections, and " + sc.model.name + " has no MLA", "\"core_attn\", \"layernorm\"");
+         "recomputes multi-head latent attention's up-projections, and " + sc.model.name + " has no MLA",
+         "\"core_attn\", \"layernorm\"");
 }
 
 // Cross-field checks, once each field is known to be valid on its own.
 void checkScenario(Scenario& sc, Errors& errors)
 {
-
     // The parallel layout: tp · pp · cp · dp = GPUs; TP divides the heads, PP the layers, CP the sequence.
     {
         auto& pa = sc.parallel;
@@ -665,12 +702,14 @@ void checkScenario(Scenario& sc, Errors& errors)
         if (gpus > 0) {
             if (pa.dp > 0 && mp * pa.dp != gpus)
                 errors.push_back({"parallel.dp", std::to_string(pa.dp),
-                                  "tp · pp · cp · dp = " + std::to_string(mp * pa.dp) + " but cluster.gpus is " + std::to_string(gpus),
+                                  "tp · pp · cp · dp = " + std::to_string(mp * pa.dp) + " but cluster.gpus is " +
+                                      std::to_string(gpus),
                                   "cluster.gpus / (tp · pp · cp), or \"auto\""});
             else if (pa.dp == 0 && gpus % mp != 0)
-                errors.push_back({"parallel.tp", std::to_string(pa.tp),
-                                  "tp · pp · cp = " + std::to_string(mp) + " does not divide cluster.gpus " + std::to_string(gpus),
-                                  "a layout whose product divides the GPU count"});
+                errors.push_back(
+                    {"parallel.tp", std::to_string(pa.tp),
+                     "tp · pp · cp = " + std::to_string(mp) + " does not divide cluster.gpus " + std::to_string(gpus),
+                     "a layout whose product divides the GPU count"});
             else if (pa.dp == 0)
                 pa.dp = gpus / mp;
         }
@@ -680,15 +719,18 @@ void checkScenario(Scenario& sc, Errors& errors)
                                   std::to_string(effectiveZeroStage(sc)) + ")",
                               "0 (let parallel.fsdp decide) or " + std::to_string(effectiveZeroStage(sc))});
         if (sc.model.kind == ModelKind::Mlp && mp > 1)
-            errors.push_back({"parallel.tp", std::to_string(pa.tp), "the toy model runs data-parallel only", "tp = pp = cp = 1"});
+            errors.push_back(
+                {"parallel.tp", std::to_string(pa.tp), "the toy model runs data-parallel only", "tp = pp = cp = 1"});
         if (sc.model.kind != ModelKind::Mlp) {
             const auto& s = sc.model.shape;
             if (s.heads > 0 && s.heads % pa.tp != 0)
-                errors.push_back({"parallel.tp", std::to_string(pa.tp), "must divide the " + std::to_string(s.heads) + " attention heads",
+                errors.push_back({"parallel.tp", std::to_string(pa.tp),
+                                  "must divide the " + std::to_string(s.heads) + " attention heads",
                                   "a divisor of model.heads"});
             else if (s.kvHeads > 0 && s.kvHeads % pa.tp != 0 && pa.tp % s.kvHeads != 0)
                 errors.push_back({"parallel.tp", std::to_string(pa.tp),
-                                  "must divide the " + std::to_string(s.kvHeads) + " KV heads, or be a multiple of them (KV replicated)",
+                                  "must divide the " + std::to_string(s.kvHeads) +
+                                      " KV heads, or be a multiple of them (KV replicated)",
                                   "a divisor or multiple of model.kv_heads"});
             checkPipelineLayout(pa, s.layers, errors);
             if (pa.virtualStages > 1 && pa.pp == 1)
@@ -696,7 +738,8 @@ void checkScenario(Scenario& sc, Errors& errors)
                                   "interleaving needs pipeline parallelism", "1 when pp = 1"});
             if (sc.training.seqLen > 0 && sc.training.seqLen % pa.cp != 0)
                 errors.push_back({"parallel.cp", std::to_string(pa.cp),
-                                  "must divide training.seq_len " + std::to_string(sc.training.seqLen), "a divisor of the sequence length"});
+                                  "must divide training.seq_len " + std::to_string(sc.training.seqLen),
+                                  "a divisor of the sequence length"});
         }
         checkExpertLayout(sc, errors);
         if (pa.dp > 0)

@@ -68,7 +68,8 @@ void applyLayout(nlohmann::json& doc, const Layout& l)
     pa["cp"] = l.cp;
     if (l.ep > 1 || pa.contains("ep"))
         pa["ep"] = l.ep;
-    if (pa.contains("dp") && !(pa["dp"].is_string() || pa["dp"].is_null())) // "auto" stays: tp · pp · cp · dp = GPUs already
+    if (pa.contains("dp") &&
+        !(pa["dp"].is_string() || pa["dp"].is_null())) // "auto" stays: tp · pp · cp · dp = GPUs already
         pa["dp"] = l.dp;
     if (l.firstStageLayers > 0) {
         pa["first_stage_layers"] = l.firstStageLayers;
@@ -214,8 +215,8 @@ SearchResult searchLayouts(const Scenario& base, const SearchOptions& opt)
     else
         zeros = {effectiveZeroStage(base)};
     const bool keepFsdp = !opt.searchZero;
-    const bool tryDualPipe = base.parallel.schedule == PipelineSchedule::DualPipe ||
-                             (!isMlp && isMoe(shape) && shape.moe.experts > 0);
+    const bool tryDualPipe =
+        base.parallel.schedule == PipelineSchedule::DualPipe || (!isMlp && isMoe(shape) && shape.moe.experts > 0);
 
     std::vector<LayoutResult> kept; // a bounded list, fastest first
     // Returns whether the layout fits.
@@ -223,7 +224,7 @@ SearchResult searchLayouts(const Scenario& base, const SearchOptions& opt)
         applyLayout(sc, l);
         if (keepFsdp)
             sc.parallel.fsdp = base.parallel.fsdp, sc.parallel.zeroStage = base.parallel.zeroStage;
-        resolveFramework(sc); // framework = auto follows the ZeRO stage, as when the layout is applied
+        resolveFramework(sc);                 // framework = auto follows the ZeRO stage, as when the layout is applied
         const Plan p = estimateForSearch(sc); // stops at the ledger when the layout does not fit
         ++out.evaluated;
         if (!p.memory.fits) {
@@ -308,7 +309,8 @@ SearchResult searchLayouts(const Scenario& base, const SearchOptions& opt)
                                         if (!consider(l)) {
                                             for (std::size_t j = i + 1; j < mbs.size(); ++j) {
                                                 const std::int64_t mj = globalBatch / (mbs[j] * dp);
-                                                if (schedule == PipelineSchedule::DualPipe && !dualPipeMicroBatchesOk(mj, pp))
+                                                if (schedule == PipelineSchedule::DualPipe &&
+                                                    !dualPipeMicroBatchesOk(mj, pp))
                                                     continue;
                                                 ++out.evaluated;
                                                 ++out.rejectedMemory;
@@ -347,7 +349,8 @@ GpuCountResult gpusForOneStage(const Scenario& base, double deadlineDays, BatchP
     // that breaks it fails, so the count found may not be the smallest but is a valid layout.
     const bool dual = par.schedule == PipelineSchedule::DualPipe;
     if (dual && batch == BatchPolicy::Fixed)
-        r.dpLimit = std::max<std::int64_t>(1, std::min(r.dpLimit, sc.training.globalBatch / (mb * 2 * std::max(1, par.pp))));
+        r.dpLimit =
+            std::max<std::int64_t>(1, std::min(r.dpLimit, sc.training.globalBatch / (mb * 2 * std::max(1, par.pp))));
     const std::int64_t kLimit = std::max<std::int64_t>(1, r.dpLimit / q);
     auto ok = [&](std::int64_t k, double* days, double* mem) {
         const std::int64_t dp = k * q;

@@ -101,9 +101,9 @@ struct GpuCountResult {
 // Fixed: the global batch stays as written (the search stops at the data-parallel limit and says
 // so); Scale: more GPUs may grow the batch (one micro-batch per rank).
 enum class BatchPolicy { Fixed, Scale };
-GpuCountResult fewestGpusForDeadline(const Scenario& scenario, double deadlineDays, BatchPolicy batch = BatchPolicy::Fixed);
+GpuCountResult fewestGpusForDeadline(const Scenario& base, double deadlineDays, BatchPolicy batch = BatchPolicy::Fixed);
 
-SearchResult searchLayouts(const Scenario& scenario, const SearchOptions& options = {});
+SearchResult searchLayouts(const Scenario& base, const SearchOptions& opt = {});
 nlohmann::json searchToJson(const SearchResult& result, const Scenario& scenario);
 
 } // namespace napkin::core

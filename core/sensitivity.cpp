@@ -55,23 +55,30 @@ std::vector<Sensitivity> sensitivities(const nlohmann::json& doc, std::size_t co
             out.push_back(x);
     };
     auto set = [](const char* path, double v) { return std::string(path) + "=" + fmt::format("{:.17g}", v); };
+    // Half of a count, rounded down: batches, lengths and GPU counts stay whole numbers.
+    auto halved = [](std::int64_t n) {
+        const std::int64_t half = n / 2;
+        return double(half);
+    };
     const auto& t = base.training;
     const double mb = double(t.microBatch), gb = double(t.globalBatch);
     // A larger micro-batch needs a global batch of at least that many sequences.
     consider("training.micro_batch", num(mb) + " → " + num(2 * mb),
              {set("training.micro_batch", 2 * mb), set("training.global_batch", std::max(gb, 2 * mb))});
     if (t.microBatch > 1)
-        consider("training.micro_batch", num(mb) + " → " + num(double(t.microBatch / 2)),
-                 {set("training.micro_batch", double(t.microBatch / 2))});
+        consider("training.micro_batch", num(mb) + " → " + num(halved(t.microBatch)),
+                 {set("training.micro_batch", halved(t.microBatch))});
     if (base.model.kind != ModelKind::Mlp) {
         const double sl = double(t.seqLen);
         const bool learned = base.model.shape.positions == PositionKind::Learned;
         if (!learned || 2 * t.seqLen <= base.model.shape.maxPositions) // no position table rows past max_positions
             consider("training.seq_len", num(sl) + " → " + num(2 * sl), {set("training.seq_len", 2 * sl)});
         if (t.seqLen > 1)
-            consider("training.seq_len", num(sl) + " → " + num(double(t.seqLen / 2)), {set("training.seq_len", double(t.seqLen / 2))});
+            consider("training.seq_len", num(sl) + " → " + num(halved(t.seqLen)),
+                     {set("training.seq_len", halved(t.seqLen))});
         if (t.recompute != Recompute::Full)
-            consider("training.recompute", std::string(toString(t.recompute)) + " → full", {"training.recompute=\"full\""});
+            consider("training.recompute", std::string(toString(t.recompute)) + " → full",
+                     {"training.recompute=\"full\""});
         if (!t.flashAttention)
             consider("training.flash_attention", "false → true", {"training.flash_attention=true"});
     }
@@ -79,8 +86,8 @@ std::vector<Sensitivity> sensitivities(const nlohmann::json& doc, std::size_t co
     const double G = double(base.cluster.gpus);
     consider("cluster.gpus", num(G) + " → " + num(2 * G), {set("cluster.gpus", 2 * G), "parallel.dp=\"auto\""});
     if (base.cluster.gpus > 1)
-        consider("cluster.gpus", num(G) + " → " + num(double(base.cluster.gpus / 2)),
-                 {set("cluster.gpus", double(base.cluster.gpus / 2)), "parallel.dp=\"auto\""});
+        consider("cluster.gpus", num(G) + " → " + num(halved(base.cluster.gpus)),
+                 {set("cluster.gpus", halved(base.cluster.gpus)), "parallel.dp=\"auto\""});
     if (base.parallel.zeroStage < 3 && base.parallel.fsdp == Fsdp::None)
         consider("parallel.zero", num(base.parallel.zeroStage) + " → " + num(base.parallel.zeroStage + 1),
                  {set("parallel.zero", base.parallel.zeroStage + 1)});
@@ -90,7 +97,8 @@ std::vector<Sensitivity> sensitivities(const nlohmann::json& doc, std::size_t co
         consider("cluster.mfu", num(base.cluster.mfu) + " → " + num(mfuDown), {set("cluster.mfu", mfuDown)});
     }
     consider("training.tokens", num(t.tokens) + " → " + num(2 * t.tokens), {set("training.tokens", 2 * t.tokens)});
-    std::stable_sort(out.begin(), out.end(), [](const Sensitivity& a, const Sensitivity& b) { return a.score > b.score; });
+    std::stable_sort(out.begin(), out.end(),
+                     [](const Sensitivity& a, const Sensitivity& b) { return a.score > b.score; });
     // One line per input: its strongest change.
     std::vector<Sensitivity> top;
     for (const auto& s : out) {

@@ -14,19 +14,19 @@
 namespace napkin::core {
 
 struct Sensitivity {
-    std::string input;   // "training.micro_batch"
-    std::string change;  // "1 → 2"
+    std::string input;                        // "training.micro_batch"
+    std::string change;                       // "1 → 2"
     double memoryBefore = 0, memoryAfter = 0; // per-GPU total, bytes
     double daysBefore = 0, daysAfter = 0;
     bool fitsBefore = false, fitsAfter = false;
-    double score = 0;    // max relative change of memory and days; +1 when it flips fits
+    double score = 0; // max relative change of memory and days; +1 when it flips fits
 };
 
 // The top `count` single-input changes, largest effect first. doc: the merged scenario document
 // the plan was parsed from; baseDir and reader resolve the files it refers to, as for parseScenario.
 // A change the document cannot take (it would make the scenario invalid) is left out. In the
 // predicted step-time mode cluster.mfu is not an input and is not listed.
-std::vector<Sensitivity> sensitivities(const nlohmann::json& doc, std::size_t count = 3, const std::string& baseDir = {},
-                                       const FileReader& reader = readTextFile);
+std::vector<Sensitivity> sensitivities(const nlohmann::json& doc, std::size_t count = 3,
+                                       const std::string& baseDir = {}, const FileReader& reader = readTextFile);
 
 } // namespace napkin::core

@@ -59,7 +59,7 @@ struct StageWork {
     double kernelsFwd = 0, kernelsBwd = 0, kernelsHead = 0;
     double execFwd = 0, execBwd = 0, execAttnFwd = 0, execGemmFwd = 0, execHead = 0;
     double kernelsGemmFwd = 0, kernelsAttnFwd = 0;
-    double fusedAttnFwd = 0; // forward time of fused attention kernels (OpKind::Attention)
+    double fusedAttnFwd = 0;                      // forward time of fused attention kernels (OpKind::Attention)
     double wgrad = 0, headBwd = 0, headWgrad = 0; // weight-gradient GEMMs per layer; the head's backward, its wgrad
     Work act, router, qkv, rope; // forward: the MLP's activation, the router, the QKV projections, RoPE
 };
@@ -156,7 +156,8 @@ ModuleShares moduleShares(const TransformerShape& m, double load)
     if (m.attention == AttentionKind::Mla) {
         const auto pr = mlaProjections(m);
         const double H = double(m.heads), a = double(m.mla.qkNopeHeadDim + m.mla.qkRopeHeadDim);
-        const double up = double(m.mla.qLoraRank) * H * a + double(m.mla.kvLoraRank) * H * double(m.mla.qkNopeHeadDim + m.mla.vHeadDim);
+        const double up = double(m.mla.qLoraRank) * H * a +
+                          double(m.mla.kvLoraRank) * H * double(m.mla.qkNopeHeadDim + m.mla.vHeadDim);
         r.mlaUp = pr.q + pr.kv > 0 ? up / (pr.q + pr.kv) : 0;
     }
     if (!isMoe(m) || m.layers <= 0)
@@ -183,8 +184,8 @@ Work recomputeWork(const TrainingConfig& tr, const StageWork& w, bool isMlp, con
         // matmul nor SDPA again (SDPA's outputs and the odd matmuls are saved). Unfused attention's
         // bmm/softmax ops are not on its save list: recomputed with the elementwise ones.
         const double elementwise = std::max(0.0, w.layerFwd - w.gemmFwd - w.fusedAttnFwd);
-        r.add(w.opGemm.t + elementwise, w.opGemm.kernels + std::max(0.0, w.kernelsFwd - w.kernelsGemmFwd - w.kernelsAttnFwd),
-              w.opGemm.exec);
+        r.add(w.opGemm.t + elementwise,
+              w.opGemm.kernels + std::max(0.0, w.kernelsFwd - w.kernelsGemmFwd - w.kernelsAttnFwd), w.opGemm.exec);
     } else {
         if (attnCore) // QK^T, softmax, PV again (Korthikanti et al. 2022 §5)
             r.add(w.attnFwd, isMlp ? 0 : w.kernelsAttnFwd, w.execAttnFwd);
@@ -226,9 +227,9 @@ Link groupLink(double ranks, double stride, double gpn, double intra, double int
 }
 
 struct ExpertTraffic {
-    double seconds = 0;    // per micro-batch on the slowest stage
-    double bytes = 0;      // one all-to-all's receive volume on the busiest rank
-    double bandwidth = 0;  // achieved rate of the link that bounds it
+    double seconds = 0;   // per micro-batch on the slowest stage
+    double bytes = 0;     // one all-to-all's receive volume on the busiest rank
+    double bandwidth = 0; // achieved rate of the link that bounds it
     bool crossesNodes = false;
     double offNodeShare = 0; // share of the bytes that leaves the node
 };
@@ -314,10 +315,12 @@ DpTraffic dataParallelTraffic(const Scenario& sc, const Plan& p, const StageWork
     const double firstShare = 1.0 / std::max(1.0, stageLayers);
     auto hide = [&](double t, double window) { return overlap ? std::max(t * firstShare, t - window) : t; };
     const double reductions = rules.reduceScatterEveryMicroBatch ? m : 1.0;
-    r.total = parts.allReduce + parts.reduceScatter + parts.allGather + m * parts.perMicroBatch + reductions * parts.across;
+    r.total =
+        parts.allReduce + parts.reduceScatter + parts.allGather + m * parts.perMicroBatch + reductions * parts.across;
     const double mbCompute = fwdWindow + bwdWindow + mbRecompute;
-    r.exposed = hide(parts.allReduce, bwdWindow) + hide(parts.reduceScatter, bwdWindow) + hide(parts.allGather, fwdWindow) +
-                m * hide(parts.perMicroBatch, mbCompute) + reductions * hide(parts.across, bwdWindow);
+    r.exposed = hide(parts.allReduce, bwdWindow) + hide(parts.reduceScatter, bwdWindow) +
+                hide(parts.allGather, fwdWindow) + m * hide(parts.perMicroBatch, mbCompute) +
+                reductions * hide(parts.across, bwdWindow);
     return r;
 }
 
@@ -330,7 +333,8 @@ double defaultCollectiveEfficiency() { return kCollectiveEfficiency; }
 // So does the "moe" recompute module (Megatron-Core checkpoints the whole MoE layer).
 bool recomputeMoe(const TrainingConfig& tr)
 {
-    return tr.recompute == Recompute::Full || (tr.recompute == Recompute::Modules && (tr.recomputeModules & kModuleMoe));
+    return tr.recompute == Recompute::Full ||
+           (tr.recompute == Recompute::Modules && (tr.recomputeModules & kModuleMoe));
 }
 
 ExpertTraffic expertTraffic(const Scenario& sc, const MoeRun& moe, double stageLayers, bool recompute, double intra,
@@ -343,8 +347,8 @@ ExpertTraffic expertTraffic(const Scenario& sc, const MoeRun& moe, double stageL
         return r;
     // Rows a rank routes per micro-batch (plan.moe.routed_tokens × top-k), each d_model values in the
     // activation dtype (moe-notes.md §6.4); the busiest rank receives its load × as many.
-    r.bytes = moe.routedTokens * double(shape.moe.topK) * double(shape.dModel) * bytesPerValue(sc.precision.activations) *
-              moe.busiestRankLoad;
+    r.bytes = moe.routedTokens * double(shape.moe.topK) * double(shape.dModel) *
+              bytesPerValue(sc.precision.activations) * moe.busiestRankLoad;
     // The EP group: ep ranks etp apart (Megatron-Core expert rank order ETP, EP, EDP, PP).
     Link link = groupLink(double(par.ep), double(par.etp), double(std::max(1, par.gpusPerNode)), intra, inter, eff);
     link.nominal = intra;
@@ -367,8 +371,8 @@ ExpertTraffic expertTraffic(const Scenario& sc, const MoeRun& moe, double stageL
     // values; the combine and the gradient returned to the tokens stay in BF16.
     double perLayer = (4 + (recompute ? 2 : 0)) * one;
     if (sc.stepTime.fp8Dispatch) {
-        const double fp8 = allToAllSeconds(r.bytes * (1 + 4.0 / 128) / bytesPerValue(sc.precision.activations), link, inter,
-                                           atPeak, offNode);
+        const double fp8 = allToAllSeconds(r.bytes * (1 + 4.0 / 128) / bytesPerValue(sc.precision.activations), link,
+                                           inter, atPeak, offNode);
         perLayer = (2 + (recompute ? 1 : 0)) * (one + fp8);
     }
     const double L = double(shape.layers);
@@ -399,7 +403,8 @@ StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p, bool atPeak
 
     // ---- Compute of one micro-batch on the slowest stage (the last: it also runs the logits).
     StageWork w = sumOps(p, tr, sc.model.shape, isMlp, atPeak, busiestRankMlpScale(sc, p.moe.busiestRankLoad));
-    const Work re = recomputeWork(tr, w, isMlp, isMlp ? ModuleShares{} : moduleShares(sc.model.shape, p.moe.busiestRankLoad));
+    const Work re =
+        recomputeWork(tr, w, isMlp, isMlp ? ModuleShares{} : moduleShares(sc.model.shape, p.moe.busiestRankLoad));
     const double recomputeFwd = re.t, recomputeKernels = re.kernels, recomputeExec = re.exec;
     // Executed FLOPs: tp·cp·dp rank positions, each running every layer of m micro-batches.
     r.executedFlops = G / pp * m * (L * (w.execFwd + w.execBwd + recomputeExec) / (isMlp ? L : 1.0) + w.execHead);
@@ -455,11 +460,14 @@ StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p, bool atPeak
     const auto& gpu = *hw.gpu;
     double intra = sc.stepTime.intraNodeBandwidth;
     if (intra <= 0) // catalogue figures are bidirectional totals (NVLink 4: 900 GB/s = 450 GB/s each way)
-        intra = gpu.interconnectBytesPerSecond > 0 ? gpu.interconnectBytesPerSecond / 2 : gpu.hostLinkBytesPerSecond / 2;
+        intra =
+            gpu.interconnectBytesPerSecond > 0 ? gpu.interconnectBytesPerSecond / 2 : gpu.hostLinkBytesPerSecond / 2;
     const double inter = sc.stepTime.interNodeBandwidth;
     if (intra <= 0)
         intra = inter;
-    const double eff = atPeak ? 1.0 : (sc.stepTime.collectiveEfficiency > 0 ? sc.stepTime.collectiveEfficiency : kCollectiveEfficiency);
+    const double eff =
+        atPeak ? 1.0
+               : (sc.stepTime.collectiveEfficiency > 0 ? sc.stepTime.collectiveEfficiency : kCollectiveEfficiency);
     r.collectiveEfficiency = eff;
     const Link tpLink = groupLink(tp, 1, gpn, intra, inter, eff);
     const Link cpLink = groupLink(cp, tp, gpn, intra, inter, eff);
@@ -577,11 +585,12 @@ StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p, bool atPeak
     const Link replicaLink = groupLink(dp / group, tp * cp * group, gpn, intra, inter, eff);
     // Expert data parallelism: EDP ranks etp · ep apart (Megatron-Core expert order ETP, EP, EDP, PP).
     const double edp = double(std::max<std::int64_t>(1, p.moe.expertDataParallel));
-    const Link edpLink = groupLink(edp, double(std::max<std::int64_t>(1, p.moe.expertTensorRanks * p.moe.expertRanks)), gpn,
-                                   intra, inter, eff);
+    const Link edpLink = groupLink(edp, double(std::max<std::int64_t>(1, p.moe.expertTensorRanks * p.moe.expertRanks)),
+                                   gpn, intra, inter, eff);
     r.edpCrossesNodes = edpLink.crossesNodes;
     r.edpBandwidth = edpLink.busbw;
-    const auto dpt = dataParallelTraffic(sc, p, w, stageLayers, m, mbRecompute, dpLink, innerLink, replicaLink, edpLink, atPeak);
+    const auto dpt =
+        dataParallelTraffic(sc, p, w, stageLayers, m, mbRecompute, dpLink, innerLink, replicaLink, edpLink, atPeak);
     r.dpCommTotal = dpt.total;
     r.dpComm = dpt.exposed;
 
@@ -591,7 +600,8 @@ StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p, bool atPeak
     const double Pr = mem.paramsPerRank > 0 ? mem.paramsPerRank : p.params.total;
     const double ew = bytesPerValue(sc.precision.weights), eg = bytesPerValue(sc.precision.gradients);
     const double bw = atPeak ? hw.bandwidth : (hw.achievableBandwidth > 0 ? hw.achievableBandwidth : hw.bandwidth);
-    const double trainedShare = sc.finetune.peft() ? mem.gradientsRate.valuesPerParam : 1.0; // a frozen base is not updated
+    const double trainedShare =
+        sc.finetune.peft() ? mem.gradientsRate.valuesPerParam : 1.0; // a frozen base is not updated
     const double updated = Pr * trainedShare / std::max(1.0, mem.optimizerRate.shard);
     const double statesBytes = updated > 0 ? (mem.optimizerStates + mem.masterWeights) * 2 : 0;
     r.optimizer = (statesBytes + updated * (eg + ew)) / bw;

@@ -50,10 +50,7 @@ double metricOf(ValidationMetric m, const Plan& p, double gpus)
     return 0;
 }
 
-std::string pct(double x)
-{
-    return fmt::format("{:+.1f}%", 100 * x);
-}
+std::string pct(double x) { return fmt::format("{:+.1f}%", 100 * x); }
 
 } // namespace
 
@@ -89,7 +86,8 @@ std::vector<ValidationCase> loadValidationSet(std::string_view text, Errors& err
         c.source = r.string("source", true).value_or("");
         c.sourceGroup = r.string("source_group", true).value_or("");
         c.url = r.string("url", true).value_or("");
-        c.metric = r.choice<ValidationMetric>("metric", metricNames(), true).value_or(ValidationMetric::ModelTflopsPerGpu);
+        c.metric =
+            r.choice<ValidationMetric>("metric", metricNames(), true).value_or(ValidationMetric::ModelTflopsPerGpu);
         c.convention = r.string("convention").value_or("");
         const bool flopMetric = c.metric == ValidationMetric::HardwareTflopsPerGpu ||
                                 c.metric == ValidationMetric::ModelTflopsPerGpu || c.metric == ValidationMetric::Mfu ||
@@ -151,7 +149,8 @@ std::vector<ValidationResult> runValidation(const std::vector<ValidationCase>& c
             continue;
         }
         r.predicted = metricOf(c.metric, p, double(sc.cluster.gpus));
-        r.error = c.metric == ValidationMetric::StepSeconds ? c.published / r.predicted - 1 : r.predicted / c.published - 1;
+        r.error =
+            c.metric == ValidationMetric::StepSeconds ? c.published / r.predicted - 1 : r.predicted / c.published - 1;
         r.mfu = p.time.mfu;
         r.mfuCeiling = p.time.mfuCeiling;
         out.push_back(std::move(r));
@@ -222,23 +221,26 @@ std::string validationToText(const std::vector<ValidationResult>& results, const
     std::size_t w = 4;
     for (const auto& r : results)
         w = std::max(w, r.c->id.size());
-    t += fmt::format("{:<{}} {:<26} {:>12} {:>12} {:>8} {:>6}\n", "case", w, "metric", "published", "predicted", "error", "MFU");
+    t += fmt::format("{:<{}} {:<26} {:>12} {:>12} {:>8} {:>6}\n", "case", w, "metric", "published", "predicted",
+                     "error", "MFU");
     for (const auto& r : results) {
         if (!r.failure.empty()) {
             t += r.c->id + ": failed: " + r.failure + "\n";
             continue;
         }
-        t += fmt::format("{:<{}} {:<26} {:>12.4g} {:>12.4g} {:>8} {:>6.3f}\n", r.c->id, w, toString(r.c->metric), r.c->published,
-                         r.predicted, pct(r.error), r.mfu);
+        t += fmt::format("{:<{}} {:<26} {:>12.4g} {:>12.4g} {:>8} {:>6.3f}\n", r.c->id, w, toString(r.c->metric),
+                         r.c->published, r.predicted, pct(r.error), r.mfu);
     }
-    t += fmt::format("\n{} cases from {} sources; median error {} (bias)\nmedian |error| {:.1f}%, max |error| {:.1f}%\n", s.n,
-                     s.sources, pct(s.medianError), 100 * s.medianAbsError, 100 * s.maxAbsError);
+    t +=
+        fmt::format("\n{} cases from {} sources; median error {} (bias)\nmedian |error| {:.1f}%, max |error| {:.1f}%\n",
+                    s.n, s.sources, pct(s.medianError), 100 * s.medianAbsError, 100 * s.maxAbsError);
     return t;
 }
 
 std::string validationToMarkdown(const std::vector<ValidationResult>& results, const ValidationSummary& s)
 {
-    std::string t = "| case | source | metric | published | predicted | error | predicted MFU |\n|---|---|---|---:|---:|---:|---:|\n";
+    std::string t = "| case | source | metric | published | predicted | error | predicted MFU "
+                    "|\n|---|---|---|---:|---:|---:|---:|\n";
     for (const auto& r : results) {
         if (!r.failure.empty()) {
             t += "| " + r.c->id + " | " + r.c->source + " | failed: " + r.failure + " | | | | |\n";

@@ -37,10 +37,10 @@ struct ValidationResult {
     const ValidationCase* c = nullptr;
     double predicted = 0;
     double error = 0;
-    double mfu = 0;          // predicted MFU against the spec peak, for the table
+    double mfu = 0; // predicted MFU against the spec peak, for the table
     double mfuCeiling = 0;
     std::string gpu;
-    std::string failure;     // the scenario did not load or the prediction was invalid
+    std::string failure; // the scenario did not load or the prediction was invalid
 };
 
 struct ValidationSummary {

@@ -11,7 +11,8 @@
 
 namespace napkin::gpu {
 
-void measureAllReduce(const Nccl& nccl, int devices, bool quick, double capSeconds, Profile& out, std::string& skippedReason)
+void measureAllReduce(const Nccl& nccl, int devices, bool quick, double capSeconds, Profile& out,
+                      std::string& skippedReason)
 {
     if (devices < 2) {
         skippedReason = "one GPU: all-reduce bus bandwidth needs two or more";
@@ -58,7 +59,8 @@ void measureAllReduce(const Nccl& nccl, int devices, bool quick, double capSecon
             e = cudaStreamCreateWithFlags(&streams[i], cudaStreamNonBlocking);
         // nccl-tests -c: rank r holds r + 1, so every sum is n(n + 1)/2
         if (e == cudaSuccess)
-            e = kernels::fillConst(send[i], static_cast<long long>(maxBytes / 4), static_cast<float>(r + 1), 1024, streams[i]);
+            e = kernels::fillConst(send[i], static_cast<long long>(maxBytes / 4), static_cast<float>(r + 1), 1024,
+                                   streams[i]);
         if (e == cudaSuccess)
             e = cudaStreamSynchronize(streams[i]);
     }
@@ -93,7 +95,8 @@ void measureAllReduce(const Nccl& nccl, int devices, bool quick, double capSecon
     Link link;
     link.id = "nccl_allreduce";
     link.ranks = devices;
-    const float expected = static_cast<float>(devices * (devices + 1) / 2);
+    const int rankSum = devices * (devices + 1) / 2; // 1 + 2 + ... + devices, a whole number
+    const float expected = static_cast<float>(rankSum);
     bool verified = true;
     for (size_t bytes : sizes) {
         if (nowSeconds() - t0 > capSeconds)
@@ -119,7 +122,8 @@ void measureAllReduce(const Nccl& nccl, int devices, bool quick, double capSecon
             unsigned long long host = 1;
             if (cudaMalloc(reinterpret_cast<void**>(&bad), sizeof *bad) == cudaSuccess) {
                 cudaMemset(bad, 0, sizeof *bad);
-                kernels::countMismatches(recv[r], static_cast<long long>(bytes / 4), 0.f, expected, bad, 1024, streams[r]);
+                kernels::countMismatches(recv[r], static_cast<long long>(bytes / 4), 0.f, expected, bad, 1024,
+                                         streams[r]);
                 cudaStreamSynchronize(streams[r]);
                 cudaMemcpy(&host, bad, sizeof host, cudaMemcpyDeviceToHost);
                 cudaFree(bad);

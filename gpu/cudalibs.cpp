@@ -23,7 +23,8 @@ void* openFirst(std::initializer_list<const char*> names, std::string& error)
 }
 
 // Resolves one symbol into `fn`; records the first missing name.
-template <typename Fn> void resolve(void* lib, const char* name, Fn& fn, std::string& missing)
+template <typename Fn>
+void resolve(void* lib, const char* name, Fn& fn, std::string& missing)
 {
     fn = reinterpret_cast<Fn>(dlsym(lib, name));
     if (!fn && missing.empty())
@@ -35,7 +36,8 @@ template <typename Fn> void resolve(void* lib, const char* name, Fn& fn, std::st
 CublasLt loadCublasLt()
 {
     CublasLt l;
-    void* lib = openFirst({"libcublasLt.so.13", "libcublasLt.so", "/usr/local/cuda/lib64/libcublasLt.so.13"}, l.info.error);
+    void* lib =
+        openFirst({"libcublasLt.so.13", "libcublasLt.so", "/usr/local/cuda/lib64/libcublasLt.so.13"}, l.info.error);
     if (!lib)
         return l;
     std::string missing;

@@ -39,7 +39,10 @@ bool typesFor(const std::string& dtype, Types& t)
 }
 
 std::string cudaMessage(const char* what, cudaError_t e) { return std::string(what) + ": " + cudaGetErrorString(e); }
-std::string ltMessage(const char* what, cublasStatus_t s) { return std::string(what) + ": cublasStatus " + std::to_string(s); }
+std::string ltMessage(const char* what, cublasStatus_t s)
+{
+    return std::string(what) + ": cublasStatus " + std::to_string(s);
+}
 
 // Owns every per-GEMM object; frees them whatever happens.
 struct GemmObjects {
@@ -72,7 +75,8 @@ struct GemmObjects {
 
 } // namespace
 
-GemmBench::GemmBench(const CublasLt& lt, cudaStream_t stream, int fillGrid) : m_lt(lt), m_stream(stream), m_fillGrid(fillGrid)
+GemmBench::GemmBench(const CublasLt& lt, cudaStream_t stream, int fillGrid)
+    : m_lt(lt), m_stream(stream), m_fillGrid(fillGrid)
 {
     if (!lt.info.loaded) {
         m_error = "cuBLASLt not loaded: " + lt.info.error;
@@ -170,7 +174,8 @@ GemmMeasurement GemmBench::run(const GemmSpec& spec)
         s = m_lt.algoGetHeuristic(m_handle, o.desc, o.la, o.lb, o.ld, o.ld, o.pref, static_cast<int>(heur.size()),
                                   heur.data(), &returned);
     if (s != CUBLAS_STATUS_SUCCESS || returned == 0) {
-        out.error = s != CUBLAS_STATUS_SUCCESS ? ltMessage("cuBLASLt setup", s) : "cuBLASLt has no algorithm for this GEMM";
+        out.error =
+            s != CUBLAS_STATUS_SUCCESS ? ltMessage("cuBLASLt setup", s) : "cuBLASLt has no algorithm for this GEMM";
         return out;
     }
 
@@ -218,8 +223,9 @@ GemmMeasurement GemmBench::run(const GemmSpec& spec)
         out.error = "timing the best cuBLASLt algorithm failed";
         return out;
     }
-    out.detail = "cuBLASLt TN, " + std::string(t.computeName) + (t.abElt == kernels::Elt::FP8E4M3 ? ", scale pointers, bf16 output" : "") +
-                 ", fastest of " + std::to_string(out.algorithmsTimed) + " heuristic algorithms";
+    out.detail = "cuBLASLt TN, " + std::string(t.computeName) +
+                 (t.abElt == kernels::Elt::FP8E4M3 ? ", scale pointers, bf16 output" : "") + ", fastest of " +
+                 std::to_string(out.algorithmsTimed) + " heuristic algorithms";
 
     if (!spec.verify)
         return out.ok = true, out;
@@ -259,12 +265,12 @@ GemmMeasurement GemmBench::run(const GemmSpec& spec)
         for (const auto& [i, j] : at)
             for (long long q = 0; q < k; ++q)
                 idx.push_back((part == 0 ? i : j) * k + q);
-        gather(part == 0 ? o.a : o.b, t.abElt, idx, host.data() + part * kVerifySamples * k);
+        gather(part == 0 ? o.a : o.b, t.abElt, idx, host.data() + static_cast<long long>(part) * kVerifySamples * k);
     }
     idx.clear();
     for (const auto& [i, j] : at)
         idx.push_back(j * m + i);
-    gather(o.d, t.cdElt, idx, host.data() + 2 * kVerifySamples * k);
+    gather(o.d, t.cdElt, idx, host.data() + 2LL * kVerifySamples * k);
     if (e != cudaSuccess) {
         out.error = cudaMessage("reading samples back", e);
         return out;
@@ -278,7 +284,8 @@ GemmMeasurement GemmBench::run(const GemmSpec& spec)
             ref += static_cast<double>(ra[q]) * cb[q];
             sumAbs += std::fabs(static_cast<double>(ra[q]) * cb[q]);
         }
-        worst = std::max(worst, gemmRelativeError(host[static_cast<size_t>(2 * kVerifySamples * k + s2)], ref, sumAbs));
+        worst =
+            std::max(worst, gemmRelativeError(host[static_cast<size_t>(2LL * kVerifySamples * k + s2)], ref, sumAbs));
     }
     out.verified = std::isfinite(worst) && worst <= gemmTolerance(spec.dtype);
     out.maxRelErr = std::isfinite(worst) ? worst : 1.0; // a NaN or inf output: recorded as 100 %, unverified

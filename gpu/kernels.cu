@@ -27,7 +27,10 @@ namespace {
 
 __device__ __forceinline__ float pattern(long long i) { return static_cast<float>(i & 1023); }
 
-__device__ __forceinline__ long long globalId() { return blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; }
+__device__ __forceinline__ long long globalId()
+{
+    return blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+}
 __device__ __forceinline__ long long gridStride() { return static_cast<long long>(gridDim.x) * blockDim.x; }
 
 __global__ void initStreamK(float4* a, float4* b, float4* c, long long n4)
@@ -100,14 +103,14 @@ __global__ void countMismatchesK(const float* __restrict__ x, long long n, float
         atomicAdd(bad, local);
 }
 
-#define NAPKIN_FMA8(a, b)                                                                                          \
-    x0 = fmaf(x0, a, b);                                                                                           \
-    x1 = fmaf(x1, a, b);                                                                                           \
-    x2 = fmaf(x2, a, b);                                                                                           \
-    x3 = fmaf(x3, a, b);                                                                                           \
-    x4 = fmaf(x4, a, b);                                                                                           \
-    x5 = fmaf(x5, a, b);                                                                                           \
-    x6 = fmaf(x6, a, b);                                                                                           \
+#define NAPKIN_FMA8(a, b)                                                                                              \
+    x0 = fmaf(x0, a, b);                                                                                               \
+    x1 = fmaf(x1, a, b);                                                                                               \
+    x2 = fmaf(x2, a, b);                                                                                               \
+    x3 = fmaf(x3, a, b);                                                                                               \
+    x4 = fmaf(x4, a, b);                                                                                               \
+    x5 = fmaf(x5, a, b);                                                                                               \
+    x6 = fmaf(x6, a, b);                                                                                               \
     x7 = fmaf(x7, a, b)
 
 __global__ void fmaPeakK(float* out, int iterations, float a, float b)
@@ -278,8 +281,8 @@ cudaError_t readSum(const float* a, long long n, double* sum, int grid, cudaStre
     return cudaGetLastError();
 }
 
-cudaError_t countMismatches(const float* x, long long n, float factor, float addend, unsigned long long* bad,
-                            int grid, cudaStream_t stream)
+cudaError_t countMismatches(const float* x, long long n, float factor, float addend, unsigned long long* bad, int grid,
+                            cudaStream_t stream)
 {
     if (n <= 0 || badGrid(grid))
         return cudaErrorInvalidValue;

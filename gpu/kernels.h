@@ -24,15 +24,15 @@ double streamPattern(long long i);
 // --- Memory bandwidth (BabelStream kernels with 16-byte float4 accesses, grid-stride).
 //     n is the element count of each float array and must be a multiple of 4.
 cudaError_t initStream(float* a, float* b, float* c, long long n, int grid, cudaStream_t stream);
-cudaError_t copy(const float* a, float* c, long long n, int grid, cudaStream_t stream);            // c = a
-cudaError_t scale(const float* c, float* b, float s, long long n, int grid, cudaStream_t stream);   // b = s c
+cudaError_t copy(const float* a, float* c, long long n, int grid, cudaStream_t stream);           // c = a
+cudaError_t scale(const float* c, float* b, float s, long long n, int grid, cudaStream_t stream); // b = s c
 cudaError_t triad(const float* a, const float* b, float* c, float s, long long n, int grid,
-                  cudaStream_t stream);                                                            // c = a + s b
+                  cudaStream_t stream); // c = a + s b
 /** Adds the sum of a[0..n) to *sum (fp64 accumulation, exact for the stream pattern). */
 cudaError_t readSum(const float* a, long long n, double* sum, int grid, cudaStream_t stream);
 /** Adds to *bad the count of i with x[i] != factor * pattern(i) + addend (exact comparison). */
-cudaError_t countMismatches(const float* x, long long n, float factor, float addend, unsigned long long* bad,
-                            int grid, cudaStream_t stream);
+cudaError_t countMismatches(const float* x, long long n, float factor, float addend, unsigned long long* bad, int grid,
+                            cudaStream_t stream);
 
 // --- CUDA-core arithmetic.
 /** FMAs per thread per loop iteration of fmaPeak (8 independent chains x 16 unrolled). */
@@ -53,8 +53,8 @@ cudaError_t relu(const void* in, void* out, long long n, int grid, cudaStream_t 
 cudaError_t gelu(const void* in, void* out, long long n, int grid, cudaStream_t stream);
 /** Counts outputs that differ from the activation of the input pattern (relu exactly; gelu against the
  *  erf form with |err| <= 0.02 + 1e-2 |y|: bf16 rounding plus the tanh approximation). */
-cudaError_t countActivationMismatches(const void* out, bool isGelu, long long n, unsigned long long* bad,
-                                      int grid, cudaStream_t stream);
+cudaError_t countActivationMismatches(const void* out, bool isGelu, long long n, unsigned long long* bad, int grid,
+                                      cudaStream_t stream);
 
 // --- GEMM operands and checks.
 /** p[i] = dtype(uniform(-1, 1)) from a hash of (i, seed): random, never constant. */

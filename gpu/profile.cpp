@@ -54,17 +54,13 @@ Json device(const DeviceReport& d)
     Json skipped = Json::array();
     for (const Skipped& s : d.skipped)
         skipped.push_back(Json{{"id", s.id}, {"reason", s.reason}});
-    return Json{{"index", d.index},
-                {"name", d.name},
-                {"uuid", d.uuid},
-                {"compute_capability", d.computeCapability},
-                {"sms", d.sms},
-                {"memory_bytes", d.memoryBytes},
-                {"l2_bytes", d.l2Bytes},
-                {"clocks_mhz", Json{{"sm_max", d.smClockMaxMhz}, {"memory_max", d.memoryClockMaxMhz}}},
-                {"results", results},
-                {"points", points},
-                {"skipped", skipped}};
+    return Json{
+        {"index", d.index},      {"name", d.name},
+        {"uuid", d.uuid},        {"compute_capability", d.computeCapability},
+        {"sms", d.sms},          {"memory_bytes", d.memoryBytes},
+        {"l2_bytes", d.l2Bytes}, {"clocks_mhz", Json{{"sm_max", d.smClockMaxMhz}, {"memory_max", d.memoryClockMaxMhz}}},
+        {"results", results},    {"points", points},
+        {"skipped", skipped}};
 }
 
 } // namespace
@@ -78,18 +74,16 @@ std::string toJson(const Profile& p)
     for (const Link& l : p.links) {
         Json pts = Json::array();
         for (const LinkPoint& lp : l.points)
-            pts.push_back(
-                Json{{"bytes", lp.bytes}, {"seconds", lp.seconds}, {"algbw", lp.algbw}, {"busbw", lp.busbw}});
+            pts.push_back(Json{{"bytes", lp.bytes}, {"seconds", lp.seconds}, {"algbw", lp.algbw}, {"busbw", lp.busbw}});
         links.push_back(Json{{"id", l.id}, {"ranks", l.ranks}, {"points", pts}});
     }
     const Json doc{{"schema", kSchema},
                    {"status", statusName(p.status)},
                    {"message", p.message},
-                   {"probe",
-                    Json{{"version", p.probeVersion},
-                         {"mode", p.mode},
-                         {"started_utc", p.startedUtc},
-                         {"elapsed_seconds", p.elapsedSeconds}}},
+                   {"probe", Json{{"version", p.probeVersion},
+                                  {"mode", p.mode},
+                                  {"started_utc", p.startedUtc},
+                                  {"elapsed_seconds", p.elapsedSeconds}}},
                    {"runtime_version", p.runtimeVersion},
                    {"driver_version", p.driverVersion},
                    {"libraries", Json{{"cublaslt", library(p.cublaslt)}, {"nccl", library(p.nccl)}}},

@@ -49,7 +49,7 @@ DeviceReport identity(int device)
     d.computeCapability = std::to_string(major) + "." + std::to_string(minor);
     d.sms = attribute(cudaDevAttrMultiProcessorCount, device);
     d.l2Bytes = attribute(cudaDevAttrL2CacheSize, device);
-    d.smClockMaxMhz = attribute(cudaDevAttrClockRate, device) / 1000;          // kHz -> MHz
+    d.smClockMaxMhz = attribute(cudaDevAttrClockRate, device) / 1000;           // kHz -> MHz
     d.memoryClockMaxMhz = attribute(cudaDevAttrMemoryClockRate, device) / 1000; // kHz -> MHz
     return d;
 }
@@ -62,9 +62,9 @@ struct Step {
 
 std::vector<Step> plannedSteps(bool fp8)
 {
-    std::vector<Step> s = {{"hbm", 0.06},          {"fma_fp32", 0.02},  {"intensity_sweep", 0.07},
-                           {"elementwise", 0.03},  {"host_links", 0.08}, {"gemm_fp32", 0.09},
-                           {"gemm_tf32", 0.07},    {"gemm_fp16", 0.07},  {"gemm_bf16", 0.07}};
+    std::vector<Step> s = {{"hbm", 0.06},         {"fma_fp32", 0.02},   {"intensity_sweep", 0.07},
+                           {"elementwise", 0.03}, {"host_links", 0.08}, {"gemm_fp32", 0.09},
+                           {"gemm_tf32", 0.07},   {"gemm_fp16", 0.07},  {"gemm_bf16", 0.07}};
     if (fp8)
         s.push_back({"gemm_fp8_e4m3", 0.07});
     s.push_back({"gemm_m_sweep", 0.12});
@@ -107,8 +107,8 @@ Profile runProbe(const Options& options, const ProgressSink& progress)
     if (first != Status::Ok)
         return finish(first, ce == cudaSuccess ? std::string() : cudaGetErrorName(ce));
     if (options.device >= count)
-        return finish(Status::NoDevice, "device " + std::to_string(options.device) + " requested, " +
-                                            std::to_string(count) + " visible");
+        return finish(Status::NoDevice,
+                      "device " + std::to_string(options.device) + " requested, " + std::to_string(count) + " visible");
 
     std::vector<int> devices;
     if (options.allDevices)
@@ -126,7 +126,9 @@ Profile runProbe(const Options& options, const ProgressSink& progress)
     std::vector<std::vector<Step>> plans;
     int total = 0;
     for (int d : devices) {
-        const bool fp8 = attribute(cudaDevAttrComputeCapabilityMajor, d) * 10 + attribute(cudaDevAttrComputeCapabilityMinor, d) >= 89;
+        const bool fp8 =
+            attribute(cudaDevAttrComputeCapabilityMajor, d) * 10 + attribute(cudaDevAttrComputeCapabilityMinor, d) >=
+            89;
         plans.push_back(plannedSteps(fp8));
         total += static_cast<int>(plans.back().size());
     }
@@ -157,7 +159,8 @@ Profile runProbe(const Options& options, const ProgressSink& progress)
             cudaFree(probe);
         if (e != cudaSuccess) {
             p.devices.clear();
-            return finish(statusFromFirstLaunch(e), std::string("device ") + std::to_string(dev) + ": " + cudaGetErrorName(e));
+            return finish(statusFromFirstLaunch(e),
+                          std::string("device ") + std::to_string(dev) + ": " + cudaGetErrorName(e));
         }
         DeviceContext ctx;
         ctx.device = dev;
@@ -234,7 +237,8 @@ Profile runProbe(const Options& options, const ProgressSink& progress)
                     handle(s.id, le);
             }
         }
-        if (!plans[di].empty() && std::none_of(plans[di].begin(), plans[di].end(), [](const Step& s) { return s.id == "gemm_fp8_e4m3"; }))
+        if (!plans[di].empty() &&
+            std::none_of(plans[di].begin(), plans[di].end(), [](const Step& s) { return s.id == "gemm_fp8_e4m3"; }))
             rep.skipped.push_back({"gemm_fp8_e4m3", "fp8 e4m3 GEMMs need compute capability 8.9 or newer"});
         if (ctx.stream)
             cudaStreamDestroy(ctx.stream);

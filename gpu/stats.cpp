@@ -39,8 +39,8 @@ double bytesMoved(Kernel k, double n, double elementBytes)
 double flopsOf(Kernel k, double n, int fmasPerElement)
 {
     switch (k) {
-    case Kernel::Relu: return n;           // CS336 lecture 2: one comparison per value
-    case Kernel::Gelu: return 20 * n;      // CS336 lecture 2: ~20 ops per value (core/roofline.cpp)
+    case Kernel::Relu: return n;                             // CS336 lecture 2: one comparison per value
+    case Kernel::Gelu: return 20 * n;                        // CS336 lecture 2: ~20 ops per value (core/roofline.cpp)
     case Kernel::Intensity: return 2.0 * fmasPerElement * n; // an FMA is 2 FLOP
     case Kernel::Scale: return n;
     case Kernel::Triad: return 2 * n;
@@ -87,7 +87,8 @@ double streamPatternSum(long long n)
     // sum over i < n of (i mod 1024): full cycles of 0..1023 (523776 each) plus a partial cycle
     const long long cycles = n / 1024;
     const long long rest = n % 1024;
-    return static_cast<double>(cycles) * 523776.0 + static_cast<double>(rest * (rest - 1) / 2);
+    const long long partial = rest * (rest - 1) / 2; // 0 + 1 + ... + (rest - 1), a whole number
+    return static_cast<double>(cycles) * 523776.0 + static_cast<double>(partial);
 }
 
 } // namespace napkin::gpu

@@ -5,12 +5,11 @@ namespace napkin::gpu {
 namespace {
 // cudaError_t values from CUDA 13's driver_types.h; kept as plain ints so this file needs no CUDA.
 constexpr int kSuccess = 0;
-constexpr int kInsufficientDriver = 35;    // cudaErrorInsufficientDriver
-constexpr int kStubLibrary = 34;           // cudaErrorStubLibrary
-constexpr int kDevicesUnavailable = 46;    // cudaErrorDevicesUnavailable (exclusive-process mode)
-constexpr int kNoDevice = 100;             // cudaErrorNoDevice
-constexpr int kInvalidKernelImage = 200;   // cudaErrorInvalidKernelImage
-constexpr int kNoKernelImage = 209;        // cudaErrorNoKernelImageForDevice
+constexpr int kInsufficientDriver = 35;  // cudaErrorInsufficientDriver
+constexpr int kDevicesUnavailable = 46;  // cudaErrorDevicesUnavailable (exclusive-process mode)
+constexpr int kNoDevice = 100;           // cudaErrorNoDevice
+constexpr int kInvalidKernelImage = 200; // cudaErrorInvalidKernelImage
+constexpr int kNoKernelImage = 209;      // cudaErrorNoKernelImageForDevice
 } // namespace
 
 const char* statusName(Status s)

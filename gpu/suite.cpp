@@ -15,9 +15,9 @@ namespace napkin::gpu {
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-constexpr float kTriadScalar = 3.f;          // BabelStream's scalar is 0.4; 3 keeps every value an exact integer
-constexpr float kFmaAddend = 1.f / 1024.f;   // exact in fp32: the chains stay exact (see kernels.h)
-constexpr int kFmaIterations = 4096;         // 4096 x 128 FMAs per thread: ~5 ms on an H100 at 8 x SMs blocks
+constexpr float kTriadScalar = 3.f;        // BabelStream's scalar is 0.4; 3 keeps every value an exact integer
+constexpr float kFmaAddend = 1.f / 1024.f; // exact in fp32: the chains stay exact (see kernels.h)
+constexpr int kFmaIterations = 4096;       // 4096 x 128 FMAs per thread: ~5 ms on an H100 at 8 x SMs blocks
 
 TimingPlan planFor(const DeviceContext& ctx, double capSeconds)
 {
@@ -58,6 +58,7 @@ Result bandwidthResult(const std::string& id, const std::string& dtype, const st
     r.kind = "bandwidth";
     r.dtype = dtype;
     std::vector<double> rates;
+    rates.reserve(seconds.size());
     for (double s : seconds)
         rates.push_back(bytesPerLaunch / s);
     r.stats = rateStats(rates);
@@ -119,7 +120,8 @@ cudaError_t measureMemory(const DeviceContext& ctx, StreamArrays& s, double capS
         {"hbm_copy", Kernel::Copy, 1.f, [&] { return kernels::copy(s.a, s.c, n, ctx.grid, ctx.stream); }, s.c,
          "c = a; bytes = 2 n 4"},
         {"hbm_scale", Kernel::Scale, kTriadScalar,
-         [&] { return kernels::scale(s.c, s.b, kTriadScalar, n, ctx.grid, ctx.stream); }, s.b, "b = 3 c; bytes = 2 n 4"},
+         [&] { return kernels::scale(s.c, s.b, kTriadScalar, n, ctx.grid, ctx.stream); }, s.b,
+         "b = 3 c; bytes = 2 n 4"},
         {"hbm_triad", Kernel::Triad, 1.f + kTriadScalar * kTriadScalar,
          [&] { return kernels::triad(s.a, s.b, s.c, kTriadScalar, n, ctx.grid, ctx.stream); }, s.c,
          "c = a + 3 b; bytes = 3 n 4"},
@@ -131,7 +133,11 @@ cudaError_t measureMemory(const DeviceContext& ctx, StreamArrays& s, double capS
         Result r = bandwidthResult(k.id, "fp32", secs, bytesMoved(k.kind, n, 4), n, "read+write",
                                    std::string(k.formula) + "; " + how);
         const long long bad = mismatches(
-            ctx.stream, [&](unsigned long long* b) { return kernels::countMismatches(k.checked, n, k.factor, 0.f, b, ctx.grid, ctx.stream); }, e);
+            ctx.stream,
+            [&](unsigned long long* b) {
+                return kernels::countMismatches(k.checked, n, k.factor, 0.f, b, ctx.grid, ctx.stream);
+            },
+            e);
         if (e != cudaSuccess)
             return e;
         r.verified = bad == 0;
@@ -169,7 +175,8 @@ cudaError_t measureMemory(const DeviceContext& ctx, StreamArrays& s, double capS
     Result rm = bandwidthResult("memcpy_d2d", "", secs, bytesMoved(Kernel::MemcpyD2D, n, 4), n, "read+write",
                                 "cudaMemcpyAsync device to device; bytes = 2 x buffer (read + write)");
     const long long bad = mismatches(
-        ctx.stream, [&](unsigned long long* b) { return kernels::countMismatches(s.c, n, 1.f, 0.f, b, ctx.grid, ctx.stream); }, e);
+        ctx.stream,
+        [&](unsigned long long* b) { return kernels::countMismatches(s.c, n, 1.f, 0.f, b, ctx.grid, ctx.stream); }, e);
     if (e != cudaSuccess)
         return e;
     rm.verified = bad == 0;
@@ -184,15 +191,20 @@ cudaError_t measureFma(const DeviceContext& ctx, StreamArrays& s, double capSeco
     if (threads > s.n)
         return cudaErrorMemoryAllocation;
     std::vector<double> secs;
-    cudaError_t e = timeLaunches([&] { return kernels::fmaPeak(s.c, kFmaIterations, 1.f, kFmaAddend, grid, ctx.stream); },
-                                 ctx.stream, planFor(ctx, capSeconds), secs);
+    cudaError_t e =
+        timeLaunches([&] { return kernels::fmaPeak(s.c, kFmaIterations, 1.f, kFmaAddend, grid, ctx.stream); },
+                     ctx.stream, planFor(ctx, capSeconds), secs);
     if (e != cudaSuccess)
         return e;
     // x_c = c + steps * b for chains c = 0..7 (a = 1), all exact: sum = 28 + 8 * steps / 1024.
     const double steps = static_cast<double>(kFmaIterations) * kernels::kFmaPerIteration / 8;
     const float expected = static_cast<float>(28.0 + 8.0 * steps * kFmaAddend);
     const long long bad = mismatches(
-        ctx.stream, [&](unsigned long long* b) { return kernels::countMismatches(s.c, threads, 0.f, expected, b, ctx.grid, ctx.stream); }, e);
+        ctx.stream,
+        [&](unsigned long long* b) {
+            return kernels::countMismatches(s.c, threads, 0.f, expected, b, ctx.grid, ctx.stream);
+        },
+        e);
     if (e != cudaSuccess)
         return e;
     const double flops = 2.0 * threads * kFmaIterations * kernels::kFmaPerIteration; // an FMA is 2 FLOP
@@ -201,13 +213,16 @@ cudaError_t measureFma(const DeviceContext& ctx, StreamArrays& s, double capSeco
     r.kind = "flops";
     r.dtype = "fp32";
     std::vector<double> rates;
+    rates.reserve(secs.size());
     for (double t : secs)
         rates.push_back(flops / t);
     r.stats = rateStats(rates);
-    r.size = {{"threads", threads}, {"fma_per_thread", static_cast<long long>(kFmaIterations) * kernels::kFmaPerIteration}};
+    r.size = {{"threads", threads},
+              {"fma_per_thread", static_cast<long long>(kFmaIterations) * kernels::kFmaPerIteration}};
     r.sizeBytes = static_cast<double>(threads) * 4;
     r.verified = bad == 0;
-    r.detail = "8 independent fmaf chains per thread, " + std::to_string(grid) + " blocks x 256 threads; FLOP = 2 x FMAs";
+    r.detail =
+        "8 independent fmaf chains per thread, " + std::to_string(grid) + " blocks x 256 threads; FLOP = 2 x FMAs";
     out.results.push_back(r);
     return cudaSuccess;
 }
@@ -222,13 +237,18 @@ cudaError_t measureIntensitySweep(const DeviceContext& ctx, StreamArrays& s, dou
     for (double target : intensities) {
         const int f = fmasForIntensity(target);
         std::vector<double> secs;
-        cudaError_t e = timeLaunches([&] { return kernels::intensity(f, s.a, s.c, 1.f, kFmaAddend, n, ctx.grid, ctx.stream); },
-                                     ctx.stream, plan, secs);
+        cudaError_t e =
+            timeLaunches([&] { return kernels::intensity(f, s.a, s.c, 1.f, kFmaAddend, n, ctx.grid, ctx.stream); },
+                         ctx.stream, plan, secs);
         if (e != cudaSuccess)
             return e;
         const float addend = static_cast<float>(f) * kFmaAddend; // exact: p + f/1024
         const long long bad = mismatches(
-            ctx.stream, [&](unsigned long long* b) { return kernels::countMismatches(s.c, n, 1.f, addend, b, ctx.grid, ctx.stream); }, e);
+            ctx.stream,
+            [&](unsigned long long* b) {
+                return kernels::countMismatches(s.c, n, 1.f, addend, b, ctx.grid, ctx.stream);
+            },
+            e);
         if (e != cudaSuccess)
             return e;
         if (bad != 0) {
@@ -262,13 +282,18 @@ cudaError_t measureElementwise(const DeviceContext& ctx, StreamArrays& s, double
         std::vector<double> secs;
         e = timeLaunches(
             [&] {
-                return isGelu ? kernels::gelu(s.b, s.c, n, ctx.grid, ctx.stream) : kernels::relu(s.b, s.c, n, ctx.grid, ctx.stream);
+                return isGelu ? kernels::gelu(s.b, s.c, n, ctx.grid, ctx.stream)
+                              : kernels::relu(s.b, s.c, n, ctx.grid, ctx.stream);
             },
             ctx.stream, plan, secs);
         if (e != cudaSuccess)
             return e;
         const long long bad = mismatches(
-            ctx.stream, [&](unsigned long long* b) { return kernels::countActivationMismatches(s.c, isGelu, n, b, ctx.grid, ctx.stream); }, e);
+            ctx.stream,
+            [&](unsigned long long* b) {
+                return kernels::countActivationMismatches(s.c, isGelu, n, b, ctx.grid, ctx.stream);
+            },
+            e);
         if (e != cudaSuccess)
             return e;
         const Kernel k = isGelu ? Kernel::Gelu : Kernel::Relu;
@@ -276,7 +301,8 @@ cudaError_t measureElementwise(const DeviceContext& ctx, StreamArrays& s, double
             out.skipped.push_back({isGelu ? "gelu" : "relu", "output failed the device-side check"});
             continue;
         }
-        out.points.push_back({"elementwise", isGelu ? "gelu" : "relu", "bf16", flopsOf(k, n), bytesMoved(k, n, 2), minOf(secs)});
+        out.points.push_back(
+            {"elementwise", isGelu ? "gelu" : "relu", "bf16", flopsOf(k, n), bytesMoved(k, n, 2), minOf(secs)});
     }
     return cudaSuccess;
 }
@@ -284,7 +310,8 @@ cudaError_t measureElementwise(const DeviceContext& ctx, StreamArrays& s, double
 cudaError_t measureHostLinks(const DeviceContext& ctx, StreamArrays& s, double capSeconds, DeviceReport& out)
 {
     // 256 MiB (64 MiB quick), within one stream array; xorshift pattern checked after the round trip.
-    const size_t bytes = std::min<size_t>(static_cast<size_t>(ctx.quick ? 64 : 256) << 20, static_cast<size_t>(s.n) * 4);
+    const size_t bytes =
+        std::min<size_t>(static_cast<size_t>(ctx.quick ? 64 : 256) << 20, static_cast<size_t>(s.n) * 4);
     const size_t words = bytes / 4;
     TimingPlan plan = planFor(ctx, capSeconds / 4);
     plan.warmups = 4; // nvbandwidth: 4 warm-ups
@@ -316,9 +343,11 @@ cudaError_t measureHostLinks(const DeviceContext& ctx, StreamArrays& s, double c
             std::copy(pattern.begin(), pattern.end(), src);
         std::vector<double> up, down;
         if (e == cudaSuccess)
-            e = timeLaunches([&] { return cudaMemcpyAsync(s.a, src, bytes, cudaMemcpyHostToDevice, ctx.stream); }, ctx.stream, plan, up);
+            e = timeLaunches([&] { return cudaMemcpyAsync(s.a, src, bytes, cudaMemcpyHostToDevice, ctx.stream); },
+                             ctx.stream, plan, up);
         if (e == cudaSuccess)
-            e = timeLaunches([&] { return cudaMemcpyAsync(dst, s.a, bytes, cudaMemcpyDeviceToHost, ctx.stream); }, ctx.stream, plan, down);
+            e = timeLaunches([&] { return cudaMemcpyAsync(dst, s.a, bytes, cudaMemcpyDeviceToHost, ctx.stream); },
+                             ctx.stream, plan, down);
         if (e == cudaSuccess)
             e = cudaStreamSynchronize(ctx.stream);
         const bool ok = e == cudaSuccess && std::equal(pattern.begin(), pattern.end(), dst);
@@ -337,8 +366,10 @@ cudaError_t measureHostLinks(const DeviceContext& ctx, StreamArrays& s, double c
             return e;
         const std::string kind = pinned ? "pinned" : "pageable";
         const std::string how = "cudaMemcpyAsync of " + std::to_string(bytes >> 20) + " MiB " + kind + " host memory";
-        Result h = bandwidthResult("h2d_" + kind, "", up, static_cast<double>(bytes), static_cast<long long>(bytes), "one direction", how);
-        Result d = bandwidthResult("d2h_" + kind, "", down, static_cast<double>(bytes), static_cast<long long>(bytes), "one direction", how);
+        Result h = bandwidthResult("h2d_" + kind, "", up, static_cast<double>(bytes), static_cast<long long>(bytes),
+                                   "one direction", how);
+        Result d = bandwidthResult("d2h_" + kind, "", down, static_cast<double>(bytes), static_cast<long long>(bytes),
+                                   "one direction", how);
         h.verified = d.verified = ok; // the pattern survived host -> device -> host
         out.results.push_back(h);
         out.results.push_back(d);
@@ -346,7 +377,8 @@ cudaError_t measureHostLinks(const DeviceContext& ctx, StreamArrays& s, double c
     return cudaSuccess;
 }
 
-void measureGemm(const DeviceContext& ctx, GemmBench& bench, const std::string& dtype, double capSeconds, DeviceReport& out)
+void measureGemm(const DeviceContext& ctx, GemmBench& bench, const std::string& dtype, double capSeconds,
+                 DeviceReport& out)
 {
     std::vector<long long> sizes = ctx.quick ? std::vector<long long>{8192} : std::vector<long long>{4096, 8192};
     Result best;
@@ -380,7 +412,8 @@ void measureGemm(const DeviceContext& ctx, GemmBench& bench, const std::string& 
         r.maxRelErr = g.maxRelErr;
         r.detail = g.detail + "; FLOP = 2 m n k";
         // Keep the verified, faster shape (MAMF: the best shape differs by GPU).
-        if (best.id.empty() || (r.verified && !best.verified) || (r.verified == best.verified && r.stats.best > best.stats.best))
+        if (best.id.empty() || (r.verified && !best.verified) ||
+            (r.verified == best.verified && r.stats.best > best.stats.best))
             best = r;
     }
     if (best.id.empty())

@@ -16,7 +16,7 @@ namespace napkin::gpu {
 struct DeviceContext {
     int device = 0;
     int sms = 0;
-    int grid = 0;       // blocks of the grid-stride kernels: SMs x (max threads per SM / 256)
+    int grid = 0; // blocks of the grid-stride kernels: SMs x (max threads per SM / 256)
     double l2Bytes = 0;
     cudaStream_t stream = nullptr;
     bool quick = false;

@@ -62,8 +62,8 @@ cudaError_t timeLaunches(const std::function<cudaError_t()>& launch, cudaStream_
         e = timeBatch(launch, stream, ev, 1, one);
     if (e != cudaSuccess)
         return e;
-    const int batch = one > 0 ? std::clamp(static_cast<int>(std::ceil(plan.minBatchSeconds / one)), 1, plan.maxBatch)
-                              : plan.maxBatch;
+    const int batch =
+        one > 0 ? std::clamp(static_cast<int>(std::ceil(plan.minBatchSeconds / one)), 1, plan.maxBatch) : plan.maxBatch;
     for (int s = 0; s < plan.samples; ++s) {
         if (s >= plan.minSamples && nowSeconds() - t0 > plan.capSeconds)
             break;

@@ -11,10 +11,10 @@ namespace napkin::gpu {
 
 struct TimingPlan {
     int warmups = 3;
-    int samples = 7;              // wanted; fewer when capSeconds runs out (at least minSamples)
+    int samples = 7; // wanted; fewer when capSeconds runs out (at least minSamples)
     int minSamples = 3;
     double minBatchSeconds = 0.005; // each sample times enough launches to last this long
-    double capSeconds = 1.0;      // timing of this measurement stops after this much wall time
+    double capSeconds = 1.0;        // timing of this measurement stops after this much wall time
     int maxBatch = 1000;
 };
 

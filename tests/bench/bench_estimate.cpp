@@ -38,7 +38,7 @@ int main(int argc, char** argv)
     std::sort(perRound.begin(), perRound.end());
     std::printf("estimate(llama-3-70b, 1024 x h100-sxm): median %.0f ns, best %.0f ns, worst %.0f ns per plan "
                 "(%ld iterations x 7 rounds; %zu ops, %zu derivations)\n",
-                perRound[perRound.size() / 2], perRound.front(), perRound.back(), iterations,
-                estimate(sc).ops.size(), estimate(sc).derivations.size());
+                perRound[perRound.size() / 2], perRound.front(), perRound.back(), iterations, estimate(sc).ops.size(),
+                estimate(sc).derivations.size());
     return sink > 0 ? 0 : 1;
 }

@@ -29,8 +29,8 @@ public:
     bool eventFilter(QObject* o, QEvent* e) override
     {
         if (e->type() == QEvent::Resize || e->type() == QEvent::Move || e->type() == QEvent::LayoutRequest)
-            ++counts[QStringLiteral("[%1] ").arg(int(e->type())) + QString::fromLatin1(o->metaObject()->className()) + u' ' +
-                     (o->parent() ? QString::fromLatin1(o->parent()->metaObject()->className()) : QString())];
+            ++counts[QStringLiteral("[%1] ").arg(int(e->type())) + QString::fromLatin1(o->metaObject()->className()) +
+                     u' ' + (o->parent() ? QString::fromLatin1(o->parent()->metaObject()->className()) : QString())];
         if (e->type() == QEvent::Paint)
             ++counts[QString::fromLatin1(o->metaObject()->className()) + u' ' + o->objectName() + u' ' +
                      (o->parent() ? QString::fromLatin1(o->parent()->metaObject()->className()) : QString())];
@@ -57,7 +57,8 @@ int main(int argc, char** argv)
         std::fprintf(stderr, "no slider %s\n", qPrintable(path));
         return 2;
     }
-    const int a = s->positionFor(s->minimum() < 1 ? 1 : s->minimum()), b = s->positionFor(s->maximum() > 8 ? 8 : s->maximum());
+    const int a = s->positionFor(s->minimum() < 1 ? 1 : s->minimum()),
+              b = s->positionFor(s->maximum() > 8 ? 8 : s->maximum());
     const bool fullRepaint = qEnvironmentVariableIntValue("BENCH_FULL_REPAINT") != 0;
     PaintCounter counter;
     if (qEnvironmentVariableIsSet("BENCH_PAINTS"))
@@ -67,7 +68,7 @@ int main(int argc, char** argv)
     for (int i = 0; i < iterations + 20; ++i) {
         t.start();
         s->slider()->setValue(i % 2 ? a : b + (i % 7)); // one drag step
-        QApplication::processEvents();             // coalesced recompute, model resets, queued replots
+        QApplication::processEvents();                  // coalesced recompute, model resets, queued replots
         QApplication::processEvents();
         const double afterEvents = double(t.nsecsElapsed()) / 1e6;
         // Deliver the frame now, as Qt's repaint manager does (it posts QEvent::UpdateRequest to the
@@ -92,12 +93,16 @@ int main(int argc, char** argv)
             std::printf("  paints: %5d  %s\n", n, qPrintable(name));
     for (auto* v : {&ms, &events, &paint})
         std::sort(v->begin(), v->end());
-    auto pctOf = [](const std::vector<double>& v, double p) { return v[std::min(v.size() - 1, std::size_t(p * double(v.size())))]; };
+    auto pctOf = [](const std::vector<double>& v, double p) {
+        return v[std::min(v.size() - 1, std::size_t(p * double(v.size())))];
+    };
     auto pct = [&](double p) { return pctOf(ms, p); };
     std::printf("live update (%s drag -> recompute -> repaint%s, 1280x800 offscreen, %d samples): "
                 "p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.2f ms\n",
-                qPrintable(path), fullRepaint ? " of the whole window" : "", int(ms.size()), pct(0.50), pct(0.90), pct(0.99), ms.back());
-    std::printf("  of which recompute + views updated: p50 %.2f ms, p99 %.2f ms; painting the frame: p50 %.2f ms, p99 %.2f ms\n",
+                qPrintable(path), fullRepaint ? " of the whole window" : "", int(ms.size()), pct(0.50), pct(0.90),
+                pct(0.99), ms.back());
+    std::printf("  of which recompute + views updated: p50 %.2f ms, p99 %.2f ms; painting the frame: p50 %.2f ms, p99 "
+                "%.2f ms\n",
                 pctOf(events, 0.5), pctOf(events, 0.99), pctOf(paint, 0.5), pctOf(paint, 0.99));
     return 0;
 }

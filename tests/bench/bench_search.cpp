@@ -35,16 +35,17 @@ int bench(const char* label, std::initializer_list<const char*> sets, int rounds
         ms.push_back(last.elapsedSeconds * 1e3);
     }
     std::sort(ms.begin(), ms.end());
-    std::printf("search(%s): median %.1f ms, best %.1f ms, worst %.1f ms per search (%d rounds; %lld layouts evaluated, "
-                "%lld fit)\n",
-                label, ms[ms.size() / 2], ms.front(), ms.back(), rounds, static_cast<long long>(last.evaluated),
-                static_cast<long long>(last.feasible));
+    std::printf(
+        "search(%s): median %.1f ms, best %.1f ms, worst %.1f ms per search (%d rounds; %lld layouts evaluated, "
+        "%lld fit)\n",
+        label, ms[ms.size() / 2], ms.front(), ms.back(), rounds, static_cast<long long>(last.evaluated),
+        static_cast<long long>(last.feasible));
     if (!last.best.empty()) {
         const auto& b = last.best.front();
         std::printf("best: tp %d pp %d v %d cp %d dp %lld ep %d mb %lld recompute %s zero %d: step %.3f s, MFU %.3f\n",
                     b.layout.tp, b.layout.pp, b.layout.virtualStages, b.layout.cp, static_cast<long long>(b.layout.dp),
-                    b.layout.ep, static_cast<long long>(b.layout.microBatch), toString(b.layout.recompute), b.layout.zero,
-                    b.time.step, b.time.mfu);
+                    b.layout.ep, static_cast<long long>(b.layout.microBatch), toString(b.layout.recompute),
+                    b.layout.zero, b.time.step, b.time.mfu);
     }
     return 0;
 }
@@ -55,8 +56,8 @@ int main(int argc, char** argv)
 {
     const int rounds = argc > 1 ? std::atoi(argv[1]) : 7;
     int rc = bench("llama-3.1-405b, 16384 x h100-sxm",
-                   {"model.preset=llama-3.1-405b", "cluster.gpus=16384", "training.seq_len=8192", "training.global_batch=2048",
-                    "training.tokens=15.6e12", "parallel.zero=0"},
+                   {"model.preset=llama-3.1-405b", "cluster.gpus=16384", "training.seq_len=8192",
+                    "training.global_batch=2048", "training.tokens=15.6e12", "parallel.zero=0"},
                    rounds);
     rc |= bench("deepseek-v3, 2048 x h800-sxm",
                 {"model.preset=deepseek-v3", "cluster.gpu=h800-sxm", "cluster.gpus=2048", "training.seq_len=4096",

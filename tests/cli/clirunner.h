@@ -18,7 +18,8 @@ struct CliResult {
 inline QString cliPath() { return QStringLiteral(NAPKIN_CLI_PATH); }
 inline QString dataPath(const QString& rel) { return QStringLiteral(NAPKIN_TEST_DATA) + u'/' + rel; }
 
-inline CliResult runCli(const QStringList& args, const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment())
+inline CliResult runCli(const QStringList& args,
+                        const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment())
 {
     CliResult r;
     QProcess p;

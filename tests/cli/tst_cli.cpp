@@ -60,8 +60,8 @@ QJsonObject runJson(const QStringList& args)
     QJsonParseError pe;
     const QJsonDocument doc = QJsonDocument::fromJson(r.out, &pe);
     if (pe.error != QJsonParseError::NoError || !doc.isObject()) {
-        QTest::qFail(("stdout is not a JSON object (" + pe.errorString().toUtf8() + "): " + ctx).constData(),
-                     __FILE__, __LINE__);
+        QTest::qFail(("stdout is not a JSON object (" + pe.errorString().toUtf8() + "): " + ctx).constData(), __FILE__,
+                     __LINE__);
         return {};
     }
     return doc.object();
@@ -84,11 +84,12 @@ bool nearlyEqual(double actual, double expected, double rel)
     return std::fabs(actual - expected) <= rel * std::fabs(expected);
 }
 
-#define NAPKIN_CHECK_CLOSE(actual, expected, rel)                                                                     \
-    QVERIFY2(nearlyEqual((actual), (expected), (rel)),                                                                       \
-             qPrintable(QStringLiteral("%1 = %2, expected %3 (rel %4)")                                                \
-                            .arg(QStringLiteral(#actual)).arg((actual), 0, 'g', 17).arg((expected), 0, 'g', 17)        \
-                            .arg(rel)))
+#define NAPKIN_CHECK_CLOSE(actual, expected, rel)                                                                      \
+    QVERIFY2(nearlyEqual((actual), (expected), (rel)), qPrintable(QStringLiteral("%1 = %2, expected %3 (rel %4)")      \
+                                                                      .arg(QStringLiteral(#actual))                    \
+                                                                      .arg((actual), 0, 'g', 17)                       \
+                                                                      .arg((expected), 0, 'g', 17)                     \
+                                                                      .arg(rel)))
 
 QJsonObject findById(const QJsonArray& arr, const QString& id)
 {
@@ -206,8 +207,8 @@ void TestCli::badScenario()
     QFETCH(QString, file);
     QFETCH(QStringList, fields);
     QFETCH(QString, knownBug);
-    const QString why =
-        invalidInputViolation({QStringLiteral("plan"), file, QStringLiteral("--format"), QStringLiteral("json")}, fields);
+    const QString why = invalidInputViolation(
+        {QStringLiteral("plan"), file, QStringLiteral("--format"), QStringLiteral("json")}, fields);
     // A manifest entry with "known_bug" pins a reported product bug: remove the key once it is fixed.
     if (!knownBug.isEmpty())
         QEXPECT_FAIL("", qPrintable(knownBug), Abort);
@@ -271,35 +272,42 @@ void TestCli::badArguments_data()
     QTest::addColumn<QString>("field");
     QTest::newRow("missing file") << QStringList{QStringLiteral("plan"), dataPath(QStringLiteral("no-such-file.json"))}
                                   << QStringLiteral("no-such-file.json");
-    QTest::newRow("unknown format") << QStringList{QStringLiteral("plan"), QStringLiteral("--format"), QStringLiteral("xml")}
+    QTest::newRow("unknown format") << QStringList{QStringLiteral("plan"), QStringLiteral("--format"),
+                                                   QStringLiteral("xml")}
                                     << QStringLiteral("--format");
     QTest::newRow("unknown option") << QStringList{QStringLiteral("plan"), QStringLiteral("--frobnicate")}
                                     << QStringLiteral("--frobnicate");
     QTest::newRow("--set without value") << QStringList{QStringLiteral("plan"), QStringLiteral("--set")}
                                          << QStringLiteral("--set");
-    QTest::newRow("op gemm missing --k")
-        << QStringList{QStringLiteral("op"), QStringLiteral("gemm"), QStringLiteral("--m"), QStringLiteral("8"),
-                       QStringLiteral("--n"), QStringLiteral("8")}
-        << QStringLiteral("--k");
-    QTest::newRow("op --n 0") << QStringList{QStringLiteral("op"), QStringLiteral("relu"), QStringLiteral("--n"), QStringLiteral("0")}
+    QTest::newRow("op gemm missing --k") << QStringList{QStringLiteral("op"),  QStringLiteral("gemm"),
+                                                        QStringLiteral("--m"), QStringLiteral("8"),
+                                                        QStringLiteral("--n"), QStringLiteral("8")}
+                                         << QStringLiteral("--k");
+    QTest::newRow("op --n 0") << QStringList{QStringLiteral("op"), QStringLiteral("relu"), QStringLiteral("--n"),
+                                             QStringLiteral("0")}
                               << QStringLiteral("--n");
-    QTest::newRow("op --dtype tf32")
-        << QStringList{QStringLiteral("op"), QStringLiteral("relu"), QStringLiteral("--n"), QStringLiteral("8"),
-                       QStringLiteral("--dtype"), QStringLiteral("tf32")}
-        << QStringLiteral("--dtype");
-    QTest::newRow("op unknown kind") << QStringList{QStringLiteral("op"), QStringLiteral("conv"), QStringLiteral("--n"), QStringLiteral("8")}
+    QTest::newRow("op --dtype tf32") << QStringList{QStringLiteral("op"),      QStringLiteral("relu"),
+                                                    QStringLiteral("--n"),     QStringLiteral("8"),
+                                                    QStringLiteral("--dtype"), QStringLiteral("tf32")}
+                                     << QStringLiteral("--dtype");
+    QTest::newRow("op unknown kind") << QStringList{QStringLiteral("op"), QStringLiteral("conv"), QStringLiteral("--n"),
+                                                    QStringLiteral("8")}
                                      << QStringLiteral("conv");
     QTest::newRow("presets unknown") << QStringList{QStringLiteral("presets"), QStringLiteral("cpus")}
                                      << QStringLiteral("cpus");
-    QTest::newRow("search --top 0") << QStringList{QStringLiteral("search"), QStringLiteral("--top"), QStringLiteral("0")}
+    QTest::newRow("search --top 0") << QStringList{QStringLiteral("search"), QStringLiteral("--top"),
+                                                   QStringLiteral("0")}
                                     << QStringLiteral("--top");
-    QTest::newRow("search --top x") << QStringList{QStringLiteral("search"), QStringLiteral("--top"), QStringLiteral("x")}
+    QTest::newRow("search --top x") << QStringList{QStringLiteral("search"), QStringLiteral("--top"),
+                                                   QStringLiteral("x")}
                                     << QStringLiteral("--top");
-    QTest::newRow("gpus-for without deadline") << QStringList{QStringLiteral("gpus-for")} << QStringLiteral("--deadline-days");
+    QTest::newRow("gpus-for without deadline")
+        << QStringList{QStringLiteral("gpus-for")} << QStringLiteral("--deadline-days");
     QTest::newRow("gpus-for negative deadline")
         << QStringList{QStringLiteral("gpus-for"), QStringLiteral("--deadline-days"), QStringLiteral("-3")}
         << QStringLiteral("--deadline-days");
-    QTest::newRow("step_time.mode") << QStringList{QStringLiteral("plan"), QStringLiteral("--set"), QStringLiteral("step_time.mode=fast")}
+    QTest::newRow("step_time.mode") << QStringList{QStringLiteral("plan"), QStringLiteral("--set"),
+                                                   QStringLiteral("step_time.mode=fast")}
                                     << QStringLiteral("step_time.mode");
 }
 
@@ -340,8 +348,8 @@ void TestCli::planDefaultJson()
     QCOMPARE(at(j, QStringLiteral("params.total")).toDouble(), 6738415616.0);
     const QJsonObject mem = at(j, QStringLiteral("memory.per_gpu")).toObject();
     double sum = 0;
-    for (const char* b : {"weights", "gradients", "master_weights", "optimizer_states", "activations", "temporaries",
-                          "overhead"}) {
+    for (const char* b :
+         {"weights", "gradients", "master_weights", "optimizer_states", "activations", "temporaries", "overhead"}) {
         const QJsonValue v = mem.value(QString::fromUtf8(b));
         QVERIFY2(v.isDouble() && v.toDouble() >= 0, b);
         sum += v.toDouble();
@@ -355,9 +363,10 @@ void TestCli::planDefaultJson()
 // (hbm_read 3.00e12 B/s, gemm_bf16 7.9e14 FLOP/s); a hostile profile is invalid input naming the field.
 void TestCli::planWithCalibrationProfile()
 {
-    const QString good = QStringLiteral("cluster.gpu=calibration:") + dataPath(QStringLiteral("calibration/good_h100.json"));
-    const QJsonObject j = runJson({QStringLiteral("plan"), QStringLiteral("--set"), good, QStringLiteral("--format"),
-                                   QStringLiteral("json")});
+    const QString good =
+        QStringLiteral("cluster.gpu=calibration:") + dataPath(QStringLiteral("calibration/good_h100.json"));
+    const QJsonObject j = runJson(
+        {QStringLiteral("plan"), QStringLiteral("--set"), good, QStringLiteral("--format"), QStringLiteral("json")});
     QVERIFY(!QTest::currentTestFailed());
     QCOMPARE(at(j, QStringLiteral("hardware.origin")).toString(), QStringLiteral("measured"));
     // The spec sheet's peak and bandwidth stay hardware.peak_flops / bandwidth (MFU is against them);
@@ -368,16 +377,21 @@ void TestCli::planWithCalibrationProfile()
     QCOMPARE(at(j, QStringLiteral("hardware.peak_flops")).toDouble(), 989.5e12);
     QCOMPARE(at(j, QStringLiteral("hardware.achievable_bandwidth")).toDouble(), 3.0e12);
     QCOMPARE(at(j, QStringLiteral("hardware.achievable_flops")).toDouble(), 7.9e14);
-    QVERIFY2(at(j, QStringLiteral("hardware.achievable_flops_source")).toString().startsWith(QStringLiteral("measured by napkin-probe (")),
+    QVERIFY2(at(j, QStringLiteral("hardware.achievable_flops_source"))
+                 .toString()
+                 .startsWith(QStringLiteral("measured by napkin-probe (")),
              qPrintable(at(j, QStringLiteral("hardware.achievable_flops_source")).toString()));
     NAPKIN_CHECK_CLOSE(at(j, QStringLiteral("roofline.ridge")).toDouble(), 989.5e12 / 3.35e12, 1e-12);
     QCOMPARE(at(j, QStringLiteral("hardware.calibration.matched_gpu")).toString(), QStringLiteral("h100-sxm"));
 
-    const QString bad = QStringLiteral("cluster.gpu=calibration:") + dataPath(QStringLiteral("calibration/negative.json"));
-    const QString v = invalidInputViolation({QStringLiteral("plan"), QStringLiteral("--set"), bad},
-                                            {QStringLiteral("cluster.gpu"), QStringLiteral("devices[0].results[8].median")});
+    const QString bad =
+        QStringLiteral("cluster.gpu=calibration:") + dataPath(QStringLiteral("calibration/negative.json"));
+    const QString v =
+        invalidInputViolation({QStringLiteral("plan"), QStringLiteral("--set"), bad},
+                              {QStringLiteral("cluster.gpu"), QStringLiteral("devices[0].results[8].median")});
     QVERIFY2(v.isEmpty(), qPrintable(v));
-    const QString driver = QStringLiteral("cluster.gpu=calibration:") + dataPath(QStringLiteral("calibration/no_driver.json"));
+    const QString driver =
+        QStringLiteral("cluster.gpu=calibration:") + dataPath(QStringLiteral("calibration/no_driver.json"));
     const QString w = invalidInputViolation({QStringLiteral("plan"), QStringLiteral("--set"), driver},
                                             {QStringLiteral("cluster.gpu"), QStringLiteral("no_driver")});
     QVERIFY2(w.isEmpty(), qPrintable(w));
@@ -385,10 +399,11 @@ void TestCli::planWithCalibrationProfile()
 
 void TestCli::plan70BOn1024Gpus()
 {
-    const QJsonObject j = runJson({QStringLiteral("plan"), QStringLiteral("--set"), QStringLiteral("model={\"params\": 70e9}"),
-                                   QStringLiteral("--set"), QStringLiteral("training.tokens=15e12"), QStringLiteral("--set"),
-                                   QStringLiteral("cluster.gpus=1024"), QStringLiteral("--set"),
-                                   QStringLiteral("flops.convention=6PT"), QStringLiteral("--format"), QStringLiteral("json")});
+    const QJsonObject j =
+        runJson({QStringLiteral("plan"), QStringLiteral("--set"), QStringLiteral("model={\"params\": 70e9}"),
+                 QStringLiteral("--set"), QStringLiteral("training.tokens=15e12"), QStringLiteral("--set"),
+                 QStringLiteral("cluster.gpus=1024"), QStringLiteral("--set"), QStringLiteral("flops.convention=6PT"),
+                 QStringLiteral("--format"), QStringLiteral("json")});
     QVERIFY(!QTest::currentTestFailed());
     QCOMPARE(at(j, QStringLiteral("params.total")).toDouble(), 70e9);
     // 6 x 70e9 x 15e12 = 6.3e24 FLOPs.
@@ -402,8 +417,8 @@ void TestCli::plan70BOn1024Gpus()
 void TestCli::fitFp32()
 {
     const QJsonObject j = runJson({QStringLiteral("fit"), QStringLiteral("--set"), QStringLiteral("cluster.gpus=8"),
-                                   QStringLiteral("--set"), QStringLiteral("precision.plan=fp32"), QStringLiteral("--format"),
-                                   QStringLiteral("json")});
+                                   QStringLiteral("--set"), QStringLiteral("precision.plan=fp32"),
+                                   QStringLiteral("--format"), QStringLiteral("json")});
     QVERIFY(!QTest::currentTestFailed());
     // fp32 weights + fp32 gradients + two fp32 Adam states = 16 bytes/param; 8 x 80e9 bytes / 16 = 40e9.
     NAPKIN_CHECK_CLOSE(at(j, QStringLiteral("states_only.max_params")).toDouble(), 40e9, 1e-12);
@@ -420,21 +435,23 @@ void TestCli::fitFp32()
 void TestCli::planPredicted()
 {
     // The predicted mode: time.mode, and time.breakdown whose parts sum to the step.
-    const QJsonObject j = runJson({QStringLiteral("plan"), QStringLiteral("--set"), QStringLiteral("step_time.mode=predicted"),
-                                   QStringLiteral("--set"), QStringLiteral("parallel.tp=8"), QStringLiteral("--format"),
-                                   QStringLiteral("json")});
+    const QJsonObject j = runJson(
+        {QStringLiteral("plan"), QStringLiteral("--set"), QStringLiteral("step_time.mode=predicted"),
+         QStringLiteral("--set"), QStringLiteral("parallel.tp=8"), QStringLiteral("--format"), QStringLiteral("json")});
     QVERIFY(!QTest::currentTestFailed());
     QCOMPARE(at(j, QStringLiteral("time.mode")).toString(), QStringLiteral("predicted"));
     const QJsonObject b = at(j, QStringLiteral("time.breakdown")).toObject();
     double sum = 0;
-    for (const char* k : {"compute", "recompute", "tp_comm", "cp_comm", "ep_comm", "pp_comm", "bubble", "dp_comm", "optimizer"}) {
+    for (const char* k :
+         {"compute", "recompute", "tp_comm", "cp_comm", "ep_comm", "pp_comm", "bubble", "dp_comm", "optimizer"}) {
         QVERIFY2(b.contains(QLatin1String(k)), k);
         sum += b.value(QLatin1String(k)).toDouble();
     }
     for (const char* k : {"launch", "grad_clip", "checkpoint_save", "comm_sm_share"})
         sum += b.value(QLatin1String("overheads")).toObject().value(QLatin1String(k)).toDouble();
     // The same layout at spec peaks and nominal links is faster, and no MFU is above the ceiling.
-    QVERIFY(at(j, QStringLiteral("time.breakdown_at_peak.step")).toDouble() < at(j, QStringLiteral("time.step_seconds")).toDouble());
+    QVERIFY(at(j, QStringLiteral("time.breakdown_at_peak.step")).toDouble() <
+            at(j, QStringLiteral("time.step_seconds")).toDouble());
     QVERIFY(at(j, QStringLiteral("time.mfu")).toDouble() <= at(j, QStringLiteral("time.mfu_ceiling")).toDouble());
     QVERIFY(at(j, QStringLiteral("compute.executed_flops_per_step")).toDouble() > 0);
     NAPKIN_CHECK_CLOSE(sum, at(j, QStringLiteral("time.step_seconds")).toDouble(), 1e-12);
@@ -451,8 +468,9 @@ void TestCli::searchJson()
 {
     const QStringList base{QStringLiteral("--set"), QStringLiteral("cluster.gpus=16"), QStringLiteral("--set"),
                            QStringLiteral("training.global_batch=64")};
-    const QJsonObject j = runJson(QStringList{QStringLiteral("search")} + base +
-                                  QStringList{QStringLiteral("--top"), QStringLiteral("3"), QStringLiteral("--format"), QStringLiteral("json")});
+    const QJsonObject j = runJson(
+        QStringList{QStringLiteral("search")} + base +
+        QStringList{QStringLiteral("--top"), QStringLiteral("3"), QStringLiteral("--format"), QStringLiteral("json")});
     QVERIFY(!QTest::currentTestFailed());
     QCOMPARE(j.value(QStringLiteral("schema")).toString(), QStringLiteral("napkin.search/1"));
     const QJsonArray results = j.value(QStringLiteral("results")).toArray();
@@ -475,10 +493,16 @@ void TestCli::searchJson()
     QStringList plan{QStringLiteral("plan")};
     plan += base;
     for (const char* k : {"tp", "pp", "virtual_stages", "cp", "dp", "zero"})
-        plan += {QStringLiteral("--set"), QStringLiteral("parallel.%1=%2").arg(QLatin1String(k)).arg(l.value(QLatin1String(k)).toInt())};
-    plan += {QStringLiteral("--set"), QStringLiteral("training.micro_batch=%1").arg(l.value(QStringLiteral("micro_batch")).toInt()),
-             QStringLiteral("--set"), QStringLiteral("training.recompute=") + l.value(QStringLiteral("recompute")).toString(),
-             QStringLiteral("--set"), QStringLiteral("step_time.mode=predicted"), QStringLiteral("--format"), QStringLiteral("json")};
+        plan += {QStringLiteral("--set"),
+                 QStringLiteral("parallel.%1=%2").arg(QLatin1String(k)).arg(l.value(QLatin1String(k)).toInt())};
+    plan += {QStringLiteral("--set"),
+             QStringLiteral("training.micro_batch=%1").arg(l.value(QStringLiteral("micro_batch")).toInt()),
+             QStringLiteral("--set"),
+             QStringLiteral("training.recompute=") + l.value(QStringLiteral("recompute")).toString(),
+             QStringLiteral("--set"),
+             QStringLiteral("step_time.mode=predicted"),
+             QStringLiteral("--format"),
+             QStringLiteral("json")};
     const QJsonObject p = runJson(plan);
     QVERIFY(!QTest::currentTestFailed());
     NAPKIN_CHECK_CLOSE(at(p, QStringLiteral("time.step_seconds")).toDouble(),
@@ -489,12 +513,12 @@ void TestCli::gpusForDeadline()
 {
     // The seeds' 70B on 15T tokens at MFU 0.5: 6.3e24 FLOPs / (0.5 x 989.5e12 x 144 days) = 1,023.4 GPUs,
     // so 1,024 H100s meet a 144-day deadline (ZeRO-3 so that the states fit).
-    const QJsonObject j = runJson({QStringLiteral("gpus-for"), QStringLiteral("--set"), QStringLiteral("model={\"params\": 70e9}"),
-                                   QStringLiteral("--set"), QStringLiteral("training.tokens=15e12"), QStringLiteral("--set"),
-                                   QStringLiteral("flops.convention=6PT"), QStringLiteral("--set"), QStringLiteral("parallel.zero=3"),
-                                   QStringLiteral("--set"), QStringLiteral("training.recompute=full"),
-                                   QStringLiteral("--deadline-days"), QStringLiteral("144"), QStringLiteral("--format"),
-                                   QStringLiteral("json")});
+    const QJsonObject j =
+        runJson({QStringLiteral("gpus-for"), QStringLiteral("--set"), QStringLiteral("model={\"params\": 70e9}"),
+                 QStringLiteral("--set"), QStringLiteral("training.tokens=15e12"), QStringLiteral("--set"),
+                 QStringLiteral("flops.convention=6PT"), QStringLiteral("--set"), QStringLiteral("parallel.zero=3"),
+                 QStringLiteral("--set"), QStringLiteral("training.recompute=full"), QStringLiteral("--deadline-days"),
+                 QStringLiteral("144"), QStringLiteral("--format"), QStringLiteral("json")});
     QVERIFY(!QTest::currentTestFailed());
     QCOMPARE(j.value(QStringLiteral("found")).toBool(), true);
     QCOMPARE(j.value(QStringLiteral("gpus")).toInt(), 1024);
@@ -503,10 +527,10 @@ void TestCli::gpusForDeadline()
 
 void TestCli::opGemm()
 {
-    const QJsonObject j = runJson({QStringLiteral("op"), QStringLiteral("gemm"), QStringLiteral("--m"), QStringLiteral("128"),
-                                   QStringLiteral("--k"), QStringLiteral("4096"), QStringLiteral("--n"), QStringLiteral("4096"),
-                                   QStringLiteral("--dtype"), QStringLiteral("bf16"), QStringLiteral("--format"),
-                                   QStringLiteral("json")});
+    const QJsonObject j = runJson({QStringLiteral("op"), QStringLiteral("gemm"), QStringLiteral("--m"),
+                                   QStringLiteral("128"), QStringLiteral("--k"), QStringLiteral("4096"),
+                                   QStringLiteral("--n"), QStringLiteral("4096"), QStringLiteral("--dtype"),
+                                   QStringLiteral("bf16"), QStringLiteral("--format"), QStringLiteral("json")});
     QVERIFY(!QTest::currentTestFailed());
     // 2mkn / (2 (mk + kn + mn)) = 4294967296 / 35651584 = 120.4706; H100 ridge 989.5e12 / 3.35e12 = 295.
     NAPKIN_CHECK_CLOSE(j.value(QStringLiteral("intensity")).toDouble(), 120.47, 1e-3);
@@ -526,7 +550,8 @@ void TestCli::opRelu()
 
 void TestCli::presetsGpus()
 {
-    const QJsonObject j = runJson({QStringLiteral("presets"), QStringLiteral("gpus"), QStringLiteral("--format"), QStringLiteral("json")});
+    const QJsonObject j = runJson(
+        {QStringLiteral("presets"), QStringLiteral("gpus"), QStringLiteral("--format"), QStringLiteral("json")});
     QVERIFY(!QTest::currentTestFailed());
     const QJsonObject h100 = findById(j.value(QStringLiteral("gpus")).toArray(), QStringLiteral("h100-sxm"));
     QVERIFY2(!h100.isEmpty(), "no h100-sxm in presets gpus");
@@ -536,7 +561,8 @@ void TestCli::presetsGpus()
 
 void TestCli::presetsModels()
 {
-    const QJsonObject j = runJson({QStringLiteral("presets"), QStringLiteral("models"), QStringLiteral("--format"), QStringLiteral("json")});
+    const QJsonObject j = runJson(
+        {QStringLiteral("presets"), QStringLiteral("models"), QStringLiteral("--format"), QStringLiteral("json")});
     QVERIFY(!QTest::currentTestFailed());
     // Llama-3-8B: 32 x (4096^2 x 2 + 2 x 4096 x 1024 + 3 x 4096 x 14336 + 2 x 4096) + 2 x 128256 x 4096 + 4096.
     const QJsonObject m = findById(j.value(QStringLiteral("models")).toArray(), QStringLiteral("llama-3-8b"));
@@ -564,7 +590,8 @@ void TestCli::outputFile()
     QTemporaryDir tmp;
     QVERIFY(tmp.isValid());
     const QString file = tmp.filePath(QStringLiteral("plan.json"));
-    const QStringList args{QStringLiteral("plan"), QStringLiteral("--format"), QStringLiteral("json"), QStringLiteral("-o"), file};
+    const QStringList args{QStringLiteral("plan"), QStringLiteral("--format"), QStringLiteral("json"),
+                           QStringLiteral("-o"), file};
     const CliResult r = runCli(args);
     QVERIFY2(r.status == QProcess::NormalExit && r.exitCode == 0, qPrintable(describe(args, r)));
     QVERIFY2(r.out.isEmpty(), qPrintable(describe(args, r)));
@@ -580,7 +607,8 @@ void TestCli::outputFile()
 void TestCli::outputToMissingDirectory()
 {
     const QString file = QStringLiteral("/nonexistent-dir/x.json");
-    const QStringList args{QStringLiteral("plan"), QStringLiteral("--format"), QStringLiteral("json"), QStringLiteral("-o"), file};
+    const QStringList args{QStringLiteral("plan"), QStringLiteral("--format"), QStringLiteral("json"),
+                           QStringLiteral("-o"), file};
     const CliResult r = runCli(args);
     QVERIFY2(r.status == QProcess::NormalExit, qPrintable(describe(args, r)));
     QCOMPARE(r.exitCode, 1);
@@ -602,9 +630,9 @@ void TestCli::outputOnFullDisk()
         f.write("previous contents\n");
     }
     QProcess p;
-    p.start(QStringLiteral("/bin/sh"), {QStringLiteral("-c"),
-                                        QStringLiteral("trap '' XFSZ; ulimit -f 2; exec \"$0\" plan --format json -o \"$1\""),
-                                        cliPath(), file});
+    p.start(QStringLiteral("/bin/sh"),
+            {QStringLiteral("-c"),
+             QStringLiteral("trap '' XFSZ; ulimit -f 2; exec \"$0\" plan --format json -o \"$1\""), cliPath(), file});
     QVERIFY(p.waitForFinished(60000));
     QCOMPARE(p.exitStatus(), QProcess::NormalExit);
     QCOMPARE(p.exitCode(), 1);
@@ -619,7 +647,8 @@ void TestCli::outputOnFullDisk()
 void TestCli::newCommands()
 {
     // dtype: CS336's facts about 1e-8 (underflows in fp16, survives in bf16).
-    CliResult r = runCli({QStringLiteral("dtype"), QStringLiteral("1e-8"), QStringLiteral("--format"), QStringLiteral("json")});
+    CliResult r =
+        runCli({QStringLiteral("dtype"), QStringLiteral("1e-8"), QStringLiteral("--format"), QStringLiteral("json")});
     QCOMPARE(r.exitCode, 0);
     const auto dt = QJsonDocument::fromJson(r.out).object();
     bool fp16Underflow = false, bf16Survives = false;
@@ -628,20 +657,23 @@ void TestCli::newCommands()
         if (o.value(QStringLiteral("dtype")).toString() == QStringLiteral("fp16"))
             fp16Underflow = o.value(QStringLiteral("underflow")).toBool();
         if (o.value(QStringLiteral("dtype")).toString() == QStringLiteral("bf16"))
-            bf16Survives = !o.value(QStringLiteral("underflow")).toBool() && o.value(QStringLiteral("stored")).toDouble() > 0;
+            bf16Survives =
+                !o.value(QStringLiteral("underflow")).toBool() && o.value(QStringLiteral("stored")).toDouble() > 0;
     }
     QVERIFY(fp16Underflow && bf16Survives);
     QCOMPARE(runCli({QStringLiteral("dtype"), QStringLiteral("abc")}).exitCode, 2);
     // reconcile: 6PT, 7e9 params, 8 H100 at 989.5 TFLOP/s, 64 x 4096 tokens per step in 2 s.
-    r = runCli({QStringLiteral("reconcile"), QStringLiteral("--set"), QStringLiteral("model.params=7e9"), QStringLiteral("--set"),
-                QStringLiteral("flops.convention=6PT"), QStringLiteral("--set"), QStringLiteral("cluster.gpus=8"), QStringLiteral("--set"),
-                QStringLiteral("training.global_batch=64"), QStringLiteral("--step-time"), QStringLiteral("2"), QStringLiteral("--peak-allocated"),
+    r = runCli({QStringLiteral("reconcile"), QStringLiteral("--set"), QStringLiteral("model.params=7e9"),
+                QStringLiteral("--set"), QStringLiteral("flops.convention=6PT"), QStringLiteral("--set"),
+                QStringLiteral("cluster.gpus=8"), QStringLiteral("--set"), QStringLiteral("training.global_batch=64"),
+                QStringLiteral("--step-time"), QStringLiteral("2"), QStringLiteral("--peak-allocated"),
                 QStringLiteral("60e9"), QStringLiteral("--format"), QStringLiteral("json")});
     QCOMPARE(r.exitCode, 0);
     const auto rec = QJsonDocument::fromJson(r.out).object();
     const double mfu = rec.value(QStringLiteral("measured")).toObject().value(QStringLiteral("mfu")).toDouble();
     QVERIFY(std::abs(mfu - 6 * 7e9 * 131072 / (8 * 989.5e12)) < 1e-9);
-    QCOMPARE(rec.value(QStringLiteral("measured")).toObject().value(QStringLiteral("tokens_per_second")).toDouble(), 131072.0);
+    QCOMPARE(rec.value(QStringLiteral("measured")).toObject().value(QStringLiteral("tokens_per_second")).toDouble(),
+             131072.0);
     QVERIFY(rec.value(QStringLiteral("memory")).toObject().contains(QStringLiteral("gap_bytes")));
     QCOMPARE(runCli({QStringLiteral("reconcile"), QStringLiteral("--step-time"), QStringLiteral("-1")}).exitCode, 2);
     QCOMPARE(runCli({QStringLiteral("reconcile")}).exitCode, 2);

@@ -174,18 +174,22 @@ private slots:
         };
         write(QStringLiteral("a.napkin.json"), R"({"schema": "napkin.scenario/1", "name": "baseline"})");
         write(QStringLiteral("double.napkin.json"), R"({"schema": "napkin.scenario/1", "cluster": {"gpus": 128}})");
-        const QStringList files{dir.filePath(QStringLiteral("a.napkin.json")), dir.filePath(QStringLiteral("double.napkin.json"))};
+        const QStringList files{dir.filePath(QStringLiteral("a.napkin.json")),
+                                dir.filePath(QStringLiteral("double.napkin.json"))};
         const auto r = runCli(QStringList{QStringLiteral("compare")} + files);
         QVERIFY2(r.exitCode == 0, qPrintable(describe(QStringList{QStringLiteral("compare")} + files, r)));
         const QStringList lines = QString::fromUtf8(r.out).split(u'\n');
         QVERIFY(lines[0].startsWith(QStringLiteral("scenario")) && lines[0].contains(QStringLiteral("Δ days")));
         QVERIFY(lines[1].startsWith(QStringLiteral("baseline")));
         QVERIFY(lines[2].startsWith(QStringLiteral("double")));
-        QVERIFY2(lines[2].contains(QStringLiteral("-50.0%")) && lines[2].contains(QStringLiteral("+0.0%")), qPrintable(lines[2]));
-        const auto md = runCli(QStringList{QStringLiteral("compare"), QStringLiteral("--format"), QStringLiteral("md")} + files);
+        QVERIFY2(lines[2].contains(QStringLiteral("-50.0%")) && lines[2].contains(QStringLiteral("+0.0%")),
+                 qPrintable(lines[2]));
+        const auto md =
+            runCli(QStringList{QStringLiteral("compare"), QStringLiteral("--format"), QStringLiteral("md")} + files);
         QCOMPARE(md.exitCode, 0);
         QVERIFY(md.out.startsWith("| scenario |"));
-        const auto csv = runCli(QStringList{QStringLiteral("compare"), QStringLiteral("--format"), QStringLiteral("csv")} + files);
+        const auto csv =
+            runCli(QStringList{QStringLiteral("compare"), QStringLiteral("--format"), QStringLiteral("csv")} + files);
         QCOMPARE(csv.exitCode, 0);
         QVERIFY(csv.out.startsWith("section,name,baseline,double,unit\n"));
     }

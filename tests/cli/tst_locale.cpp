@@ -26,7 +26,8 @@ private slots:
         // QCoreApplication has already called setlocale(LC_ALL, ""): with LC_ALL=de_DE.UTF-8 the C
         // library now writes decimal commas. Prove it, or fail.
         if (!std::setlocale(LC_ALL, "de_DE.UTF-8"))
-            QFAIL("the de_DE.UTF-8 locale is not installed (Debian: apt-get install locales-all); this suite must run under it");
+            QFAIL("the de_DE.UTF-8 locale is not installed (Debian: apt-get install locales-all); this suite must run "
+                  "under it");
         char buf[16];
         std::snprintf(buf, sizeof buf, "%.1f", 2.5);
         QCOMPARE(QByteArray(buf), QByteArray("2,5"));
@@ -61,8 +62,13 @@ private slots:
         QTemporaryDir dir;
         const QString md = dir.filePath(QStringLiteral("r.md"));
         // The report: a Markdown report with a decimal quantity failed under de_DE.
-        const QStringList args{QStringLiteral("plan"), QStringLiteral("--set"), QStringLiteral("training.tokens=2.5T"),
-                               QStringLiteral("--format"), QStringLiteral("md"), QStringLiteral("-o"), md};
+        const QStringList args{QStringLiteral("plan"),
+                               QStringLiteral("--set"),
+                               QStringLiteral("training.tokens=2.5T"),
+                               QStringLiteral("--format"),
+                               QStringLiteral("md"),
+                               QStringLiteral("-o"),
+                               md};
         const CliResult r = runCli(args, env);
         QVERIFY2(r.finished && r.exitCode == 0, qPrintable(describe(args, r)));
         QFile f(md);
@@ -78,7 +84,8 @@ private slots:
             QVERIFY2(line.isEmpty() || line.count(',') >= 3, line.constData());
         QVERIFY(c.out.contains("hardware,peak_flops,989500000000000,FLOP/s"));
         // A decimal comma in a quantity is refused, naming the field.
-        const QStringList bad{QStringLiteral("plan"), QStringLiteral("--set"), QStringLiteral("training.tokens=\"1,5T\"")};
+        const QStringList bad{QStringLiteral("plan"), QStringLiteral("--set"),
+                              QStringLiteral("training.tokens=\"1,5T\"")};
         const CliResult b = runCli(bad, env);
         QCOMPARE(b.exitCode, 2);
         QVERIFY(b.err.contains("training.tokens"));

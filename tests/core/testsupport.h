@@ -48,7 +48,10 @@ inline core::Scenario parsed(const nlohmann::json& doc)
 
 // The default scenario with PATH=VALUE overrides, parsed strictly. Fails the test on errors.
 inline core::Scenario scenario(const std::vector<std::string>& sets) { return parsed(documentWith(sets)); }
-inline core::Scenario scenario(std::initializer_list<std::string> sets) { return scenario(std::vector<std::string>(sets)); }
+inline core::Scenario scenario(std::initializer_list<std::string> sets)
+{
+    return scenario(std::vector<std::string>(sets));
+}
 
 // Errors of a scenario built like scenario() (empty when valid).
 inline core::Errors scenarioErrors(const std::vector<std::string>& sets)
@@ -65,13 +68,12 @@ inline core::Errors scenarioErrors(std::initializer_list<std::string> sets)
     return scenarioErrors(std::vector<std::string>(sets));
 }
 
-inline bool near(double got, double want, double rel)
-{
-    return std::abs(got - want) <= rel * std::abs(want);
-}
+inline bool near(double got, double want, double rel) { return std::abs(got - want) <= rel * std::abs(want); }
 
 } // namespace napkin::test
 
-#define NAPKIN_COMPARE_REL(got, want, rel)                                                                    \
-    QVERIFY2(napkin::test::near((got), (want), (rel)),                                                       \
-             qPrintable(QStringLiteral("got %1, want %2 (rel tol %3)").arg((got), 0, 'g', 12).arg((want), 0, 'g', 12).arg(rel)))
+#define NAPKIN_COMPARE_REL(got, want, rel)                                                                             \
+    QVERIFY2(                                                                                                          \
+        napkin::test::near((got), (want), (rel)),                                                                      \
+        qPrintable(                                                                                                    \
+            QStringLiteral("got %1, want %2 (rel tol %3)").arg((got), 0, 'g', 12).arg((want), 0, 'g', 12).arg(rel)))

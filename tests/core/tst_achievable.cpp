@@ -53,7 +53,11 @@ private slots:
                 const double model = core::gemmShapeEfficiency(4096, 4096, ks[i], batch, 132, 90) / ref;
                 const double published = measured[i] / measured[4];
                 QVERIFY2(std::abs(model / published - 1) < 0.03,
-                         qPrintable(QStringLiteral("batch %1 k %2: model %3, published %4").arg(batch).arg(ks[i]).arg(model).arg(published)));
+                         qPrintable(QStringLiteral("batch %1 k %2: model %3, published %4")
+                                        .arg(batch)
+                                        .arg(ks[i])
+                                        .arg(model)
+                                        .arg(published)));
             }
         }
         // Blackwell ("sm_100" in the same table, batch 4, m = n = 4096): K0 = 370 follows the k sweep
@@ -63,8 +67,9 @@ private slots:
         for (int i = 0; i < 4; ++i) {
             const double model = core::gemmShapeEfficiency(4096, 4096, ks[i], 4, 148, 100) / ref100;
             const double published = sm100[i] / sm100[4];
-            QVERIFY2(std::abs(model / published - 1) < 0.05,
-                     qPrintable(QStringLiteral("sm_100 k %1: model %2, published %3").arg(ks[i]).arg(model).arg(published)));
+            QVERIFY2(
+                std::abs(model / published - 1) < 0.05,
+                qPrintable(QStringLiteral("sm_100 k %1: model %2, published %3").arg(ks[i]).arg(model).arg(published)));
         }
         // The achievable figure is a measurement at one shape: a GEMM of that shape runs at exactly the
         // figure (H100 SXM: MAMF 794.5 TFLOP/s at 2048 x 2048 x 13312), a larger one never above it,
@@ -126,13 +131,16 @@ private slots:
         nvl.busbw = 360e9;
         nvl.nominal = 450e9;
         const double vol1 = 2 * 7.0 / 8 * 1e6;
-        QCOMPARE(core::collectiveSeconds(core::Collective::AllReduce, 1e6, nvl), (3.6 + 14 * 0.47) * 1e-6 + vol1 / 90e9);
+        QCOMPARE(core::collectiveSeconds(core::Collective::AllReduce, 1e6, nvl),
+                 (3.6 + 14 * 0.47) * 1e-6 + vol1 / 90e9);
         const double vol2 = 2 * 7.0 / 8 * 1e9;
-        QCOMPARE(core::collectiveSeconds(core::Collective::AllReduce, 1e9, nvl), (8.4 + 14 * 3.4) * 1e-6 + vol2 / 360e9);
+        QCOMPARE(core::collectiveSeconds(core::Collective::AllReduce, 1e9, nvl),
+                 (8.4 + 14 * 3.4) * 1e-6 + vol2 / 360e9);
         // At the spec bound: nominal bandwidth, no latency.
         QCOMPARE(core::collectiveSeconds(core::Collective::AllReduce, 1e9, nvl, true), vol2 / 450e9);
         // All-gather: (n - 1) steps.
-        QCOMPARE(core::collectiveSeconds(core::Collective::AllGather, 1e9, nvl), (8.4 + 7 * 3.4) * 1e-6 + 7.0 / 8 * 1e9 / 360e9);
+        QCOMPARE(core::collectiveSeconds(core::Collective::AllGather, 1e9, nvl),
+                 (8.4 + 7 * 3.4) * 1e-6 + 7.0 / 8 * 1e9 / 360e9);
         // 1,024 nodes of one rank: a ring pays 2 · 1023 network latencies; the tree log2(1024) = 10.
         core::Link net;
         net.ranks = 1024;
@@ -190,14 +198,17 @@ private slots:
         // order (wq, wk, wv, wo, w1, w3, w2: the odd ones; parallelize_llama.py _save_list at
         // 9dec370) and recomputes the rest: wk, wo and w3 plus every forward elementwise op.
         // Llama 2 7B (MHA): wk is a third of the fused QKV projection, w3 half of gate/up.
-        const auto titan = core::estimate(test::scenario({"parallel.zero=0", "parallel.fsdp=full", "training.recompute=op",
-                                                          "step_time.mode=predicted"}));
+        const auto titan = core::estimate(test::scenario(
+            {"parallel.zero=0", "parallel.fsdp=full", "training.recompute=op", "step_time.mode=predicted"}));
         double gemm = 0, elementwise = 0;
         for (const auto& op : titan.ops) {
             const std::string_view name = op.name;
             if (op.pass != core::Pass::Forward || name.rfind("logits", 0) == 0 || name.rfind("cross_entropy", 0) == 0)
                 continue;
-            const double share = name == "qkv_proj" ? 1.0 / 3 : name == "out_proj" ? 1.0 : name == "mlp_gate_up" ? 0.5 : 0.0;
+            const double share = name == "qkv_proj"      ? 1.0 / 3
+                                 : name == "out_proj"    ? 1.0
+                                 : name == "mlp_gate_up" ? 0.5
+                                                         : 0.0;
             if (op.kind == core::OpKind::Gemm)
                 gemm += share * op.achievableSeconds;
             else if (op.kind != core::OpKind::Attention)
@@ -208,7 +219,8 @@ private slots:
         // Hardware FLOPs: 2 · (wk + wo + w3) per token per layer = 2 · 4096 · (4096 + 4096 + 11008).
         const double perToken = L * 2 * 4096.0 * (4096 + 4096 + 11008);
         QVERIFY(std::fabs(titan.compute.hardwareFlops / ((titan.compute.flopsPerToken + perToken) * 2e12) - 1) < 1e-12);
-        const auto megatron = core::estimate(test::scenario({"training.recompute=selective", "step_time.mode=predicted"}));
+        const auto megatron =
+            core::estimate(test::scenario({"training.recompute=selective", "step_time.mode=predicted"}));
         double core = 0; // Megatron's attention kernel (cuDNN, FlashAttention-3 class on Hopper)
         for (const auto& op : megatron.ops)
             if (op.pass == core::Pass::Forward && op.kind == core::OpKind::Attention)
@@ -220,10 +232,10 @@ private slots:
     {
         // Llama 3.1 405B as Meta trained it: 126 layers on 16 stages, the first and last one layer
         // short (Dubey et al. 2024 §3.3.2): 7 + 14 x 8 + 7.
-        const auto sc = test::scenario({"model.preset=llama-3.1-405b", "cluster.gpus=16384", "parallel.tp=8",
-                                              "parallel.pp=16", "parallel.first_stage_layers=7",
-                                              "parallel.last_stage_layers=7", "training.seq_len=8192",
-                                              "training.global_batch=2048", "step_time.mode=predicted"});
+        const auto sc =
+            test::scenario({"model.preset=llama-3.1-405b", "cluster.gpus=16384", "parallel.tp=8", "parallel.pp=16",
+                            "parallel.first_stage_layers=7", "parallel.last_stage_layers=7", "training.seq_len=8192",
+                            "training.global_batch=2048", "step_time.mode=predicted"});
         const auto layers = core::stageLayerCounts(sc.parallel, 126);
         QCOMPARE(layers.size(), std::size_t(16));
         QCOMPARE(layers.front(), 7.0);
@@ -239,14 +251,14 @@ private slots:
         QVERIFY(std::fabs(total * 8 / plan.params.total - 1) < 1e-12);
         // The step time: the slowest stage (8 layers) sets the pace, as if every stage held 8.
         QVERIFY(plan.stepTime.valid);
-        const auto eight = core::estimate(test::scenario({"model.preset=llama-3.1-405b", "cluster.gpus=16384", "parallel.tp=8",
-                                                          "parallel.pp=16", "parallel.pipeline_layout=[8,8,8,8,8,8,8,8,8,8,8,8,8,8,8,6]",
-                                                          "training.seq_len=8192", "training.global_batch=2048",
-                                                          "step_time.mode=predicted"}));
+        const auto eight = core::estimate(
+            test::scenario({"model.preset=llama-3.1-405b", "cluster.gpus=16384", "parallel.tp=8", "parallel.pp=16",
+                            "parallel.pipeline_layout=[8,8,8,8,8,8,8,8,8,8,8,8,8,8,8,6]", "training.seq_len=8192",
+                            "training.global_batch=2048", "step_time.mode=predicted"}));
         QVERIFY(std::fabs(plan.stepTime.compute / eight.stepTime.compute - 1) < 1e-12);
         // An explicit layout, and the errors that name the keys.
-        const auto explicitLayout = test::scenario({"model.preset=llama-2-7b", "parallel.pp=4", "cluster.gpus=64",
-                                                          "parallel.pipeline_layout=[7,9,9,7]"});
+        const auto explicitLayout = test::scenario(
+            {"model.preset=llama-2-7b", "parallel.pp=4", "cluster.gpus=64", "parallel.pipeline_layout=[7,9,9,7]"});
         QCOMPARE(core::stageLayerCounts(explicitLayout.parallel, 32)[1], 9.0);
         auto first = test::scenarioErrors({"model.preset=llama-3.1-405b", "parallel.pp=16", "cluster.gpus=128"});
         QVERIFY(!first.empty());
@@ -256,8 +268,8 @@ private slots:
                                          "parallel.first_stage_layers=7", "parallel.last_stage_layers=8"});
         QVERIFY(!bad.empty());
         QCOMPARE(bad.front().field, std::string("parallel.first_stage_layers"));
-        auto layout = test::scenarioErrors({"model.preset=llama-2-7b", "parallel.pp=4", "cluster.gpus=64",
-                                            "parallel.pipeline_layout=[8,8,8]"});
+        auto layout = test::scenarioErrors(
+            {"model.preset=llama-2-7b", "parallel.pp=4", "cluster.gpus=64", "parallel.pipeline_layout=[8,8,8]"});
         QVERIFY(!layout.empty());
         QCOMPARE(layout.front().field, std::string("parallel.pipeline_layout"));
     }
@@ -266,15 +278,19 @@ private slots:
     {
         QCOMPARE(test::scenarioErrors({"step_time.collective_efficiency=1.5"}).front().field,
                  std::string("step_time.collective_efficiency"));
-        QCOMPARE(test::scenarioErrors({"step_time.save_every_steps=100"}).front().field, std::string("step_time.save_bandwidth"));
-        QCOMPARE(test::scenarioErrors({"step_time.overlap_dp=\"sometimes\""}).front().field, std::string("step_time.overlap_dp"));
+        QCOMPARE(test::scenarioErrors({"step_time.save_every_steps=100"}).front().field,
+                 std::string("step_time.save_bandwidth"));
+        QCOMPARE(test::scenarioErrors({"step_time.overlap_dp=\"sometimes\""}).front().field,
+                 std::string("step_time.overlap_dp"));
         QCOMPARE(test::scenarioErrors({"step_time.framework=jax"}).front().field, std::string("step_time.framework"));
         // Checkpoint saves: each rank writes its weights and optimizer states (bf16-mixed, ZeRO-1 over
         // 64: 2 + 8/64 bytes per parameter) at 2 GB/s every 100 steps.
-        const auto plan = core::estimate(test::scenario({"step_time.mode=predicted", "step_time.save_every_steps=100",
-                                                               "step_time.save_bandwidth=2e9"}));
+        const auto plan = core::estimate(test::scenario(
+            {"step_time.mode=predicted", "step_time.save_every_steps=100", "step_time.save_bandwidth=2e9"}));
         const auto& m = plan.memory;
-        QVERIFY(std::fabs(plan.stepTime.checkpointSave / ((m.weights + m.masterWeights + m.optimizerStates) / 2e9 / 100) - 1) < 1e-12);
+        QVERIFY(
+            std::fabs(plan.stepTime.checkpointSave / ((m.weights + m.masterWeights + m.optimizerStates) / 2e9 / 100) -
+                      1) < 1e-12);
     }
 
     void catalogueAchievableFigures()
@@ -294,7 +310,8 @@ private slots:
         std::vector<double> ratios;
         for (const auto& g : cat.gpus)
             if (g.achievablePublished || g.sourceAchievable.find("matmul not published") == std::string::npos)
-                if (g.peak(core::PeakColumn::Bf16) > 0 && g.sourceAchievable.find("matmul not published") == std::string::npos)
+                if (g.peak(core::PeakColumn::Bf16) > 0 &&
+                    g.sourceAchievable.find("matmul not published") == std::string::npos)
                     ratios.push_back(g.achievableMatmulFlops / g.peak(core::PeakColumn::Bf16));
         std::sort(ratios.begin(), ratios.end());
         const double median = ratios.size() % 2 ? ratios[ratios.size() / 2]
@@ -325,7 +342,8 @@ private slots:
         QVERIFY(s.n >= base["n"].get<int>());
         QVERIFY2(s.medianAbsError <= base["median_abs_error"].get<double>() + 1e-9,
                  qPrintable(QString::number(s.medianAbsError)));
-        QVERIFY2(s.maxAbsError <= base["max_abs_error"].get<double>() + 1e-9, qPrintable(QString::number(s.maxAbsError)));
+        QVERIFY2(s.maxAbsError <= base["max_abs_error"].get<double>() + 1e-9,
+                 qPrintable(QString::number(s.maxAbsError)));
         // The JSON the CLI prints (napkin.validate/1).
         const auto j = core::validationToJson(results, s);
         QCOMPARE(j["schema"].get<std::string>(), std::string("napkin.validate/1"));
@@ -334,8 +352,10 @@ private slots:
         QVERIFY(core::validationToText(results, s).find("median |error|") != std::string::npos);
         // A hostile set: unknown key, FLOP metric without a convention.
         core::Errors errors;
-        core::loadValidationSet(R"({"schema":"napkin.validation-set/1","cases":[{"id":"x","source":"s","source_group":"g",
-            "url":"u","metric":"mfu","published":0.4,"scenario":{},"colour":1}]})", errors);
+        core::loadValidationSet(
+            R"({"schema":"napkin.validation-set/1","cases":[{"id":"x","source":"s","source_group":"g",
+            "url":"u","metric":"mfu","published":0.4,"scenario":{},"colour":1}]})",
+            errors);
         QCOMPARE(errors.size(), std::size_t(2));
     }
 };

@@ -55,8 +55,8 @@ private slots:
         const double t = technique == QStringLiteral("none_t1") ? 1.0 : setup["t"].get<double>();
         const bool sp = technique.contains(QStringLiteral("sp"));
         const auto recompute = technique == QStringLiteral("full")               ? core::Recompute::Full
-                             : technique.contains(QStringLiteral("selective")) ? core::Recompute::Selective
-                                                                               : core::Recompute::None;
+                               : technique.contains(QStringLiteral("selective")) ? core::Recompute::Selective
+                                                                                 : core::Recompute::None;
         const auto layer = gptLayer(heads, hidden);
         const double got = core::layerActivations(layer, s, b, 2.0, recompute, /*flash=*/false, t, sp).total / GiB;
         QVERIFY2(std::abs(got - expectedGiB) <= setup["tol_abs_gib"].get<double>(),
@@ -99,7 +99,8 @@ private slots:
         QCOMPARE(a.total, 131584.0 * 4096 + 4.0 * 32 * 4096);
         // GQA with 8 KV heads stores 2·2·(4096 - 1024) bytes per token less for K and V.
         s.kvHeads = 8;
-        QCOMPARE(core::layerActivations(s, 4096, 1, 2.0, core::Recompute::None, true).perTokenBytes, 131584.0 - 2 * 2 * 3072);
+        QCOMPARE(core::layerActivations(s, 4096, 1, 2.0, core::Recompute::None, true).perTokenBytes,
+                 131584.0 - 2 * 2 * 3072);
     }
 
     void microBatchScalesLinearly()

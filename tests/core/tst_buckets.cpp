@@ -92,11 +92,12 @@ private slots:
             QVERIFY2(quantities.count(b.quantity), b.quantity);
         for (const auto& d : plan.derivations)
             if (std::string(d.quantity) == "memory.per_gpu.total")
-                QCOMPARE(core::formulaText(d),
-                         std::string("weights + gradients + master + optimizer + activations + temporaries + overhead"));
+                QCOMPARE(
+                    core::formulaText(d),
+                    std::string("weights + gradients + master + optimizer + activations + temporaries + overhead"));
         const auto& m = plan.memory;
-        QCOMPARE(m.total, m.weights + m.gradients + m.masterWeights + m.optimizerStates + m.activations + m.temporaries +
-                              m.overhead);
+        QCOMPARE(m.total, m.weights + m.gradients + m.masterWeights + m.optimizerStates + m.activations +
+                              m.temporaries + m.overhead);
     }
 };
 

@@ -118,7 +118,8 @@ private slots:
         NAPKIN_COMPARE_REL(predicted.time.stepSeconds / specPredicted.time.stepSeconds, 1.0, 0.02);
         const auto* c = derivation(predicted, "time.mfu_ceiling");
         QVERIFY(c);
-        QVERIFY2(core::sourceText(*c, predicted).find("C_ach " + cite) != std::string::npos, core::sourceText(*c, predicted).c_str());
+        QVERIFY2(core::sourceText(*c, predicted).find("C_ach " + cite) != std::string::npos,
+                 core::sourceText(*c, predicted).c_str());
         // The spec plan cites no probe.
         QVERIFY(core::sourceText(*derivation(spec, "time.seconds"), spec).find("napkin-probe") == std::string::npos);
 
@@ -165,7 +166,8 @@ private slots:
         const auto sc = test::scenario({kGood});
         QVERIFY(sc.gpu->calibration);
         const auto rows = core::calibrationRows(*sc.gpu->calibration);
-        const auto it = std::find_if(rows.begin(), rows.end(), [&](const auto& r) { return r.key == key.toStdString(); });
+        const auto it =
+            std::find_if(rows.begin(), rows.end(), [&](const auto& r) { return r.key == key.toStdString(); });
         QVERIFY(it != rows.end());
         QCOMPARE(it->measured, measured);
         QCOMPARE(it->spec, spec);
@@ -194,7 +196,7 @@ private slots:
     void unverifiedFallsBackToSpec()
     {
         core::Errors errors;
-        auto text = goodWith("/devices/0/results/8/verified", false);   // gemm_bf16
+        auto text = goodWith("/devices/0/results/8/verified", false); // gemm_bf16
         text = nlohmann::json::parse(text).dump();
         auto doc = nlohmann::json::parse(text);
         doc["devices"][0]["results"][3]["verified"] = false; // hbm_read: hbm_triad 2.93e12 is then the best
@@ -212,6 +214,7 @@ private slots:
     {
         QTest::addColumn<QString>("name");
         QTest::addColumn<QString>("id");
+        // clang-format off
         QTest::newRow("H100 SXM") << "NVIDIA H100 80GB HBM3" << "h100-sxm";
         QTest::newRow("H100 PCIe") << "NVIDIA H100 PCIe" << "h100-pcie";
         QTest::newRow("H100 NVL") << "NVIDIA H100 NVL" << "h100-nvl";
@@ -229,6 +232,7 @@ private slots:
         QTest::newRow("A10") << "NVIDIA A10" << "a10";
         QTest::newRow("RTX 4090") << "NVIDIA GeForce RTX 4090" << "rtx-4090";
         QTest::newRow("unknown") << "NVIDIA Hopper Engineering Sample" << "";
+        // clang-format on
     }
     void deviceNames()
     {
@@ -246,8 +250,10 @@ private slots:
     {
         QTest::addColumn<QString>("file");
         QTest::addColumn<QString>("warning");
+        // clang-format off
         QTest::newRow("unknown device") << "unknown_device.json" << "calibration_unknown_device";
         QTest::newRow("A100 with 42 GB") << "a100_memory_differs.json" << "calibration_memory_differs";
+        // clang-format on
     }
     void flaggedNotRejected()
     {
@@ -273,6 +279,7 @@ private slots:
         QTest::addColumn<QString>("file");
         QTest::addColumn<QString>("field");
         QTest::addColumn<QString>("why");
+        // clang-format off
         QTest::newRow("wrong schema") << "wrong_schema.json" << "schema" << "unsupported schema";
         QTest::newRow("status no_driver") << "no_driver.json" << "status" << "no_driver): No NVIDIA driver found";
         QTest::newRow("NaN as a string") << "nan_string.json" << "devices[0].results[3].best" << "must be a JSON number";
@@ -288,6 +295,7 @@ private slots:
         QTest::newRow("wrong type") << "wrong_types.json" << "devices[0].results[8].verified" << "must be a boolean";
         QTest::newRow("empty file") << "empty.json" << "profile" << "is empty";
         QTest::newRow("truncated file") << "truncated.json" << "profile" << "invalid JSON";
+        // clang-format on
     }
     void hostile()
     {
@@ -324,9 +332,11 @@ private slots:
     {
         QTest::addColumn<QString>("set");
         QTest::addColumn<QString>("why");
+        // clang-format off
         QTest::newRow("missing file") << "cluster.gpu=calibration:calibration/nope.json" << "cannot open file";
         QTest::newRow("no file") << "cluster.gpu=calibration:" << "names no profile file";
         QTest::newRow("unknown id lists calibration") << "cluster.gpu=h900" << "unknown GPU";
+        // clang-format on
     }
     void scenarioFileErrors()
     {

@@ -78,7 +78,8 @@ private slots:
         QVERIFY2(g, "missing from resources/gpus.json");
         NAPKIN_COMPARE_REL(g->memoryBytes / 1e9, memoryGb, 1e-9);
         NAPKIN_COMPARE_REL(g->bandwidthBytesPerSecond / 1e12, bandwidthTbps, 1e-9);
-        const double tensor = g->peak(core::PeakColumn::Bf16) > 0 ? g->peak(core::PeakColumn::Bf16) : g->peak(core::PeakColumn::Fp16);
+        const double tensor =
+            g->peak(core::PeakColumn::Bf16) > 0 ? g->peak(core::PeakColumn::Bf16) : g->peak(core::PeakColumn::Fp16);
         NAPKIN_COMPARE_REL(tensor / 1e12, tensorTflops, 1e-9);
         QVERIFY(!g->sourceFlops.empty());
         QVERIFY(!g->sourceMemory.empty());
@@ -113,9 +114,12 @@ private slots:
         doc[nlohmann::json::json_pointer(path.toStdString())]["bogus_key"] = 1;
         core::Errors errors;
         const std::string text = doc.dump();
-        if (file == QStringLiteral("gpus.json")) core::loadGpus(text, errors);
-        else if (file == QStringLiteral("models.json")) core::loadModels(text, errors);
-        else core::loadPlans(text, errors);
+        if (file == QStringLiteral("gpus.json"))
+            core::loadGpus(text, errors);
+        else if (file == QStringLiteral("models.json"))
+            core::loadModels(text, errors);
+        else
+            core::loadPlans(text, errors);
         QCOMPARE(errors.size(), std::size_t(1));
         QVERIFY2(errors.front().field.find("bogus_key") != std::string::npos, errors.front().field.c_str());
         QCOMPARE(errors.front().why, std::string("unknown key"));
@@ -157,7 +161,8 @@ private slots:
     {
         QFETCH(QString, plan);
         QFETCH(double, bytesWithAdam);
-        const auto p = core::estimate(napkin::test::scenario({"precision.plan=" + plan.toStdString(), "optimizer.name=adamw"}));
+        const auto p =
+            core::estimate(napkin::test::scenario({"precision.plan=" + plan.toStdString(), "optimizer.name=adamw"}));
         QCOMPARE(p.memory.statesBytesPerParam, bytesWithAdam);
     }
 };

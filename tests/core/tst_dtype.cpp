@@ -38,6 +38,7 @@ private slots:
         QTest::addColumn<double>("in");
         QTest::addColumn<double>("out");
         // fp16: max 65504, smallest subnormal 2^-24, 1/3 -> 0x3555 = 0.333251953125.
+        // clang-format off
         QTest::newRow("fp16 1/3") << QStringLiteral("fp16") << 1.0 / 3 << 0.333251953125;
         QTest::newRow("fp16 max") << QStringLiteral("fp16") << 65504.0 << 65504.0;
         QTest::newRow("fp16 overflow") << QStringLiteral("fp16") << 65520.0 << std::numeric_limits<double>::infinity();
@@ -62,6 +63,7 @@ private slots:
         QTest::newRow("e2m1 -0.7") << QStringLiteral("mxfp4") << -0.7 << -0.5;
         QTest::newRow("e2m1 saturates") << QStringLiteral("nvfp4") << 100.0 << 6.0;
         QTest::newRow("fp32 0.1") << QStringLiteral("fp32") << 0.1 << double(0.1f);
+        // clang-format on
     }
     void rounding()
     {
@@ -77,6 +79,7 @@ private slots:
         QTest::addColumn<double>("value");
         QTest::addColumn<QString>("pattern"); // sign exponent mantissa
         // IEEE 754: fp32 0.1 = 0x3DCCCCCD, fp16 1.0 = 0x3C00, fp16 65504 = 0x7BFF, fp16 2^-24 = 0x0001.
+        // clang-format off
         QTest::newRow("fp32 0.1") << QStringLiteral("fp32") << 0.1 << QStringLiteral("0 01111011 10011001100110011001101");
         QTest::newRow("fp16 1.0") << QStringLiteral("fp16") << 1.0 << QStringLiteral("0 01111 0000000000");
         QTest::newRow("fp16 max") << QStringLiteral("fp16") << 65504.0 << QStringLiteral("0 11110 1111111111");
@@ -91,6 +94,7 @@ private slots:
         // E2M1: 6 = 0.11.1, 0.5 = 0.00.1 (subnormal).
         QTest::newRow("e2m1 6") << QStringLiteral("nvfp4") << 6.0 << QStringLiteral("0 11 1");
         QTest::newRow("e2m1 0.5") << QStringLiteral("mxfp4") << 0.5 << QStringLiteral("0 00 1");
+        // clang-format on
     }
     void bitPatterns()
     {

@@ -37,7 +37,10 @@ const core::RooflineOp* findOp(const core::Plan& p, std::string_view name)
     return nullptr;
 }
 
-std::string targetsSet(const nlohmann::json& t) { return "finetune.lora_targets=" + (t.is_string() ? t.get<std::string>() : t.dump()); }
+std::string targetsSet(const nlohmann::json& t)
+{
+    return "finetune.lora_targets=" + (t.is_string() ? t.get<std::string>() : t.dump());
+}
 
 } // namespace
 
@@ -49,9 +52,9 @@ private slots:
     {
         for (const auto& c : test::golden()["peft"]["cases"]) {
             const std::string method = c.contains("all_params_4bit") ? "qlora" : "lora";
-            const auto p = core::estimate(scenario({"model.preset=" + c["model"].get<std::string>(), "finetune.method=" + method,
-                                                    "finetune.lora_rank=" + std::to_string(c["rank"].get<int>()),
-                                                    targetsSet(c["targets"])}));
+            const auto p = core::estimate(
+                scenario({"model.preset=" + c["model"].get<std::string>(), "finetune.method=" + method,
+                          "finetune.lora_rank=" + std::to_string(c["rank"].get<int>()), targetsSet(c["targets"])}));
             QCOMPARE(p.finetune.trainable, c["trainable"].get<double>());
             QCOMPARE(p.finetune.adapters, c["trainable"].get<double>());
             if (c.contains("all_params")) // PEFT's "all params": the base and the adapters
@@ -74,10 +77,10 @@ private slots:
         QCOMPARE(p.finetune.quantised, quantised);
         const double P = 6738415616.0, A = 159907840.0;
         QVERIFY(test::near(p.memory.weights, (P - quantised + A) * 2 + quantised * 0.515869140625, 1e-12));
-        QVERIFY(test::near(p.memory.gradients, A * 2, 1e-12));    // bf16 gradients of the adapters only
-        QCOMPARE(p.memory.masterWeights, 0.0);                     // QLoRA keeps no master copy
+        QVERIFY(test::near(p.memory.gradients, A * 2, 1e-12));           // bf16 gradients of the adapters only
+        QCOMPARE(p.memory.masterWeights, 0.0);                           // QLoRA keeps no master copy
         QVERIFY(test::near(p.memory.optimizerStates, A * 2 * 4, 1e-12)); // fp32 AdamW moments
-        QVERIFY(p.finetune.pagedOptimizer);                        // paged by default under QLoRA
+        QVERIFY(p.finetune.pagedOptimizer);                              // paged by default under QLoRA
         // LLM.int8(): one byte and one fp32 scale per output row of each block matrix.
         const auto q8 = core::estimate(scenario({"finetune.method=qlora", "finetune.base_dtype=int8", "cluster.gpus=1",
                                                  "parallel.zero=0", "training.global_batch=8"}));
@@ -90,13 +93,13 @@ private slots:
     void qlora65bFitsOne48GbGpu()
     {
         const auto& g = test::golden()["peft"]["qlora_65b"];
-        const auto p = core::estimate(scenario(
-            {"model.preset=" + g["model"].get<std::string>(), "finetune.method=qlora",
-             "finetune.lora_rank=" + std::to_string(g["rank"].get<int>()), "finetune.lora_dropout=0.05",
-             "training.seq_len=" + std::to_string(g["seq_len"].get<int>()),
-             "training.micro_batch=" + std::to_string(g["micro_batch"].get<int>()), "training.global_batch=16",
-             "training.recompute=full", "training.checkpoint_every=1", "cluster.gpu=" + g["gpu"].get<std::string>(),
-             "cluster.gpus=1", "parallel.zero=0"}));
+        const auto p = core::estimate(
+            scenario({"model.preset=" + g["model"].get<std::string>(), "finetune.method=qlora",
+                      "finetune.lora_rank=" + std::to_string(g["rank"].get<int>()), "finetune.lora_dropout=0.05",
+                      "training.seq_len=" + std::to_string(g["seq_len"].get<int>()),
+                      "training.micro_batch=" + std::to_string(g["micro_batch"].get<int>()), "training.global_batch=16",
+                      "training.recompute=full", "training.checkpoint_every=1",
+                      "cluster.gpu=" + g["gpu"].get<std::string>(), "cluster.gpus=1", "parallel.zero=0"}));
         QCOMPARE(p.memory.capacity, g["capacity_gb"].get<double>() * 1e9);
         QVERIFY2(p.memory.fits, std::to_string(p.memory.total).c_str());
         // 80 x 64 x (4 x (8192 + 8192) + 3 x (8192 + 22016)) adapters.
@@ -128,7 +131,8 @@ private slots:
     {
         const auto p = core::estimate(scenario({"finetune.method=qlora", "step_time.mode=predicted", "cluster.gpus=1",
                                                 "parallel.zero=0", "training.global_batch=8"}));
-        for (const char* name : {"qkv_proj.wgrad", "out_proj.wgrad", "mlp_gate_up.wgrad", "mlp_down.wgrad", "logits.wgrad"})
+        for (const char* name :
+             {"qkv_proj.wgrad", "out_proj.wgrad", "mlp_gate_up.wgrad", "mlp_down.wgrad", "logits.wgrad"})
             QVERIFY2(!findOp(p, name), name);
         for (const char* name : {"lora_a", "lora_b", "lora_a.dgrad", "lora_a.wgrad", "lora_b.dgrad", "lora_b.wgrad",
                                  "dequant_base", "dequant_base.bwd"})
@@ -149,7 +153,8 @@ private slots:
     // LoRA's saved tensors: A's output per adapter, and with dropout the dropped-out input and its mask.
     void adapterActivations()
     {
-        const auto p = core::estimate(scenario({"finetune.method=lora", "finetune.lora_dropout=0.05", "training.seq_len=2048"}));
+        const auto p =
+            core::estimate(scenario({"finetune.method=lora", "finetune.lora_dropout=0.05", "training.seq_len=2048"}));
         double aOut = 0, drop = 0, mask = 0;
         const auto& lt = p.memory.layerTensors;
         for (int i = 0; i < lt.count; ++i) {
@@ -173,29 +178,32 @@ private slots:
     void eightBitOptimizer()
     {
         const double smallGpt2 = 12.0 * (4 * 768 + 3 * 768 + 768 + 3072 + 768) + 2 * 768;
-        QCOMPARE(core::smallTensorParams(scenario({"model.preset=gpt2-small", "training.seq_len=1024"}).model.shape), smallGpt2);
-        const auto p = core::estimate(scenario({"model.preset=gpt2-small", "training.seq_len=1024", "precision.optimizer=int8_blockwise",
-                                                "cluster.gpus=1", "parallel.zero=0", "training.global_batch=8"}));
+        QCOMPARE(core::smallTensorParams(scenario({"model.preset=gpt2-small", "training.seq_len=1024"}).model.shape),
+                 smallGpt2);
+        const auto p = core::estimate(
+            scenario({"model.preset=gpt2-small", "training.seq_len=1024", "precision.optimizer=int8_blockwise",
+                      "cluster.gpus=1", "parallel.zero=0", "training.global_batch=8"}));
         const double P = 124439808.0;
         QVERIFY(test::near(p.memory.optimizerStates, 2 * ((P - smallGpt2) * (1 + 4.0 / 2048) + smallGpt2 * 4), 1e-12));
         // Llama 2 7B's norms hold 4,096 values: not under the threshold, every state is 8-bit.
-        const auto l = core::estimate(scenario({"precision.optimizer=int8_blockwise", "cluster.gpus=1", "parallel.zero=0",
-                                                "training.global_batch=8"}));
+        const auto l = core::estimate(scenario(
+            {"precision.optimizer=int8_blockwise", "cluster.gpus=1", "parallel.zero=0", "training.global_batch=8"}));
         QVERIFY(test::near(l.memory.optimizerStates, 2 * 6738415616.0 * (1 + 4.0 / 2048), 1e-12));
     }
 
     // Paged states page out when the GPU is short: counted as host memory, warned, never a fit.
     void pagedOptimizerIsNotAFit()
     {
-        const auto p = core::estimate(scenario({"model.preset=llama-65b", "finetune.method=qlora", "finetune.lora_rank=64",
-                                                "cluster.gpu=l40s", "cluster.gpus=1", "parallel.zero=0",
-                                                "training.seq_len=2048", "training.global_batch=8", "training.recompute=full"}));
+        const auto p =
+            core::estimate(scenario({"model.preset=llama-65b", "finetune.method=qlora", "finetune.lora_rank=64",
+                                     "cluster.gpu=l40s", "cluster.gpus=1", "parallel.zero=0", "training.seq_len=2048",
+                                     "training.global_batch=8", "training.recompute=full"}));
         QVERIFY(!p.memory.fits);
         QVERIFY(hasWarning(p, "paged_optimizer"));
         QCOMPARE(p.memory.host.pagedOptimizer, std::min(-p.memory.headroom, p.memory.optimizerStates));
-        const auto off = core::estimate(scenario({"model.preset=llama-65b", "finetune.method=qlora", "optimizer.paged=false",
-                                                  "cluster.gpu=l40s", "cluster.gpus=1", "parallel.zero=0",
-                                                  "training.seq_len=2048", "training.global_batch=8"}));
+        const auto off = core::estimate(
+            scenario({"model.preset=llama-65b", "finetune.method=qlora", "optimizer.paged=false", "cluster.gpu=l40s",
+                      "cluster.gpus=1", "parallel.zero=0", "training.seq_len=2048", "training.global_batch=8"}));
         QVERIFY(!hasWarning(off, "paged_optimizer"));
         QCOMPARE(off.memory.host.pagedOptimizer, 0.0);
     }
@@ -203,8 +211,8 @@ private slots:
     // Plan JSON: params.trainable and the finetune block.
     void planJson()
     {
-        const auto j = core::planToJson(core::estimate(scenario({"finetune.method=lora", "finetune.lora_rank=8",
-                                                                 "finetune.lora_targets=[\"q\",\"v\"]"})));
+        const auto j = core::planToJson(core::estimate(
+            scenario({"finetune.method=lora", "finetune.lora_rank=8", "finetune.lora_targets=[\"q\",\"v\"]"})));
         QCOMPARE(j["params"]["trainable"].get<double>(), 4194304.0);
         QCOMPARE(j["finetune"]["method"].get<std::string>(), std::string("lora"));
         QCOMPARE(j["finetune"]["lora_targets"], nlohmann::json::array({"q", "v"}));
@@ -232,20 +240,27 @@ private slots:
         const double L = 32, quantisedPerLayer = 4.0 * 4096 * 4096 + 3.0 * 4096 * 11008;
         const double perLayer = quantisedPerLayer + 2 * 4096; // the two RMSNorm weights
         const double adaptersPerLayer = 159907840.0 / L;
-        const double layerBytes = (perLayer - quantisedPerLayer + adaptersPerLayer) * 2 + quantisedPerLayer * 0.515869140625;
+        const double layerBytes =
+            (perLayer - quantisedPerLayer + adaptersPerLayer) * 2 + quantisedPerLayer * 0.515869140625;
         QVERIFY(test::near(p.memory.gatheredWeights, 2 * layerBytes, 1e-12));
     }
 
     void errorsNameTheField()
     {
-        QVERIFY(hasError(test::scenarioErrors({"model.preset=mixtral-8x7b", "finetune.method=lora"}), "finetune.method"));
-        QVERIFY(hasError(test::scenarioErrors({"model.preset=gpt2-small", "finetune.method=lora", "finetune.lora_targets=[\"gate\"]"}),
+        QVERIFY(
+            hasError(test::scenarioErrors({"model.preset=mixtral-8x7b", "finetune.method=lora"}), "finetune.method"));
+        QVERIFY(hasError(test::scenarioErrors(
+                             {"model.preset=gpt2-small", "finetune.method=lora", "finetune.lora_targets=[\"gate\"]"}),
                          "finetune.lora_targets"));
-        QVERIFY(hasError(test::scenarioErrors({"finetune.method=lora", "finetune.lora_targets=[\"q\",\"q\"]"}), "finetune.lora_targets"));
-        QVERIFY(hasError(test::scenarioErrors({"finetune.method=lora", "finetune.lora_targets=[\"qkv\"]"}), "finetune.lora_targets"));
-        QVERIFY(hasError(test::scenarioErrors({"finetune.method=qlora", "finetune.base_dtype=bf16"}), "finetune.base_dtype"));
+        QVERIFY(hasError(test::scenarioErrors({"finetune.method=lora", "finetune.lora_targets=[\"q\",\"q\"]"}),
+                         "finetune.lora_targets"));
+        QVERIFY(hasError(test::scenarioErrors({"finetune.method=lora", "finetune.lora_targets=[\"qkv\"]"}),
+                         "finetune.lora_targets"));
+        QVERIFY(hasError(test::scenarioErrors({"finetune.method=qlora", "finetune.base_dtype=bf16"}),
+                         "finetune.base_dtype"));
         QVERIFY(hasError(test::scenarioErrors({"finetune.base_dtype=nf4"}), "finetune.base_dtype"));
-        QVERIFY(hasError(test::scenarioErrors({"finetune.method=lora", "offload.optimizer=cpu", "parallel.zero=2"}), "finetune.method"));
+        QVERIFY(hasError(test::scenarioErrors({"finetune.method=lora", "offload.optimizer=cpu", "parallel.zero=2"}),
+                         "finetune.method"));
         QVERIFY(hasError(test::scenarioErrors({"finetune.lora_rank=0"}), "finetune.lora_rank"));
         QVERIFY(hasError(test::scenarioErrors({"optimizer.paged=\"maybe\""}), "optimizer.paged"));
         QVERIFY(hasError(test::scenarioErrors({"finetune.rank=8"}), "finetune.rank"));

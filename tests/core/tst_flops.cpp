@@ -48,7 +48,8 @@ private slots:
         QVERIFY(close(f0.total, linear + core + mlp + logits));
         QVERIFY(std::fabs(f0.total / 1e9 - 249.8) < 0.05);
         const auto f1 = core::megatronCoreFlopsPerToken(preset("deepseek-v3"), 4096);
-        const double mtp = 6.0 * 187107328 + 6.0 * 128 * 320 * 2048 + 6.0 * 7168 * 3 * 9 * 2048 + 6 * (3 * 7168.0 + 2 * 7168.0 * 7168);
+        const double mtp =
+            6.0 * 187107328 + 6.0 * 128 * 320 * 2048 + 6.0 * 7168 * 3 * 9 * 2048 + 6 * (3 * 7168.0 + 2 * 7168.0 * 7168);
         QVERIFY(close(f1.mtp, mtp));
         QVERIFY(close(f1.total, f0.total + mtp + logits));
         QVERIFY(std::fabs(f1.total / 1e9 - 260.0) < 0.05);
@@ -59,7 +60,8 @@ private slots:
         // Qwen3-235B-A22B: GQA 6 · (4096 · (8192 + 2 · 512) + 8192 · 4096), core 6 · 64 · 256 · 2048,
         // MLP 6 · 4096 · 3 · 8 · 1536 per layer, × 94; logits 6 · 4096 · 151936 (router not counted).
         const auto f = core::megatronCoreFlopsPerToken(preset("qwen3-235b-a22b"), 4096);
-        const double perLayer = 6.0 * (4096 * (8192 + 1024.0) + 8192.0 * 4096) + 6.0 * 64 * 256 * 2048 + 6.0 * 4096 * 3 * 8 * 1536;
+        const double perLayer =
+            6.0 * (4096 * (8192 + 1024.0) + 8192.0 * 4096) + 6.0 * 64 * 256 * 2048 + 6.0 * 4096 * 3 * 8 * 1536;
         QVERIFY(close(f.total, 94 * perLayer + 6.0 * 4096 * 151936));
     }
 
@@ -88,8 +90,8 @@ private slots:
             return 0.0;
         };
         const auto windowed = core::estimate(test::scenario({"model.preset=gemma-2-9b", "training.seq_len=8192"}));
-        const auto full = core::estimate(test::scenario({"model.preset=gemma-2-9b", "training.seq_len=8192",
-                                                          "model.sliding_window=0"}));
+        const auto full = core::estimate(
+            test::scenario({"model.preset=gemma-2-9b", "training.seq_len=8192", "model.sliding_window=0"}));
         QVERIFY(flashFlops(full) > 0);
         QVERIFY(close(flashFlops(windowed) / flashFlops(full), 7168.25 / 8192, 1e-9));
         QCOMPARE(core::meanCausalContext(preset("gemma-2-9b"), 8192), (21 * 3072.25 + 21 * 4096.0) / 42);
@@ -109,7 +111,8 @@ private slots:
             auto s = preset(id.c_str());
             if (id == "gpt-oss-120b") {
                 // The gpt-oss rows count a two-matrix MLP and full attention on every layer (see
-                // docs/validation.md): the released model (gated, 128-key windows) is 12% (s = 8192) to 20% (s = 4096) more.
+                // docs/validation.md): the released model (gated, 128-key windows) is 12% (s = 8192) to 20% (s = 4096)
+                // more.
                 const double released = core::megatronCoreFlopsPerToken(s, r["seq_len"]).total;
                 QVERIFY2(released / implied > 1.10, id.c_str());
                 s.ffnKind = core::FfnKind::Gelu;
@@ -137,9 +140,10 @@ private slots:
         const auto plan = core::estimate(test::scenario({"model.preset=mixtral-8x7b", "flops.convention=6PT"}));
         QCOMPARE(plan.compute.flopsPerToken, 6 * 12879925248.0);
         // The Megatron-Core convention through a scenario, and eq. 3 warned about for experts.
-        const auto mc = core::estimate(test::scenario({"model.preset=qwen3-235b-a22b", "flops.convention=megatron-core",
-                                                        "training.seq_len=4096"}));
-        QVERIFY(close(mc.compute.flopsPerToken, core::megatronCoreFlopsPerToken(preset("qwen3-235b-a22b"), 4096).total));
+        const auto mc = core::estimate(test::scenario(
+            {"model.preset=qwen3-235b-a22b", "flops.convention=megatron-core", "training.seq_len=4096"}));
+        QVERIFY(
+            close(mc.compute.flopsPerToken, core::megatronCoreFlopsPerToken(preset("qwen3-235b-a22b"), 4096).total));
         const auto eq3 = core::estimate(test::scenario({"model.preset=mixtral-8x7b", "flops.convention=megatron"}));
         QVERIFY(std::any_of(eq3.warnings.begin(), eq3.warnings.end(),
                             [](const core::Warning& w) { return w.code == std::string("flops_convention_dense"); }));

@@ -80,19 +80,21 @@ private slots:
         QCOMPARE(op(p, "cross_entropy").bytes, (e + 4 + 16) * n * V);
         QCOMPARE(op(p, "cross_entropy.bwd").bytes, (4 + 16 + 4 + e) * n * V);
         // torch.compile (kernel_fusion = fused) brings the block back to one kernel per op.
-        const auto c = core::estimate(test::scenario({"model.preset=llama-3-8b", "step_time.framework=torchtitan",
-                                                      "step_time.kernel_fusion=\"fused\""}));
+        const auto c = core::estimate(test::scenario(
+            {"model.preset=llama-3-8b", "step_time.framework=torchtitan", "step_time.kernel_fusion=\"fused\""}));
         QCOMPARE(op(c, "norm_attn").bytes, 2 * e * n * h + e * h);
         QVERIFY(!has(c, "repeat_kv"));
         QCOMPARE(op(c, "cross_entropy").bytes, op(p, "cross_entropy").bytes); // the loss is outside the blocks
         // In the predicted step, eager costs time and launches.
-        const auto pe = core::estimate(test::scenario({"model.preset=llama-3-8b", "step_time.framework=torchtitan",
-                                                       "step_time.mode=predicted"}));
-        const auto pc = core::estimate(test::scenario({"model.preset=llama-3-8b", "step_time.framework=torchtitan",
-                                                       "step_time.kernel_fusion=\"fused\"", "step_time.mode=predicted"}));
+        const auto pe = core::estimate(
+            test::scenario({"model.preset=llama-3-8b", "step_time.framework=torchtitan", "step_time.mode=predicted"}));
+        const auto pc =
+            core::estimate(test::scenario({"model.preset=llama-3-8b", "step_time.framework=torchtitan",
+                                           "step_time.kernel_fusion=\"fused\"", "step_time.mode=predicted"}));
         QVERIFY(pe.stepTime.step > pc.stepTime.step);
         QVERIFY(pe.stepTime.kernelsPerMicroBatch > pc.stepTime.kernelsPerMicroBatch);
-        QCOMPARE(test::scenarioErrors({"step_time.kernel_fusion=\"jit\""}).front().field, std::string("step_time.kernel_fusion"));
+        QCOMPARE(test::scenarioErrors({"step_time.kernel_fusion=\"jit\""}).front().field,
+                 std::string("step_time.kernel_fusion"));
     }
 
     void dropoutCostsItsMasks()
@@ -109,8 +111,8 @@ private slots:
         QCOMPARE(op(p, "attn_dropout.bwd").bytes, (2 * e + 1) * scores);
         QVERIFY(!has(p, "rope")); // learned positions
         // FlashAttention draws the dropout inside the kernel: no separate op.
-        const auto f = core::estimate(test::scenario({"model.preset=gpt3-175b", "training.seq_len=2048",
-                                                      "parallel.tp=8", "cluster.gpus=64"}));
+        const auto f = core::estimate(
+            test::scenario({"model.preset=gpt3-175b", "training.seq_len=2048", "parallel.tp=8", "cluster.gpus=64"}));
         QVERIFY(!has(f, "attn_dropout"));
         // Selective recomputation (the attention core) repeats the dropout kernel too.
         const auto sel = core::estimate(test::scenario({"model.preset=gpt3-175b", "training.flash_attention=false",

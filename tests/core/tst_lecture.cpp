@@ -47,7 +47,10 @@ double valueAt(const std::string& stepId, const std::string& quantity)
     return v.value_or(std::nan(""));
 }
 
-QString firstField(const core::Errors& errors) { return errors.empty() ? QString() : QString::fromStdString(errors.front().field); }
+QString firstField(const core::Errors& errors)
+{
+    return errors.empty() ? QString() : QString::fromStdString(errors.front().field);
+}
 
 } // namespace
 
@@ -78,7 +81,8 @@ private slots:
         QVERIFY(!steps.empty());
         for (int i = 0; i < int(steps.size()); ++i)
             for (int j = 0; j < int(steps[std::size_t(i)].expect.size()); ++j)
-                QTest::addRow("%s/%s", steps[std::size_t(i)].id.c_str(), steps[std::size_t(i)].expect[std::size_t(j)].quantity.c_str())
+                QTest::addRow("%s/%s", steps[std::size_t(i)].id.c_str(),
+                              steps[std::size_t(i)].expect[std::size_t(j)].quantity.c_str())
                     << i << j;
     }
     void everyExpectMatchesTheEngine()
@@ -93,7 +97,9 @@ private slots:
         const auto& c = checks[std::size_t(claim)];
         QVERIFY2(c.actual, c.why.c_str());
         QVERIFY2(c.ok, qPrintable(QStringLiteral("engine %1, claimed %2 ± %3")
-                                      .arg(*c.actual, 0, 'g', 12).arg(c.expect.value, 0, 'g', 12).arg(c.expect.tolerance)));
+                                      .arg(*c.actual, 0, 'g', 12)
+                                      .arg(c.expect.value, 0, 'g', 12)
+                                      .arg(c.expect.tolerance)));
     }
 
     // The seeds' numbers, typed in from the lecture (tests/data/golden.json CS-1 .. CS-17), at the
@@ -104,6 +110,7 @@ private slots:
         QTest::addColumn<QByteArray>("quantity");
         QTest::addColumn<double>("expected");
         QTest::addColumn<double>("tolerance");
+        // clang-format off
         QTest::newRow("CS-15 elements") << QByteArray("tensor-bytes") << QByteArray("tensor.elements") << 131072.0 << 0.0;
         QTest::newRow("CS-15 fp32 bytes") << QByteArray("tensor-bytes") << QByteArray("tensor.bytes") << 524288.0 << 0.0;
         QTest::newRow("CS-15 bf16 bytes") << QByteArray("tensor-bytes") << QByteArray("tensor.bytes.bf16") << 262144.0 << 0.0;
@@ -129,6 +136,7 @@ private slots:
         QTest::newRow("MFU fp32 ~0.8") << QByteArray("mfu-measured") << QByteArray("op.lecture-fp32.mfu") << 0.82 << 0.01;
         QTest::newRow("accumulation 1024/64") << QByteArray("gradient-accumulation") << QByteArray("compute.accumulation_steps") << 16.0 << 0.0;
         QTest::newRow("CS-17 best k = sqrt(64)") << QByteArray("checkpointing") << QByteArray("checkpoint.best_k") << 8.0 << 0.0;
+        // clang-format on
     }
     void seedsNumbersAtTheirSteps()
     {
@@ -145,7 +153,8 @@ private slots:
 
     void sevenBStatesAre84GB()
     {
-        const double states = valueAt("7b-ledger", "memory.per_gpu.weights") + valueAt("7b-ledger", "memory.per_gpu.gradients") +
+        const double states = valueAt("7b-ledger", "memory.per_gpu.weights") +
+                              valueAt("7b-ledger", "memory.per_gpu.gradients") +
                               valueAt("7b-ledger", "memory.per_gpu.master_weights") +
                               valueAt("7b-ledger", "memory.per_gpu.optimizer_states");
         QCOMPARE(states, 84e9);
@@ -158,7 +167,7 @@ private slots:
         const auto* days = stepById("70b-15t-1024-h100");
         const auto* ledger = stepById("7b-ledger");
         QVERIFY(flops && days && ledger);
-        QCOMPARE(days->document["cluster"]["gpus"].get<int>(), 1024);          // inherited
+        QCOMPARE(days->document["cluster"]["gpus"].get<int>(), 1024); // inherited
         QCOMPARE(days->document["model"]["params"].get<double>(), 70e9);
         QCOMPARE(ledger->document["training"]["tokens"], core::defaultScenarioJson()["training"]["tokens"]); // reset
         QCOMPARE(ledger->document["cluster"]["gpus"].get<int>(), 1);
@@ -206,9 +215,10 @@ private slots:
     void engineFollowsTheCurve()
     {
         for (int k : {1, 2, 5, 8, 13, 64}) {
-            const auto sc = test::scenario({R"(model={"kind": "mlp", "width": 1024, "layers": 64})", "training.micro_batch=4",
-                                            "training.global_batch=4", "training.recompute=full",
-                                            "training.checkpoint_every=" + std::to_string(k), "cluster.gpus=1"});
+            const auto sc =
+                test::scenario({R"(model={"kind": "mlp", "width": 1024, "layers": 64})", "training.micro_batch=4",
+                                "training.global_batch=4", "training.recompute=full",
+                                "training.checkpoint_every=" + std::to_string(k), "cluster.gpus=1"});
             const auto curve = core::checkpointCurveFor(sc);
             QCOMPARE(curve.boundaryBytes, 4.0 * 1024 * 2); // B · D · bf16
             QCOMPARE(core::estimate(sc).memory.activations, curve.bytes[std::size_t(k - 1)]);
@@ -221,6 +231,7 @@ private slots:
         QTest::addColumn<QByteArray>("field");
         const QByteArray head = R"({"schema": "napkin.lecture/1", "title": "t", "steps": [)";
         const QByteArray ok = R"({"id": "a", "title": "A", "narration": "n", "focus": "ledger")";
+        // clang-format off
         QTest::newRow("invalid JSON") << QByteArray("{\"schema\": ") << QByteArray("lecture.json");
         QTest::newRow("not an object") << QByteArray("[1, 2]") << QByteArray();
         QTest::newRow("wrong schema") << QByteArray(R"({"schema": "napkin.scenario/1", "title": "t", "steps": []})") << QByteArray("schema");
@@ -253,6 +264,7 @@ private slots:
         QTest::newRow("dtype focus without value") << head + R"({"id": "a", "title": "A", "narration": "n", "focus": "dtype"}]})" << QByteArray("steps[0].dtype");
         QTest::newRow("dtype not a number") << head + ok + R"(, "dtype": "lots"}]})" << QByteArray("steps[0].dtype");
         QTest::newRow("reset not boolean") << head + ok + R"(, "reset": "yes"}]})" << QByteArray("steps[0].reset");
+        // clang-format on
     }
     void hostileFilesNameTheField()
     {

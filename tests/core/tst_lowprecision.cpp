@@ -30,7 +30,7 @@ bool hasError(const core::Errors& errors, std::string_view field)
 }
 
 const char* kFp8[] = {"precision.plan=fp8-mixed", "step_time.mode=predicted", "step_time.framework=megatron",
-                      "cluster.gpus=1", "parallel.zero=0", "training.global_batch=8"};
+                      "cluster.gpus=1",           "parallel.zero=0",          "training.global_batch=8"};
 
 } // namespace
 
@@ -42,15 +42,19 @@ private slots:
     {
         QCOMPARE(scenario({"precision.plan=fp8-mixed"}).precision.recipe, core::LowPrecisionRecipe::Delayed);
         QCOMPARE(scenario({"precision.plan=mxfp8-mixed"}).precision.recipe, core::LowPrecisionRecipe::Mxfp8);
-        QCOMPARE(scenario({"precision.plan=nvfp4-mixed", "cluster.gpu=b200"}).precision.recipe, core::LowPrecisionRecipe::Nvfp4);
+        QCOMPARE(scenario({"precision.plan=nvfp4-mixed", "cluster.gpu=b200"}).precision.recipe,
+                 core::LowPrecisionRecipe::Nvfp4);
         QCOMPARE(scenario({}).precision.recipe, core::LowPrecisionRecipe::None);
         QCOMPARE(scenario({"precision.plan=fp8-mixed", "precision.recipe=current"}).precision.recipe,
                  core::LowPrecisionRecipe::Current);
         QVERIFY(hasError(test::scenarioErrors({"precision.recipe=current"}), "precision.recipe")); // bf16 compute
-        QVERIFY(hasError(test::scenarioErrors({"precision.plan=fp8-mixed", "precision.recipe=none"}), "precision.recipe"));
-        QVERIFY(hasError(test::scenarioErrors({"precision.plan=fp8-mixed", "precision.recipe=mxfp8"}), "precision.recipe"));
-        QVERIFY(hasError(test::scenarioErrors({"precision.plan=fp8-mixed", "precision.low_precision_gemms=[\"qkv\",\"qkv\"]"}),
-                         "precision.low_precision_gemms"));
+        QVERIFY(
+            hasError(test::scenarioErrors({"precision.plan=fp8-mixed", "precision.recipe=none"}), "precision.recipe"));
+        QVERIFY(
+            hasError(test::scenarioErrors({"precision.plan=fp8-mixed", "precision.recipe=mxfp8"}), "precision.recipe"));
+        QVERIFY(hasError(
+            test::scenarioErrors({"precision.plan=fp8-mixed", "precision.low_precision_gemms=[\"qkv\",\"qkv\"]"}),
+            "precision.low_precision_gemms"));
         QVERIFY(hasError(test::scenarioErrors({"precision.plan=fp8-mixed", "precision.low_precision_gemms=[]"}),
                          "precision.low_precision_gemms"));
     }
@@ -67,8 +71,8 @@ private slots:
         QCOMPARE(findOp(p, "logits")->ceiling, h100.peak(core::PeakColumn::Bf16));
         QCOMPARE(findOp(p, "qkv_proj")->ceiling, h100.peak(core::PeakColumn::Fp8));
         QVERIFY(findOp(p, "attention_flash")->highPrecision && !findOp(p, "mlp_down")->highPrecision);
-        const auto bf16 = core::estimate(scenario({"step_time.mode=predicted", "step_time.framework=megatron", "cluster.gpus=1",
-                                                   "parallel.zero=0", "training.global_batch=8"}));
+        const auto bf16 = core::estimate(scenario({"step_time.mode=predicted", "step_time.framework=megatron",
+                                                   "cluster.gpus=1", "parallel.zero=0", "training.global_batch=8"}));
         QCOMPARE(findOp(p, "attention_flash")->achievableSeconds, findOp(bf16, "attention_flash")->achievableSeconds);
         QVERIFY(findOp(p, "mlp_down")->achievableSeconds < 0.6 * findOp(bf16, "mlp_down")->achievableSeconds);
         QVERIFY(p.stepTime.step < bf16.stepTime.step);
@@ -101,8 +105,8 @@ private slots:
     {
         std::vector<std::string> sets(std::begin(kFp8), std::end(kFp8));
         const auto p = core::estimate(scenario(sets));
-        const auto bf16 = core::estimate(scenario({"step_time.mode=predicted", "step_time.framework=megatron", "cluster.gpus=1",
-                                                   "parallel.zero=0", "training.global_batch=8"}));
+        const auto bf16 = core::estimate(scenario({"step_time.mode=predicted", "step_time.framework=megatron",
+                                                   "cluster.gpus=1", "parallel.zero=0", "training.global_batch=8"}));
         const double n = 4096, h = 4096, f = 11008;
         // −1 B on the two norm outputs and the MLP activation, +1 B for the out projection's copy.
         QCOMPARE(bf16.memory.layerTensors.kept - p.memory.layerTensors.kept, n * (h + h + f - h));
@@ -117,8 +121,9 @@ private slots:
     // the combine and the gradient sent back in BF16: on with the blockwise recipe, an error without FP8.
     void fp8Dispatch()
     {
-        const std::vector<std::string> moe{"model.preset=mixtral-8x7b", "cluster.gpus=16", "parallel.ep=8", "parallel.zero=1",
-                                           "step_time.mode=predicted", "training.global_batch=64"};
+        const std::vector<std::string> moe{
+            "model.preset=mixtral-8x7b", "cluster.gpus=16",          "parallel.ep=8",
+            "parallel.zero=1",           "step_time.mode=predicted", "training.global_batch=64"};
         auto with = [&](std::vector<std::string> extra) {
             auto sets = moe;
             sets.insert(sets.end(), extra.begin(), extra.end());
@@ -127,8 +132,8 @@ private slots:
         QVERIFY(scenario(with({"precision.plan=fp8-mixed", "precision.recipe=blockwise"})).stepTime.fp8Dispatch);
         QVERIFY(!scenario(with({"precision.plan=fp8-mixed", "precision.recipe=current"})).stepTime.fp8Dispatch);
         QVERIFY(hasError(test::scenarioErrors(with({"step_time.fp8_dispatch=true"})), "step_time.fp8_dispatch"));
-        const auto bf16 = core::estimate(scenario(with({"precision.plan=fp8-mixed", "precision.recipe=blockwise",
-                                                        "step_time.fp8_dispatch=false"})));
+        const auto bf16 = core::estimate(
+            scenario(with({"precision.plan=fp8-mixed", "precision.recipe=blockwise", "step_time.fp8_dispatch=false"})));
         const auto fp8 = core::estimate(scenario(with({"precision.plan=fp8-mixed", "precision.recipe=blockwise"})));
         // Half the all-to-alls at (1 + 4/128) / 2 of the bytes: between 0.74 and 1 of the BF16 traffic
         // (the per-message latency does not shrink).
@@ -142,9 +147,9 @@ private slots:
     {
         QCOMPARE(core::recipeInfo(core::LowPrecisionRecipe::Mxfp8).activationScales, 1.0 / 32);
         QCOMPARE(core::recipeInfo(core::LowPrecisionRecipe::Blockwise).activationScales, 4.0 / 128);
-        const auto p = core::estimate(scenario({"precision.plan=mxfp8-mixed", "cluster.gpu=b200", "step_time.mode=predicted",
-                                                "step_time.framework=megatron", "cluster.gpus=1", "parallel.zero=0",
-                                                "training.global_batch=8"}));
+        const auto p = core::estimate(
+            scenario({"precision.plan=mxfp8-mixed", "cluster.gpu=b200", "step_time.mode=predicted",
+                      "step_time.framework=megatron", "cluster.gpus=1", "parallel.zero=0", "training.global_batch=8"}));
         const double n = 4096, h = 4096, f = 11008;
         QCOMPARE(findOp(p, "quantize_grad")->bytes, n * (3 * h + h + 2 * f + h) * (1 + 1.0 / 32) * 3);
     }

@@ -36,8 +36,8 @@ private slots:
     // leads with LoRA / QLoRA on the same card (issue 17), and each figure is the re-plan's own.
     void rtx4090GetsAFittingRecipe()
     {
-        const auto doc = test::documentWith({"training.seq_len=2048", "training.recompute=full", "training.global_batch=8",
-                                             "cluster.gpu=rtx-4090", "cluster.gpus=1"});
+        const auto doc = test::documentWith({"training.seq_len=2048", "training.recompute=full",
+                                             "training.global_batch=8", "cluster.gpu=rtx-4090", "cluster.gpus=1"});
         const auto r = core::suggestFits(doc);
         QVERIFY(r.valid);
         QVERIFY(!r.baselineFits);

@@ -39,7 +39,8 @@ private slots:
         // parameters in bf16 are 4,255,115,904 bytes: 65,190,340,224 in all, the size of the released
         // checkpoint ("fits into a single 80GB GPU", OpenAI gpt-oss model card, 2025).
         const auto bf16 = core::estimate(scenario({"model.preset=gpt-oss-120b", "cluster.gpus=1"}));
-        const auto mx = core::estimate(scenario({"model.preset=gpt-oss-120b", "cluster.gpus=1", "precision.expert_weights=mxfp4"}));
+        const auto mx =
+            core::estimate(scenario({"model.preset=gpt-oss-120b", "cluster.gpus=1", "precision.expert_weights=mxfp4"}));
         QCOMPARE(mx.params.routedExperts, 114701598720.0);
         QCOMPARE(mx.params.total, 116829156672.0);
         QCOMPARE(bf16.memory.weights, 2 * 116829156672.0);
@@ -49,8 +50,9 @@ private slots:
         QCOMPARE(mx.memory.optimizerStates, bf16.memory.optimizerStates);
         QCOMPARE(mx.moe.expertWeights, "mxfp4");
         QCOMPARE(bf16.moe.expertWeights, "bf16");
-        const auto d = std::find_if(mx.derivations.begin(), mx.derivations.end(),
-                                    [](const core::Derivation& x) { return x.quantity == std::string("memory.per_gpu.weights"); });
+        const auto d = std::find_if(mx.derivations.begin(), mx.derivations.end(), [](const core::Derivation& x) {
+            return x.quantity == std::string("memory.per_gpu.weights");
+        });
         QVERIFY(d != mx.derivations.end());
         QVERIFY(std::string(d->formula).find("{P_experts} · {expert_bytes}") != std::string::npos);
         QCOMPARE(d->value, 65190340224.0);
@@ -64,9 +66,10 @@ private slots:
         // layers of experts at 1 byte, everything else at 2.
         const double R = 256.0 * 3 * 7168 * 2048;
         QCOMPARE(R, 11274289152.0);
-        const auto p = core::estimate(scenario({"model.preset=deepseek-v3", "parallel.pp=2", "parallel.first_stage_layers=30",
-                                                "parallel.last_stage_layers=31", "cluster.gpus=64", "parallel.zero=0",
-                                                "precision.expert_weights=fp8_e4m3"}));
+        const auto p =
+            core::estimate(scenario({"model.preset=deepseek-v3", "parallel.pp=2", "parallel.first_stage_layers=30",
+                                     "parallel.last_stage_layers=31", "cluster.gpus=64", "parallel.zero=0",
+                                     "precision.expert_weights=fp8_e4m3"}));
         QCOMPARE(p.params.routedExpertsPerLayer, R);
         const auto& st = p.memory.perStage;
         QCOMPARE(st.size(), std::size_t(2));
@@ -88,9 +91,12 @@ private slots:
         QCOMPARE(without.memory.temporaries, 4096.0 * 129280 * 6);
         QCOMPARE(with.memory.temporaries, 2 * 4096.0 * 129280 * 6);
         // On two stages only the last holds them.
-        const auto pp = core::estimate(scenario({"model.preset=deepseek-v3", "parallel.pp=2", "parallel.first_stage_layers=30", "parallel.last_stage_layers=31", "cluster.gpus=64"}));
-        const auto ppWithout = core::estimate(scenario({"model.preset=deepseek-v3", "parallel.pp=2", "parallel.first_stage_layers=30", "parallel.last_stage_layers=31", "cluster.gpus=64",
-                                                        "model.mtp_layers=0"}));
+        const auto pp =
+            core::estimate(scenario({"model.preset=deepseek-v3", "parallel.pp=2", "parallel.first_stage_layers=30",
+                                     "parallel.last_stage_layers=31", "cluster.gpus=64"}));
+        const auto ppWithout =
+            core::estimate(scenario({"model.preset=deepseek-v3", "parallel.pp=2", "parallel.first_stage_layers=30",
+                                     "parallel.last_stage_layers=31", "cluster.gpus=64", "model.mtp_layers=0"}));
         QCOMPARE(pp.memory.perStage[0].activations, ppWithout.memory.perStage[0].activations);
         QVERIFY(pp.memory.perStage[1].activations > ppWithout.memory.perStage[1].activations);
     }
@@ -116,10 +122,11 @@ private slots:
         QCOMPARE(bytesOf(core::estimate(scenario({})), "moe.permuted_input"), -1.0);
         // At EP 64 with imbalance 1.5 the busiest rank holds 1.5 × the routed rows and fc1 outputs:
         // permuted input × 1.5, and SwiGLU's gate and up grow by 0.5 · 8 · 2048 · share values each.
-        const auto skew = core::estimate(scenario({"model.preset=deepseek-v3", "cluster.gpus=64", "parallel.ep=64",
-                                                   "training.routing_imbalance=1.5"}));
+        const auto skew = core::estimate(scenario(
+            {"model.preset=deepseek-v3", "cluster.gpus=64", "parallel.ep=64", "training.routing_imbalance=1.5"}));
         NAPKIN_COMPARE_REL(bytesOf(skew, "moe.permuted_input"), 1.5 * 4096.0 * 8 * 7168 * 2 * share, 1e-12);
-        NAPKIN_COMPARE_REL(bytesOf(skew, "experts.gate") - bytesOf(p, "experts.gate"), 4096.0 * 0.5 * 8 * 2048 * 2 * share, 1e-12);
+        NAPKIN_COMPARE_REL(bytesOf(skew, "experts.gate") - bytesOf(p, "experts.gate"),
+                           4096.0 * 0.5 * 8 * 2048 * 2 * share, 1e-12);
         // The MLP's tensors by module: the 3 dense layers' 18,432-wide MLP, the 58 MoE layers' 8 routed
         // experts of 2,048 and one shared expert of 2,048, at the average layer's share.
         NAPKIN_COMPARE_REL(bytesOf(p, "mlp.gate"), 4096.0 * 18432 * 2 * 3 / 61, 1e-12);
@@ -150,7 +157,8 @@ private slots:
         };
         const double none = kept({"model.preset=deepseek-v3"});
         auto modules = [&](const char* list) {
-            return kept({"model.preset=deepseek-v3", "training.recompute=modules", std::string("training.recompute_modules=") + list});
+            return kept({"model.preset=deepseek-v3", "training.recompute=modules",
+                         std::string("training.recompute_modules=") + list});
         };
         // moe_act: the routed experts' SwiGLU output (8 rows of 2,048 per token).
         NAPKIN_COMPARE_REL(none - modules(R"(["moe_act"])"), T * 8 * 2048 * e * share, 1e-12);
@@ -171,9 +179,11 @@ private slots:
         // Hardware FLOPs per token: the recomputed forward matmuls, 2 per parameter. moe: 58 layers of
         // 8 routed + 1 shared experts (3 matrices of 7,168 × 2,048) and the router (7,168 × 256);
         // mla_up_proj: 61 layers of 128 heads' q (1,536 × 192) and kv (512 × 256) up-projections.
-        auto extra = [](const core::Plan& pl) { return (pl.compute.hardwareFlops / pl.compute.trainingFlops - 1) * pl.compute.flopsPerToken; };
-        const auto withMoe = core::estimate(scenario({"model.preset=deepseek-v3", "training.recompute=modules",
-                                                      R"(training.recompute_modules=["moe"])"}));
+        auto extra = [](const core::Plan& pl) {
+            return (pl.compute.hardwareFlops / pl.compute.trainingFlops - 1) * pl.compute.flopsPerToken;
+        };
+        const auto withMoe = core::estimate(scenario(
+            {"model.preset=deepseek-v3", "training.recompute=modules", R"(training.recompute_modules=["moe"])"}));
         NAPKIN_COMPARE_REL(extra(withMoe), 2.0 * 58 * (7168.0 * 9 * 2048 * 3 + 7168.0 * 256), 1e-9);
         const auto withMla = core::estimate(scenario({"model.preset=deepseek-v3", "training.recompute=modules",
                                                       R"(training.recompute_modules=["mla_up_proj"])"}));
@@ -182,7 +192,8 @@ private slots:
         // The moe module runs the layer's dispatch and combine again: 6 all-to-alls per MoE layer
         // instead of 4 (Mixtral 8x7B at EP 8 on one node).
         auto ep = [](std::initializer_list<std::string> more) {
-            std::vector<std::string> sets{"model.preset=mixtral-8x7b", "cluster.gpus=8", "parallel.ep=8", "step_time.mode=predicted"};
+            std::vector<std::string> sets{"model.preset=mixtral-8x7b", "cluster.gpus=8", "parallel.ep=8",
+                                          "step_time.mode=predicted"};
             sets.insert(sets.end(), more.begin(), more.end());
             nlohmann::json doc = core::defaultScenarioJson();
             core::Errors errors;
@@ -208,12 +219,17 @@ private slots:
                 return x.field == "training.recompute_modules" && x.value == module;
             });
         };
-        QVERIFY(rejects({"model.preset=llama-2-7b", "training.recompute=modules", R"(training.recompute_modules=["moe"])"}, "moe"));
-        QVERIFY(rejects({"model.preset=mixtral-8x7b", "training.recompute=modules", R"(training.recompute_modules=["shared_experts"])"},
+        QVERIFY(rejects(
+            {"model.preset=llama-2-7b", "training.recompute=modules", R"(training.recompute_modules=["moe"])"}, "moe"));
+        QVERIFY(rejects({"model.preset=mixtral-8x7b", "training.recompute=modules",
+                         R"(training.recompute_modules=["shared_experts"])"},
                         "shared_experts"));
-        QVERIFY(rejects({"model.preset=mixtral-8x7b", "training.recompute=modules", R"(training.recompute_modules=["mla_up_proj"])"},
+        QVERIFY(rejects({"model.preset=mixtral-8x7b", "training.recompute=modules",
+                         R"(training.recompute_modules=["mla_up_proj"])"},
                         "mla_up_proj"));
-        QVERIFY(rejects({"model.preset=qwen3-30b-a3b", "training.recompute=modules", R"(training.recompute_modules=["mlp"])"}, "mlp"));
+        QVERIFY(rejects(
+            {"model.preset=qwen3-30b-a3b", "training.recompute=modules", R"(training.recompute_modules=["mlp"])"},
+            "mlp"));
     }
 
     void routingImbalanceAndCapacity()
@@ -221,8 +237,8 @@ private slots:
         // DeepSeek-V3 at s = 4096, b = 1: 4096 · 8 routed rows over 256 experts = 128 per expert; a
         // capacity factor of 1.25 gives ceil(160) = 160 rows. "worst" on one expert rank is
         // 1 · min(8, 256) / 8 = 1: one rank holds every expert.
-        const auto p = core::estimate(scenario({"model.preset=deepseek-v3", "training.moe_capacity_factor=1.25",
-                                                "training.routing_imbalance=\"worst\""}));
+        const auto p = core::estimate(scenario(
+            {"model.preset=deepseek-v3", "training.moe_capacity_factor=1.25", "training.routing_imbalance=\"worst\""}));
         QVERIFY(p.moe.applies);
         QCOMPARE(p.moe.rowsPerExpert, 128.0);
         QCOMPARE(p.moe.expertCapacity, 160.0);
@@ -245,7 +261,8 @@ private slots:
         QCOMPARE(skew.moe.busiestRankLoad, 1.0);
         QVERIFY(hasWarning(skew, "routing_imbalance_one_rank"));
         // Sequence parallelism: a rank routes its 1/tp of the tokens, 4096 / 2 · 8 / 256 = 64 rows per expert.
-        const auto sp = core::estimate(scenario({"model.preset=deepseek-v3", "parallel.tp=2", "parallel.sequence_parallel=true"}));
+        const auto sp =
+            core::estimate(scenario({"model.preset=deepseek-v3", "parallel.tp=2", "parallel.sequence_parallel=true"}));
         QCOMPARE(sp.moe.routedTokens, 2048.0);
         QCOMPARE(sp.moe.rowsPerExpert, 64.0);
     }
@@ -266,12 +283,12 @@ private slots:
         // the rest, 1,605,636,096, is on every rank. Each EP rank holds 1 expert per layer:
         // 5,637,144,576, so 7,242,780,672 parameters. EDP = 16 / 8 = 2: the experts' fp32 master and
         // moments shard over 2 ranks, the rest over all 16.
-        const auto p = core::estimate(scenario({"model.preset=mixtral-8x7b", "cluster.gpus=16", "parallel.ep=8",
-                                                "precision.plan=bf16-mixed-master"}));
+        const auto p = core::estimate(scenario(
+            {"model.preset=mixtral-8x7b", "cluster.gpus=16", "parallel.ep=8", "precision.plan=bf16-mixed-master"}));
         const double experts = 45097156608.0 / 8, dense = 46702792704.0 - 45097156608.0;
         QCOMPARE(p.params.routedExperts, 45097156608.0);
         QCOMPARE(p.memory.paramsPerRank, dense + experts);
-        QCOMPARE(p.memory.weights, 2 * (dense + experts));      // 14,485,561,344
+        QCOMPARE(p.memory.weights, 2 * (dense + experts)); // 14,485,561,344
         QCOMPARE(p.memory.gradients, 2 * (dense + experts));
         QCOMPARE(p.memory.masterWeights, dense * 4 / 16 + experts * 4 / 2); // 11,675,698,176
         QCOMPARE(p.memory.masterWeights, 11675698176.0);
@@ -281,16 +298,18 @@ private slots:
         QCOMPARE(p.moe.expertWeightBytesPerRank, 2 * experts);
         QVERIFY(!p.moe.crossesNodes);
         // "worst" on 8 expert ranks: 8 · min(2, 8 / 8) / 2 = 4 times the balanced rows.
-        const auto w = core::estimate(scenario({"model.preset=mixtral-8x7b", "cluster.gpus=16", "parallel.ep=8",
-                                                "training.routing_imbalance=\"worst\""}));
+        const auto w = core::estimate(scenario(
+            {"model.preset=mixtral-8x7b", "cluster.gpus=16", "parallel.ep=8", "training.routing_imbalance=\"worst\""}));
         QCOMPARE(w.moe.routingImbalance, 4.0);
         // ZeRO-3 shards the experts' weights over EDP too: 5,637,144,576 · 2 / 2 per rank for them.
-        const auto z3 = core::estimate(scenario({"model.preset=mixtral-8x7b", "cluster.gpus=16", "parallel.ep=8", "parallel.zero=3"}));
+        const auto z3 = core::estimate(
+            scenario({"model.preset=mixtral-8x7b", "cluster.gpus=16", "parallel.ep=8", "parallel.zero=3"}));
         QCOMPARE(z3.memory.weights, dense * 2 / 16 + experts * 2 / 2);
         // DeepSeek-V3 with ETP: TP 2 and ETP 1 on 64 GPUs of one stage at EP 32 gives EDP 2 · 32 / 32 = 2,
         // and ep · etp = 32 crosses a node of 8 GPUs.
-        const auto ds = core::estimate(scenario({"model.preset=deepseek-v3", "cluster.gpus=64", "parallel.tp=2",
-                                                 "parallel.ep=32", "parallel.etp=1", "parallel.sequence_parallel=true"}));
+        const auto ds =
+            core::estimate(scenario({"model.preset=deepseek-v3", "cluster.gpus=64", "parallel.tp=2", "parallel.ep=32",
+                                     "parallel.etp=1", "parallel.sequence_parallel=true"}));
         QCOMPARE(ds.moe.expertDataParallel, std::int64_t(2));
         QCOMPARE(ds.moe.expertTensorRanks, std::int64_t(1));
         QVERIFY(ds.moe.crossesNodes);
@@ -306,12 +325,13 @@ private slots:
         // all-gather their weights over all 16 data-parallel ranks (8 per node: NVLink or 8 NICs of
         // 50 GB/s, whichever is less, at 0.8); the rank's 5,637,144,576 expert parameters over their
         // EDP group of 2 ranks 8 apart, one per node: one NIC, 50 GB/s x 0.8.
-        const auto p = core::estimate(scenario({"model.preset=mixtral-8x7b", "cluster.gpu=h100-sxm", "cluster.gpus=16",
-                                                "parallel.ep=8", "parallel.zero=1", "step_time.mode=predicted",
-                                                "step_time.framework=megatron", "step_time.inter_node_bandwidth=50e9"}));
+        const auto p = core::estimate(scenario(
+            {"model.preset=mixtral-8x7b", "cluster.gpu=h100-sxm", "cluster.gpus=16", "parallel.ep=8", "parallel.zero=1",
+             "step_time.mode=predicted", "step_time.framework=megatron", "step_time.inter_node_bandwidth=50e9"}));
         const double experts = 45097156608.0 / 8, dense = 46702792704.0 - 45097156608.0;
         core::Link dp, edp;
-        dp.ranks = 16, dp.nodes = 2, dp.crossesNodes = true, dp.nominal = std::min(450e9, 8 * 50e9), dp.busbw = dp.nominal * 0.8;
+        dp.ranks = 16, dp.nodes = 2, dp.crossesNodes = true, dp.nominal = std::min(450e9, 8 * 50e9),
+        dp.busbw = dp.nominal * 0.8;
         edp.ranks = 2, edp.nodes = 2, edp.crossesNodes = true, edp.nominal = 50e9, edp.busbw = 50e9 * 0.8;
         using core::Collective;
         const double expected = core::collectiveSeconds(Collective::ReduceScatter, 2 * dense, dp) +
@@ -342,8 +362,9 @@ private slots:
         QCOMPARE(p.compute.accumulationSteps, std::int64_t(128));
         NAPKIN_COMPARE_REL(p.stepTime.epComm, 128 * 32 * 4 * one, 1e-12);
         // The imbalance scales the busiest rank's receive: 1.5 × the bytes.
-        const auto skew = core::estimate(scenario({"model.preset=mixtral-8x7b", "cluster.gpus=8", "parallel.ep=8",
-                                                   "parallel.zero=3", "step_time.mode=predicted", "training.routing_imbalance=1.5"}));
+        const auto skew =
+            core::estimate(scenario({"model.preset=mixtral-8x7b", "cluster.gpus=8", "parallel.ep=8", "parallel.zero=3",
+                                     "step_time.mode=predicted", "training.routing_imbalance=1.5"}));
         QCOMPARE(skew.stepTime.epBytesPerMicroBatch, 1.5 * bytes);
         QVERIFY(skew.stepTime.epComm > p.stepTime.epComm);
         // ... and its experts compute 1.5 × the rows: every Mixtral layer's MLP (k · I_e wide, no shared
@@ -359,8 +380,8 @@ private slots:
         // Across nodes: DeepSeek-V3 at EP 64 on 8 nodes of 8. The 7/8 of each rank's rows bound for other
         // nodes leave through its 50 GB/s NIC (× 0.8), the 1/8 on its node's other ranks go over NVLink
         // meanwhile: 4096 · 8 · 7168 · 2 · 7/8 / 40e9 + 9.6 µs per all-to-all.
-        const auto ds = core::estimate(scenario({"model.preset=deepseek-v3", "cluster.gpus=64", "parallel.ep=64",
-                                                 "step_time.mode=predicted"}));
+        const auto ds = core::estimate(
+            scenario({"model.preset=deepseek-v3", "cluster.gpus=64", "parallel.ep=64", "step_time.mode=predicted"}));
         QVERIFY(ds.stepTime.epCrossesNodes);
         const double dsOne = 4096.0 * 8 * 7168 * 2 * 7 / 8 / 40e9 + 9.6e-6;
         // 58 MoE layers of 61, the whole model on one stage; 1024 / 64 = 16 micro-batches.
@@ -382,8 +403,8 @@ private slots:
         QCOMPARE(loose.stepTime.epComm, ds.stepTime.epComm);
         // A rank reads only its own experts' weights: the forward MLP GEMMs of Mixtral read 7 of 8
         // experts' 3 · 4096 · 14336 bf16 weights fewer at EP 8, with the same FLOPs.
-        const auto ep1 = core::estimate(scenario({"model.preset=mixtral-8x7b", "cluster.gpus=8", "parallel.zero=3",
-                                                  "step_time.mode=predicted"}));
+        const auto ep1 = core::estimate(
+            scenario({"model.preset=mixtral-8x7b", "cluster.gpus=8", "parallel.zero=3", "step_time.mode=predicted"}));
         auto mlpForward = [](const core::Plan& plan, double core::RooflineOp::*field) {
             double sum = 0;
             for (const auto& op : plan.ops)
@@ -396,7 +417,9 @@ private slots:
                            7 * 3 * 4096.0 * 14336 * 2, 1e-9);
         // No expert parallelism: no all-to-all.
         QCOMPARE(core::estimate(scenario({"model.preset=mixtral-8x7b", "cluster.gpus=8", "step_time.mode=predicted",
-                                          "parallel.zero=3"})).stepTime.epComm, 0.0);
+                                          "parallel.zero=3"}))
+                     .stepTime.epComm,
+                 0.0);
     }
 
     void groupedExpertGemms()
@@ -410,10 +433,11 @@ private slots:
         const double eff = 12288.0 / (94 * 132) * 2048 / (2048 + 160);
         QCOMPARE(core::gemmShapeEfficiency(512, 1536, 2048, 128, 132, 90), eff);
         const double atFigure = 128.0 / 132 * 13312 / (13312 + 160);
-        const auto p = core::estimate(scenario({"model.preset=qwen3-30b-a3b", "cluster.gpu=h100-sxm", "cluster.gpus=1",
-                                                "training.seq_len=4096", "training.micro_batch=2", "training.global_batch=2",
-                                                "step_time.mode=predicted"}));
-        const auto op = std::find_if(p.ops.begin(), p.ops.end(), [](const auto& o) { return o.name == std::string_view("mlp_gate_up"); });
+        const auto p = core::estimate(
+            scenario({"model.preset=qwen3-30b-a3b", "cluster.gpu=h100-sxm", "cluster.gpus=1", "training.seq_len=4096",
+                      "training.micro_batch=2", "training.global_batch=2", "step_time.mode=predicted"}));
+        const auto op = std::find_if(p.ops.begin(), p.ops.end(),
+                                     [](const auto& o) { return o.name == std::string_view("mlp_gate_up"); });
         QVERIFY(op != p.ops.end());
         QCOMPARE(op->groupedShare, 1.0); // every MLP FLOP is a routed expert's
         QCOMPARE(op->grouped[0], 512.0);
@@ -427,9 +451,10 @@ private slots:
         const auto ep = core::estimate(scenario({"model.preset=qwen3-30b-a3b", "cluster.gpu=h100-sxm", "cluster.gpus=8",
                                                  "parallel.ep=8", "training.seq_len=4096", "training.micro_batch=2",
                                                  "training.global_batch=16", "step_time.mode=predicted"}));
-        const auto eop = std::find_if(ep.ops.begin(), ep.ops.end(), [](const auto& o) { return o.name == std::string_view("mlp_down.wgrad"); });
+        const auto eop = std::find_if(ep.ops.begin(), ep.ops.end(),
+                                      [](const auto& o) { return o.name == std::string_view("mlp_down.wgrad"); });
         QVERIFY(eop != ep.ops.end());
-        QCOMPARE(eop->grouped[0], 768.0);  // dW of down: 768 x 2048, reduced over the rows
+        QCOMPARE(eop->grouped[0], 768.0); // dW of down: 768 x 2048, reduced over the rows
         QCOMPARE(eop->grouped[1], 2048.0);
         QCOMPARE(eop->grouped[2], 4096.0);
         QCOMPARE(eop->grouped[3], 16.0);
@@ -443,7 +468,8 @@ private slots:
     {
         // Mixtral 8x7B at EP 8: the plan at 1.0, 1.2, 1.5 and the worst case (8 · min(2, 1) / 2 = 4);
         // each point is the full plan with that imbalance, so step and memory rise with it.
-        const auto sc = scenario({"model.preset=mixtral-8x7b", "cluster.gpus=16", "parallel.ep=8", "step_time.mode=predicted"});
+        const auto sc =
+            scenario({"model.preset=mixtral-8x7b", "cluster.gpus=16", "parallel.ep=8", "step_time.mode=predicted"});
         const auto sweep = core::imbalanceSweep(sc);
         QCOMPARE(sweep.size(), std::size_t(4));
         QCOMPARE(sweep[0].stepSeconds, core::estimate(sc).stepTime.step);
@@ -462,11 +488,16 @@ private slots:
 
     void expertLayoutErrors()
     {
-        QCOMPARE(firstField({"model.preset=mixtral-8x7b", "cluster.gpus=16", "parallel.ep=3"}), std::string("parallel.ep"));
-        QCOMPARE(firstField({"model.preset=mixtral-8x7b", "cluster.gpus=4", "parallel.ep=8"}), std::string("parallel.ep"));
-        QCOMPARE(firstField({"model.preset=mixtral-8x7b", "cluster.gpus=16", "parallel.etp=3"}), std::string("parallel.etp"));
-        QCOMPARE(firstField({"model.preset=mixtral-8x7b", "cluster.gpus=16", "parallel.ep=0"}), std::string("parallel.ep"));
-        QCOMPARE(firstField({"model.preset=mixtral-8x7b", "cluster.gpus=16", "parallel.etp=\"half\""}), std::string("parallel.etp"));
+        QCOMPARE(firstField({"model.preset=mixtral-8x7b", "cluster.gpus=16", "parallel.ep=3"}),
+                 std::string("parallel.ep"));
+        QCOMPARE(firstField({"model.preset=mixtral-8x7b", "cluster.gpus=4", "parallel.ep=8"}),
+                 std::string("parallel.ep"));
+        QCOMPARE(firstField({"model.preset=mixtral-8x7b", "cluster.gpus=16", "parallel.etp=3"}),
+                 std::string("parallel.etp"));
+        QCOMPARE(firstField({"model.preset=mixtral-8x7b", "cluster.gpus=16", "parallel.ep=0"}),
+                 std::string("parallel.ep"));
+        QCOMPARE(firstField({"model.preset=mixtral-8x7b", "cluster.gpus=16", "parallel.etp=\"half\""}),
+                 std::string("parallel.etp"));
         // A dense model ignores ep, and says so.
         const auto dense = core::estimate(scenario({"cluster.gpus=16", "parallel.ep=8"}));
         QVERIFY(hasWarning(dense, "moe_keys_unused"));
@@ -475,8 +506,10 @@ private slots:
 
     void errorsNameTheField()
     {
-        QCOMPARE(firstField({"model.preset=deepseek-v3", "parallel.ep_node_limit=0"}), std::string("parallel.ep_node_limit"));
-        QCOMPARE(firstField({"model.preset=deepseek-v3", "parallel.ep_node_limit=\"few\""}), std::string("parallel.ep_node_limit"));
+        QCOMPARE(firstField({"model.preset=deepseek-v3", "parallel.ep_node_limit=0"}),
+                 std::string("parallel.ep_node_limit"));
+        QCOMPARE(firstField({"model.preset=deepseek-v3", "parallel.ep_node_limit=\"few\""}),
+                 std::string("parallel.ep_node_limit"));
         QVERIFY(hasWarning(core::estimate(scenario({"parallel.ep_node_limit=4"})), "moe_keys_unused"));
         QCOMPARE(firstField({"training.routing_imbalance=0.5"}), std::string("training.routing_imbalance"));
         QCOMPARE(firstField({"training.routing_imbalance=\"skewed\""}), std::string("training.routing_imbalance"));
@@ -486,7 +519,8 @@ private slots:
         QCOMPARE(firstField({"precision.expert_weights=tf32"}), std::string("precision.expert_weights"));
         QCOMPARE(firstField({"precision.expert_weights=int3"}), std::string("precision.expert_weights"));
         QVERIFY(scenarioErrors({"training.moe_capacity_factor=null", "training.routing_imbalance=\"balanced\"",
-                                "precision.expert_weights=auto"}).empty());
+                                "precision.expert_weights=auto"})
+                    .empty());
         const auto e = scenarioErrors({"training.routing_imbalance=0.5"});
         QVERIFY(e.front().allowed.find("1 to 1024") != std::string::npos);
     }

@@ -130,7 +130,8 @@ private slots:
     // bandwidth (614.4 GB/s on one GPU), the new bf16 parameters cross PCIe Gen5 at 0.87 · 64 GB/s.
     void optimizerOffloadToTheHost()
     {
-        const auto sc = scenario({"cluster.gpus=1", "parallel.zero=0", "offload.optimizer=cpu", "step_time.mode=predicted"});
+        const auto sc =
+            scenario({"cluster.gpus=1", "parallel.zero=0", "offload.optimizer=cpu", "step_time.mode=predicted"});
         const auto p = core::estimate(sc);
         const double P = p.params.total;
         QCOMPARE(p.memory.masterWeights, 0.0);
@@ -157,8 +158,8 @@ private slots:
     // memory below the need is a warning, not a fit.
     void shardedGradientsAndHostMemoryShort()
     {
-        const auto p = core::estimate(scenario({"cluster.gpus=8", "parallel.zero=2", "offload.optimizer=cpu",
-                                                "cluster.host_memory_bytes=100e9"}));
+        const auto p = core::estimate(scenario(
+            {"cluster.gpus=8", "parallel.zero=2", "offload.optimizer=cpu", "cluster.host_memory_bytes=100e9"}));
         const double P = p.params.total;
         QCOMPARE(p.memory.gradients, 0.0);
         QCOMPARE(p.memory.host.gradients, P * 4 / 8);
@@ -187,7 +188,8 @@ private slots:
         QVERIFY(hasError(test::scenarioErrors({"offload.pcie_bandwidth=fast"}), "offload.pcie_bandwidth"));
         QVERIFY(hasError(test::scenarioErrors({"offload.nvme_bandwidth=-5"}), "offload.nvme_bandwidth"));
         QVERIFY(hasError(test::scenarioErrors({"cluster.host_memory_bytes=lots"}), "cluster.host_memory_bytes"));
-        QVERIFY(hasError(test::scenarioErrors({"cluster.host_memory_bandwidth=quick"}), "cluster.host_memory_bandwidth"));
+        QVERIFY(
+            hasError(test::scenarioErrors({"cluster.host_memory_bandwidth=quick"}), "cluster.host_memory_bandwidth"));
     }
 
     // Activation offload keeps two layers' saved tensors on the GPU; the rest of the L layers of the
@@ -207,32 +209,35 @@ private slots:
     // stage's parameters stay all-gathered in bf16; without PP only two blocks and the root are.
     void torchtitanPipelineKeepsTheStageGathered()
     {
-        const auto pp = core::estimate(scenario({"cluster.gpus=16", "parallel.zero=0", "parallel.fsdp=full", "parallel.pp=2",
-                                                 "step_time.framework=torchtitan"}));
+        const auto pp = core::estimate(scenario({"cluster.gpus=16", "parallel.zero=0", "parallel.fsdp=full",
+                                                 "parallel.pp=2", "step_time.framework=torchtitan"}));
         // Llama 2 7B on two stages: 16 layers and the embedding (first) or the head and final norm
         // (last), all in bf16, on 8 data-parallel ranks that each hold the stage whole.
         const auto& c = pp.params;
         const double stage = pp.memory.mostLoadedStage == 0 ? c.layers / 2 + c.embedding + c.positional
-                                                             : c.layers / 2 + c.head + c.finalNorm;
+                                                            : c.layers / 2 + c.head + c.finalNorm;
         QCOMPARE(pp.memory.gatheredWeights, stage * 2);
-        const auto flat = core::estimate(scenario({"cluster.gpus=16", "parallel.zero=0", "parallel.fsdp=full",
-                                                   "step_time.framework=torchtitan"}));
+        const auto flat = core::estimate(
+            scenario({"cluster.gpus=16", "parallel.zero=0", "parallel.fsdp=full", "step_time.framework=torchtitan"}));
         const auto& pc = flat.params;
-        QCOMPARE(flat.memory.gatheredWeights, 2 * pc.layers / 32 * 2 + (pc.embedding + pc.positional + pc.head + pc.finalNorm) * 2);
+        QCOMPARE(flat.memory.gatheredWeights,
+                 2 * pc.layers / 32 * 2 + (pc.embedding + pc.positional + pc.head + pc.finalNorm) * 2);
     }
 
     // FSDP2's backward of a block holds its unsharded bf16 gradients and the reduce-scatter input
     // (bf16 here): 4 bytes per parameter of one block, in temporaries at backward_start only.
     void fsdp2ReduceScatterBuffersInTheBackward()
     {
-        const auto p = core::estimate(scenario({"parallel.zero=0", "parallel.fsdp=full", "step_time.framework=torchtitan",
-                                                "training.recompute=full"}));
+        const auto p = core::estimate(scenario(
+            {"parallel.zero=0", "parallel.fsdp=full", "step_time.framework=torchtitan", "training.recompute=full"}));
         QCOMPARE(std::string(p.memory.peakPhase), std::string("backward_start"));
         const double perLayer = p.params.layers / 32;
         QCOMPARE(p.memory.comm.reduceScatter, perLayer * (2 + 2));
         QCOMPARE(p.memory.temporaries, p.memory.gatheredWeights + perLayer * 4);
         // Megatron's distributed optimizer reduce-scatters from its contiguous grad buffer: none extra.
-        QCOMPARE(core::estimate(scenario({"parallel.zero=3", "step_time.framework=megatron"})).memory.comm.reduceScatter, 0.0);
+        QCOMPARE(
+            core::estimate(scenario({"parallel.zero=3", "step_time.framework=megatron"})).memory.comm.reduceScatter,
+            0.0);
     }
 
     // CUDA graphs keep the forward's temporaries: 20% of the activations (NeMo's measured ratio).
@@ -243,7 +248,8 @@ private slots:
         QCOMPARE(off.memory.overheadCudaGraphs, 0.0);
         QCOMPARE(on.memory.overheadCudaGraphs, 0.20 * on.memory.activations);
         NAPKIN_COMPARE_REL(on.memory.overhead - off.memory.overhead,
-                           0.20 * on.memory.activations + (on.memory.overheadAllocator - off.memory.overheadAllocator), 1e-12);
+                           0.20 * on.memory.activations + (on.memory.overheadAllocator - off.memory.overheadAllocator),
+                           1e-12);
     }
 
     // The timeline's highest point is the ledger's peak (less the allocator's reserve), at the

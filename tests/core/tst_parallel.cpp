@@ -12,9 +12,11 @@ constexpr double GiB = 1073741824.0;
 // The paper's 22B and 175B GPT models, unfused attention, 16-bit activations with dropout.
 std::string gptModel(int layers, int hidden, int heads)
 {
-    return "model={\"kind\": \"transformer\", \"layers\": " + std::to_string(layers) + ", \"d_model\": " + std::to_string(hidden) +
-           ", \"heads\": " + std::to_string(heads) + ", \"ffn\": " + std::to_string(4 * hidden) +
-           ", \"ffn_kind\": \"gelu\", \"vocab\": 51200, \"norm\": \"layernorm\", \"biases\": \"all\", \"positions\": \"learned\", "
+    return "model={\"kind\": \"transformer\", \"layers\": " + std::to_string(layers) +
+           ", \"d_model\": " + std::to_string(hidden) + ", \"heads\": " + std::to_string(heads) +
+           ", \"ffn\": " + std::to_string(4 * hidden) +
+           ", \"ffn_kind\": \"gelu\", \"vocab\": 51200, \"norm\": \"layernorm\", \"biases\": \"all\", \"positions\": "
+           "\"learned\", "
            "\"max_positions\": 2048, \"dropout\": true}";
 }
 } // namespace
@@ -42,16 +44,17 @@ private slots:
         QFETCH(QString, technique);
         QFETCH(double, expectedGiB);
         const bool sp = technique.contains(QStringLiteral("sp"));
-        const QString recompute = technique == QStringLiteral("full") ? QStringLiteral("full")
-                                : technique.contains(QStringLiteral("selective")) ? QStringLiteral("selective")
-                                                                                  : QStringLiteral("none");
-        const auto plan = core::estimate(scenario({model.toStdString(), "training.seq_len=2048", "training.micro_batch=1",
-                                                   "training.global_batch=8", "training.flash_attention=false",
-                                                   "training.recompute=" + recompute.toStdString(), "cluster.gpus=8",
-                                                   "parallel.tp=8", std::string("parallel.sequence_parallel=") + (sp ? "true" : "false"),
-                                                   std::string("training.checkpoint_every=") + (recompute == QStringLiteral("full") ? "1" : "\"auto\"")}));
+        const QString recompute = technique == QStringLiteral("full")               ? QStringLiteral("full")
+                                  : technique.contains(QStringLiteral("selective")) ? QStringLiteral("selective")
+                                                                                    : QStringLiteral("none");
+        const auto plan = core::estimate(scenario(
+            {model.toStdString(), "training.seq_len=2048", "training.micro_batch=1", "training.global_batch=8",
+             "training.flash_attention=false", "training.recompute=" + recompute.toStdString(), "cluster.gpus=8",
+             "parallel.tp=8", std::string("parallel.sequence_parallel=") + (sp ? "true" : "false"),
+             std::string("training.checkpoint_every=") + (recompute == QStringLiteral("full") ? "1" : "\"auto\"")}));
         // Full recompute keeps 2sbh per layer regardless of t (Table 2's last row, no SP).
-        QVERIFY2(std::abs(plan.memory.activationsPerLayer / GiB - expectedGiB) <= golden()["korthikanti_setup"]["tol_abs_gib"].get<double>(),
+        QVERIFY2(std::abs(plan.memory.activationsPerLayer / GiB - expectedGiB) <=
+                     golden()["korthikanti_setup"]["tol_abs_gib"].get<double>(),
                  qPrintable(QStringLiteral("got %1 GiB").arg(plan.memory.activationsPerLayer / GiB)));
     }
 
@@ -63,7 +66,8 @@ private slots:
         QCOMPARE(plan.compute.dataParallel, std::int64_t(8));
         QCOMPARE(plan.compute.accumulationSteps, std::int64_t(8));
         QCOMPARE(plan.memory.bubbleFraction, 3.0 / 8);
-        plan = core::estimate(scenario({"cluster.gpus=32", "parallel.pp=4", "parallel.virtual_stages=2", "training.global_batch=64"}));
+        plan = core::estimate(
+            scenario({"cluster.gpus=32", "parallel.pp=4", "parallel.virtual_stages=2", "training.global_batch=64"}));
         QCOMPARE(plan.memory.bubbleFraction, 3.0 / 16);
         QCOMPARE(core::estimate(scenario({})).memory.bubbleFraction, 0.0);
     }
@@ -110,7 +114,8 @@ private slots:
         for (int i = 0; i < 4; ++i) {
             QCOMPARE(four.memory.perStage[std::size_t(i)].inFlight, double(4 - i));
             if (i > 0)
-                QVERIFY(four.memory.perStage[std::size_t(i - 1)].tensors > four.memory.perStage[std::size_t(i)].tensors ||
+                QVERIFY(four.memory.perStage[std::size_t(i - 1)].tensors >
+                            four.memory.perStage[std::size_t(i)].tensors ||
                         i == 3); // the last stage adds the logits
         }
         QCOMPARE(four.memory.perStage[1].activations, 3 * 8 * one.memory.activationsPerLayer);
@@ -120,6 +125,7 @@ private slots:
     {
         QTest::addColumn<QString>("sets");
         QTest::addColumn<QString>("field");
+        // clang-format off
         QTest::newRow("tp does not divide heads") << QStringLiteral("parallel.tp=3\ncluster.gpus=3") << QStringLiteral("parallel.tp");
         QTest::newRow("pp does not divide layers") << QStringLiteral("parallel.pp=5\ncluster.gpus=5") << QStringLiteral("parallel.pp");
         QTest::newRow("layout does not divide gpus") << QStringLiteral("parallel.tp=8\ncluster.gpus=12") << QStringLiteral("parallel.tp");
@@ -127,8 +133,10 @@ private slots:
         QTest::newRow("cp does not divide seq") << QStringLiteral("parallel.cp=3\ncluster.gpus=3\ntraining.seq_len=4096") << QStringLiteral("parallel.cp");
         QTest::newRow("interleave without pp") << QStringLiteral("parallel.virtual_stages=2") << QStringLiteral("parallel.virtual_stages");
         QTest::newRow("tp 0") << QStringLiteral("parallel.tp=0") << QStringLiteral("parallel.tp");
-        QTest::newRow("toy model with tp") << QStringLiteral("model={\"kind\": \"mlp\", \"width\": 4, \"layers\": 2}\nparallel.tp=2\ncluster.gpus=2")
-                                           << QStringLiteral("parallel.tp");
+        // clang-format on
+        QTest::newRow("toy model with tp")
+            << QStringLiteral("model={\"kind\": \"mlp\", \"width\": 4, \"layers\": 2}\nparallel.tp=2\ncluster.gpus=2")
+            << QStringLiteral("parallel.tp");
     }
     void constraints()
     {

@@ -48,13 +48,15 @@ private slots:
         QTest::addColumn<QString>("file");
         QTest::addColumn<double>("expected");
         const auto& pc = golden()["param_counts"];
-        QTest::newRow("pythia-160m (gpt_neox)") << QStringLiteral("hf/pythia-160m.json")
-                                                << golden()["hf_pythia_160m"]["expected"].get<double>();
+        QTest::newRow("pythia-160m (gpt_neox)")
+            << QStringLiteral("hf/pythia-160m.json") << golden()["hf_pythia_160m"]["expected"].get<double>();
+        // clang-format off
         QTest::newRow("llama-2-7b") << QStringLiteral("hf/llama-2-7b.json") << pc["llama-2-7b"].get<double>();
         QTest::newRow("mistral-7b") << QStringLiteral("hf/mistral-7b.json") << pc["mistral-7b"].get<double>();
         QTest::newRow("qwen2.5-7b (q/k/v biases)") << QStringLiteral("hf/qwen2.5-7b.json") << pc["qwen2.5-7b"].get<double>();
         QTest::newRow("olmo2-7b (QK-norm)") << QStringLiteral("hf/olmo2-7b.json") << pc["olmo-2-7b"].get<double>();
         QTest::newRow("gpt2 (tied, learned positions)") << QStringLiteral("hf/gpt2.json") << pc["gpt2-small"].get<double>();
+        // clang-format on
     }
     void hfConfigs()
     {
@@ -81,11 +83,13 @@ private slots:
         // Qwen1.5-MoE-A2.7B (qwen2_moe): attention 16,777,216 + q/k/v biases 6,144; 60 experts of
         //   3 · 2048 · 1408; router 122,880; one shared expert 3 · 2048 · 5632 and its gate 2,048;
         //   × 24 + 2 · 151936 · 2048 + 2048 = 14,315,784,192; 4 experts: 2,689,173,504.
+        // clang-format off
         QTest::newRow("mixtral (mixtral)") << QStringLiteral("hf/mixtral-8x7b.json") << QStringLiteral("mixtral-8x7b");
         QTest::newRow("qwen3-30b-a3b (qwen3_moe)") << QStringLiteral("hf/qwen3-30b-a3b.json") << QStringLiteral("qwen3-30b-a3b");
         QTest::newRow("olmoe (olmoe)") << QStringLiteral("hf/olmoe-1b-7b.json") << QStringLiteral("olmoe-1b-7b");
-        QTest::newRow("qwen1.5-moe (qwen2_moe, shared expert)") << QStringLiteral("hf/qwen1.5-moe-a2.7b.json")
-                                                                << QStringLiteral("qwen1.5-moe-a2.7b");
+        // clang-format on
+        QTest::newRow("qwen1.5-moe (qwen2_moe, shared expert)")
+            << QStringLiteral("hf/qwen1.5-moe-a2.7b.json") << QStringLiteral("qwen1.5-moe-a2.7b");
         // DeepSeek-V3 (MLA, moe-notes.md §2.1): attention 11,010,048 + 1,536 + 37,748,736 + 4,128,768 +
         //   512 + 16,777,216 + 117,440,512 = 187,107,328 and two norms; 3 dense layers (3 · 7168 · 18432);
         //   58 MoE layers of 256 + 1 shared experts of 3 · 7168 · 2048, router 7168 · 256 + 256 (the
@@ -103,6 +107,7 @@ private slots:
         //   + 2 · 202048 · 5120 + 5120 = 107,769,861,120; 1 routed + shared: 17,172,894,720.
         // DBRX: 16 experts of 3 · 6144 · 10752, weight-only LayerNorms; × 40 + 2 · 100352 · 6144 + 6144
         //   = 131,596,523,520; 4 experts: 36,469,708,800. Phi-3-mini: Llama's layout, 3,821,079,552.
+        // clang-format off
         QTest::newRow("deepseek-v3 (MLA, MTP)") << QStringLiteral("hf/deepseek-v3.json") << QStringLiteral("deepseek-v3");
         QTest::newRow("deepseek-v2-lite (no q rank)") << QStringLiteral("hf/deepseek-v2-lite.json") << QStringLiteral("deepseek-v2-lite");
         QTest::newRow("gpt-oss-120b (sinks, expert biases)") << QStringLiteral("hf/gpt-oss-120b.json") << QStringLiteral("gpt-oss-120b");
@@ -110,16 +115,17 @@ private slots:
         QTest::newRow("llama-4-scout (text_config, shared expert)") << QStringLiteral("hf/llama-4-scout.json") << QStringLiteral("llama-4-scout");
         QTest::newRow("dbrx (nested configs)") << QStringLiteral("hf/dbrx.json") << QStringLiteral("dbrx");
         QTest::newRow("phi-3-mini (phi3)") << QStringLiteral("hf/phi-3-mini.json") << QStringLiteral("phi-3-mini");
+        // clang-format on
         // Gemma 3 27B (gemma3 with text_config, vocab_size absent: Gemma3TextConfig's 262208): 5376 ·
         //   4096 · 2 + 5376 · 2048 · 2, per-head q/k norms 256, GeGLU 3 · 5376 · 21504, four norms; × 62 +
         //   262208 · 5376 (tied) + 5376 = 27,009,346,304 (the report's 25.6B + 1.4B).
         // Granite 3.0 1B-A400M (granitemoe): 1024 · 1024 · 2 + 1024 · 512 · 2 attention, 32 experts of
         //   3 · 1024 · 512 (input_linear 2 · I · h, output_linear I · h), router 1024 · 32; × 24 + 49155 ·
         //   1024 (tied) + 1024 = 1,334,628,352; 8 experts: 428,658,688.
-        QTest::newRow("granite-3.0-1b-a400m (granitemoe, tied)") << QStringLiteral("hf/granite-3.0-1b-a400m.json")
-                                                                 << QStringLiteral("granite-3.0-1b-a400m");
-        QTest::newRow("gemma-3-27b-it (gemma3 text_config)") << QStringLiteral("hf/gemma-3-27b-it.json")
-                                                              << QStringLiteral("gemma-3-27b-it");
+        QTest::newRow("granite-3.0-1b-a400m (granitemoe, tied)")
+            << QStringLiteral("hf/granite-3.0-1b-a400m.json") << QStringLiteral("granite-3.0-1b-a400m");
+        QTest::newRow("gemma-3-27b-it (gemma3 text_config)")
+            << QStringLiteral("hf/gemma-3-27b-it.json") << QStringLiteral("gemma-3-27b-it");
     }
 
     void slidingWindowLayers()
@@ -148,7 +154,8 @@ private slots:
         QVERIFY2(errors.empty(), errors.empty() ? "" : core::describe(errors.front()).c_str());
         const auto& g = golden()["active_param_counts"][key.toStdString()];
         const auto c = core::countParams(m);
-        const double total = g.contains("total") ? g["total"].get<double>() : golden()["param_counts"][key.toStdString()].get<double>();
+        const double total =
+            g.contains("total") ? g["total"].get<double>() : golden()["param_counts"][key.toStdString()].get<double>();
         QCOMPARE(c.total, total);
         QCOMPARE(c.active, g["active"].get<double>());
         QCOMPARE(c.activeExclEmbedding, g["active_excl_embedding"].get<double>());
@@ -180,8 +187,9 @@ private slots:
         // depth, which trains with the model (2h + 2h² + one MoE layer + h = 11,610,068,224:
         // DeepSeek-V3 README_WEIGHTS.md "11.5B unique"). No TP, so each stage's parameters are exactly
         // these sums.
-        const auto plan = core::estimate(napkin::test::scenario(
-            {"model.preset=deepseek-v3", "parallel.pp=2", "parallel.first_stage_layers=30", "parallel.last_stage_layers=31", "cluster.gpus=64"}));
+        const auto plan = core::estimate(
+            napkin::test::scenario({"model.preset=deepseek-v3", "parallel.pp=2", "parallel.first_stage_layers=30",
+                                    "parallel.last_stage_layers=31", "cluster.gpus=64"}));
         const auto& c = plan.params;
         QCOMPARE(plan.memory.perStage.size(), std::size_t(2));
         QCOMPARE(plan.memory.perStage[0].params, 3 * c.denseLayer + 27 * c.moeLayer + c.embedding);
@@ -239,13 +247,18 @@ private slots:
             const auto e = errorsOf(set);
             return e.empty() ? std::string() : e.front().field;
         };
-        QCOMPARE(firstField(R"(model={"preset": "mixtral-8x7b", "moe": {"top_k": 9}})"), std::string("model.moe.top_k"));
-        QCOMPARE(firstField(R"(model={"preset": "mixtral-8x7b", "moe": {"experts": 8, "topk": 2}})"), std::string("model.moe.topk"));
-        QCOMPARE(firstField(R"(model={"preset": "mixtral-8x7b", "moe": {"moe_layers": [1, 0]}})"), std::string("model.moe.moe_layers"));
-        QCOMPARE(firstField(R"(model={"preset": "llama-2-7b", "moe": {"experts": 8, "top_k": 2}})"), std::string("model.moe.expert_ffn"));
+        QCOMPARE(firstField(R"(model={"preset": "mixtral-8x7b", "moe": {"top_k": 9}})"),
+                 std::string("model.moe.top_k"));
+        QCOMPARE(firstField(R"(model={"preset": "mixtral-8x7b", "moe": {"experts": 8, "topk": 2}})"),
+                 std::string("model.moe.topk"));
+        QCOMPARE(firstField(R"(model={"preset": "mixtral-8x7b", "moe": {"moe_layers": [1, 0]}})"),
+                 std::string("model.moe.moe_layers"));
+        QCOMPARE(firstField(R"(model={"preset": "llama-2-7b", "moe": {"experts": 8, "top_k": 2}})"),
+                 std::string("model.moe.expert_ffn"));
         QCOMPARE(firstField(R"(model={"preset": "mixtral-8x7b", "moe": {"first_dense_layers": 32}})"),
                  std::string("model.moe.first_dense_layers"));
-        QCOMPARE(firstField(R"(model={"preset": "qwen3-8b-nope", "moe": {}})").substr(0, 12), std::string("model.preset"));
+        QCOMPARE(firstField(R"(model={"preset": "qwen3-8b-nope", "moe": {}})").substr(0, 12),
+                 std::string("model.preset"));
     }
 
     void hfConfigNamesItsModel()
@@ -253,7 +266,8 @@ private slots:
         // Named from the config (issue 13), not "llama" or "Custom architecture".
         core::Errors errors;
         auto cfg = readJson("hf/llama-2-7b.json");
-        QCOMPARE(core::modelFromHfConfig(cfg, "model.hf_config(hf/llama-2-7b.json)", errors).name, std::string("llama-2-7b"));
+        QCOMPARE(core::modelFromHfConfig(cfg, "model.hf_config(hf/llama-2-7b.json)", errors).name,
+                 std::string("llama-2-7b"));
         QCOMPARE(core::modelFromHfConfig(cfg, "model.hf_config(/models/Llama-2-7b-hf/config.json)", errors).name,
                  std::string("Llama-2-7b-hf"));
         QCOMPARE(core::modelFromHfConfig(cfg, "config.json", errors).name, std::string("LlamaForCausalLM"));
@@ -272,16 +286,24 @@ private slots:
     {
         QTest::addColumn<QString>("config");
         QTest::addColumn<QString>("field");
-        QTest::newRow("missing hidden_size") << QStringLiteral(R"({"model_type": "llama", "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 64, "vocab_size": 100})")
-                                             << QStringLiteral("hidden_size");
-        QTest::newRow("heads do not divide") << QStringLiteral(R"({"model_type": "llama", "hidden_size": 100, "num_hidden_layers": 2, "num_attention_heads": 3, "intermediate_size": 64, "vocab_size": 100})")
-                                             << QStringLiteral("num_attention_heads");
-        QTest::newRow("kv heads do not divide") << QStringLiteral(R"({"model_type": "mistral", "hidden_size": 128, "num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 3, "intermediate_size": 64, "vocab_size": 100})")
-                                                << QStringLiteral("num_key_value_heads");
+        QTest::newRow("missing hidden_size")
+            << QStringLiteral(
+                   R"({"model_type": "llama", "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 64, "vocab_size": 100})")
+            << QStringLiteral("hidden_size");
+        QTest::newRow("heads do not divide")
+            << QStringLiteral(
+                   R"({"model_type": "llama", "hidden_size": 100, "num_hidden_layers": 2, "num_attention_heads": 3, "intermediate_size": 64, "vocab_size": 100})")
+            << QStringLiteral("num_attention_heads");
+        QTest::newRow("kv heads do not divide")
+            << QStringLiteral(
+                   R"({"model_type": "mistral", "hidden_size": 128, "num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 3, "intermediate_size": 64, "vocab_size": 100})")
+            << QStringLiteral("num_key_value_heads");
         QTest::newRow("unknown family") << QStringLiteral(R"({"model_type": "bert"})") << QStringLiteral("model_type");
         QTest::newRow("no family") << QStringLiteral(R"({"hidden_size": 64})") << QStringLiteral("model_type");
-        QTest::newRow("negative layers") << QStringLiteral(R"({"model_type": "gpt2", "n_embd": 64, "n_layer": -1, "n_head": 4, "vocab_size": 10, "n_positions": 8})")
-                                         << QStringLiteral("n_layer");
+        QTest::newRow("negative layers")
+            << QStringLiteral(
+                   R"({"model_type": "gpt2", "n_embd": 64, "n_layer": -1, "n_head": 4, "vocab_size": 10, "n_positions": 8})")
+            << QStringLiteral("n_layer");
     }
     void hfConfigErrorsNameTheField()
     {

@@ -24,9 +24,15 @@ bool hasError(const core::Errors& errors, std::string_view field, std::string_vi
 // m = 8 micro-batches per replica, the fewest DualPipe accepts at pp 4 (2 · pp).
 core::Scenario llama(std::string schedule, std::initializer_list<std::string> more = {})
 {
-    std::vector<std::string> sets{"model.preset=llama-2-7b", "cluster.gpu=h100-sxm", "cluster.gpus=8", "parallel.pp=4",
-                                  "parallel.zero=1", "training.micro_batch=1", "training.global_batch=16",
-                                  "step_time.mode=predicted", "parallel.pipeline_schedule=" + schedule};
+    std::vector<std::string> sets{"model.preset=llama-2-7b",
+                                  "cluster.gpu=h100-sxm",
+                                  "cluster.gpus=8",
+                                  "parallel.pp=4",
+                                  "parallel.zero=1",
+                                  "training.micro_batch=1",
+                                  "training.global_batch=16",
+                                  "step_time.mode=predicted",
+                                  "parallel.pipeline_schedule=" + schedule};
     sets.insert(sets.end(), more.begin(), more.end());
     return napkin::test::scenario(sets);
 }
@@ -44,7 +50,8 @@ private slots:
                  core::PipelineSchedule::Interleaved);
         QCOMPARE(scenario({"parallel.pp=4", "cluster.gpus=8", "model.preset=llama-2-7b"}).parallel.schedule,
                  core::PipelineSchedule::OneFOneB);
-        const std::initializer_list<std::string> base{"model.preset=llama-2-7b", "cluster.gpus=8", "training.micro_batch=1"};
+        const std::initializer_list<std::string> base{"model.preset=llama-2-7b", "cluster.gpus=8",
+                                                      "training.micro_batch=1"};
         auto errs = [&](std::initializer_list<std::string> more) {
             std::vector<std::string> all(base);
             all.insert(all.end(), more.begin(), more.end());
@@ -52,9 +59,10 @@ private slots:
         };
         QVERIFY(hasError(errs({"parallel.pp=4", "parallel.virtual_stages=2", "parallel.pipeline_schedule=1f1b"}),
                          "parallel.pipeline_schedule", "virtual_stages"));
-        QVERIFY(hasError(errs({"parallel.pp=4", "parallel.pipeline_schedule=interleaved"}), "parallel.pipeline_schedule",
-                         "virtual_stages"));
-        QVERIFY(hasError(errs({"parallel.pp=1", "parallel.pipeline_schedule=dualpipe"}), "parallel.pipeline_schedule", "even"));
+        QVERIFY(hasError(errs({"parallel.pp=4", "parallel.pipeline_schedule=interleaved"}),
+                         "parallel.pipeline_schedule", "virtual_stages"));
+        QVERIFY(hasError(errs({"parallel.pp=1", "parallel.pipeline_schedule=dualpipe"}), "parallel.pipeline_schedule",
+                         "even"));
         // 32 layers on 8 stages fit, and 8 is even; but 16 sequences over dp 1 are 16 micro-batches, 2 · pp = 16: fine.
         QVERIFY(errs({"parallel.pp=8", "training.global_batch=16", "parallel.pipeline_schedule=dualpipe"}).empty());
         // 14 micro-batches are fewer than 2 · pp = 16; 15 is odd.
@@ -79,17 +87,20 @@ private slots:
         QCOMPARE(dual.memory.perStage.size(), std::size_t(4));
         NAPKIN_COMPARE_REL(dual.memory.perStage[0].params, pc.total - pc.layers / 2, 1e-12);
         NAPKIN_COMPARE_REL(dual.memory.perStage[1].params, pc.layers / 2, 1e-12);
-        NAPKIN_COMPARE_REL(dual.memory.perStage[0].params, onef.memory.perStage[0].params + onef.memory.perStage[3].params, 1e-12);
+        NAPKIN_COMPARE_REL(dual.memory.perStage[0].params,
+                           onef.memory.perStage[0].params + onef.memory.perStage[3].params, 1e-12);
         // Every rank: min(pp - i, m/2) + min(i + 1, m/2) = (4 - i) + (i + 1) = 5 chunks with m/2 = 4.
         for (const auto& st : dual.memory.perStage)
             QCOMPARE(st.inFlight, 5.0);
         // The model states double on the ends: the 1F1B first stage's weights plus the last stage's.
-        NAPKIN_COMPARE_REL(dual.memory.perStage[0].weights, onef.memory.perStage[0].weights + onef.memory.perStage[3].weights, 1e-12);
+        NAPKIN_COMPARE_REL(dual.memory.perStage[0].weights,
+                           onef.memory.perStage[0].weights + onef.memory.perStage[3].weights, 1e-12);
         NAPKIN_COMPARE_REL(dual.memory.perStage[0].optimizer,
                            onef.memory.perStage[0].optimizer + onef.memory.perStage[3].optimizer, 1e-12);
         // The derivation names both stages.
-        const auto d = std::find_if(dual.derivations.begin(), dual.derivations.end(),
-                                    [](const core::Derivation& x) { return std::string_view(x.quantity) == "memory.params_per_rank"; });
+        const auto d = std::find_if(dual.derivations.begin(), dual.derivations.end(), [](const core::Derivation& x) {
+            return std::string_view(x.quantity) == "memory.params_per_rank";
+        });
         QVERIFY(d != dual.derivations.end());
         QVERIFY(std::string_view(d->formula).find("P_mirror") != std::string_view::npos);
     }
@@ -133,10 +144,16 @@ private slots:
         // Qwen3-30B-A3B on 16 H100s, EP 8 × PP 2: DualPipe runs each chunk's dispatch and combine behind
         // the paired chunk's compute (exposed: only what exceeds it) and holds 20 of the 132 SMs while
         // they run (arXiv 2412.19437 §3.2.2). 1F1B exposes all of it.
-        const std::initializer_list<std::string> moe{"model.preset=qwen3-30b-a3b", "cluster.gpu=h100-sxm", "cluster.gpus=16",
-                                                     "parallel.pp=2", "parallel.ep=8", "parallel.zero=1",
-                                                     "training.micro_batch=1", "training.global_batch=32",
-                                                     "training.seq_len=4096", "step_time.mode=predicted"};
+        const std::initializer_list<std::string> moe{"model.preset=qwen3-30b-a3b",
+                                                     "cluster.gpu=h100-sxm",
+                                                     "cluster.gpus=16",
+                                                     "parallel.pp=2",
+                                                     "parallel.ep=8",
+                                                     "parallel.zero=1",
+                                                     "training.micro_batch=1",
+                                                     "training.global_batch=32",
+                                                     "training.seq_len=4096",
+                                                     "step_time.mode=predicted"};
         std::vector<std::string> a(moe), c(moe);
         a.push_back("parallel.pipeline_schedule=dualpipe");
         c.push_back("parallel.pipeline_schedule=1f1b");
@@ -162,9 +179,9 @@ private slots:
     {
         // A mixture of experts: the search tries DualPipe where its asserts allow it; every DualPipe
         // result keeps them, and written into a document it parses back to the same step.
-        const auto doc = napkin::test::documentWith({"model.preset=qwen3-30b-a3b", "cluster.gpu=h100-sxm", "cluster.gpus=16",
-                                                     "training.global_batch=64", "training.recompute=\"full\"", "parallel.zero=1",
-                                                     "step_time.mode=\"predicted\""});
+        const auto doc = napkin::test::documentWith(
+            {"model.preset=qwen3-30b-a3b", "cluster.gpu=h100-sxm", "cluster.gpus=16", "training.global_batch=64",
+             "training.recompute=\"full\"", "parallel.zero=1", "step_time.mode=\"predicted\""});
         const auto base = napkin::test::parsed(doc);
         core::SearchOptions opt;
         opt.searchRecompute = false;
@@ -182,8 +199,9 @@ private slots:
             QCOMPARE(std::string_view(x.time.pipelineSchedule), std::string_view("dualpipe"));
         }
         QVERIFY(sawDual);
-        const auto dualBest = std::find_if(result.best.begin(), result.best.end(),
-                                           [](const core::LayoutResult& x) { return x.layout.schedule == core::PipelineSchedule::DualPipe; });
+        const auto dualBest = std::find_if(result.best.begin(), result.best.end(), [](const core::LayoutResult& x) {
+            return x.layout.schedule == core::PipelineSchedule::DualPipe;
+        });
         nlohmann::json withLayout = doc;
         core::applyLayout(withLayout, dualBest->layout);
         QCOMPARE(withLayout["parallel"]["pipeline_schedule"].get<std::string>(), std::string("dualpipe"));
@@ -234,10 +252,11 @@ private slots:
         // micro-batch behind another's compute inside 1F1B; the pipeline sends stay exposed, and the
         // hidden all-to-all holds one SM per NCCL channel (24 of 132).
         auto plan = [](bool overlap) {
-            return core::estimate(napkin::test::scenario(
-                                      {"model.preset=qwen3-30b-a3b", "cluster.gpu=h100-sxm", "cluster.gpus=16", "parallel.pp=2",
-                                       "parallel.ep=8", "training.micro_batch=1", "training.global_batch=32",
-                                       "step_time.mode=\"predicted\"", std::string("step_time.overlap_ep=") + (overlap ? "true" : "false")}))
+            return core::estimate(
+                       napkin::test::scenario({"model.preset=qwen3-30b-a3b", "cluster.gpu=h100-sxm", "cluster.gpus=16",
+                                               "parallel.pp=2", "parallel.ep=8", "training.micro_batch=1",
+                                               "training.global_batch=32", "step_time.mode=\"predicted\"",
+                                               std::string("step_time.overlap_ep=") + (overlap ? "true" : "false")}))
                 .stepTime;
         };
         const auto off = plan(false), on = plan(true);

@@ -15,7 +15,8 @@ private slots:
         for (const char* p : {"gpt2-small", "llama-2-7b", "llama-3-70b", "qwen2.5-7b", "chinchilla-70b"})
             for (const char* r : {"none", "selective", "full"})
                 for (int z : {0, 3})
-                    QTest::newRow(qPrintable(QStringLiteral("%1 %2 zero%3").arg(QLatin1String(p), QLatin1String(r)).arg(z)))
+                    QTest::newRow(
+                        qPrintable(QStringLiteral("%1 %2 zero%3").arg(QLatin1String(p), QLatin1String(r)).arg(z)))
                         << QString::fromLatin1(p) << QString::fromLatin1(r) << z;
     }
     void totalIsTheSumOfBuckets()
@@ -23,11 +24,12 @@ private slots:
         QFETCH(QString, preset);
         QFETCH(QString, recompute);
         QFETCH(int, zero);
-        const auto p = core::estimate(scenario({"model.preset=" + preset.toStdString(), "training.seq_len=1024",
-                                                "training.recompute=" + recompute.toStdString(),
-                                                "parallel.zero=" + std::to_string(zero)}));
+        const auto p = core::estimate(
+            scenario({"model.preset=" + preset.toStdString(), "training.seq_len=1024",
+                      "training.recompute=" + recompute.toStdString(), "parallel.zero=" + std::to_string(zero)}));
         const auto& m = p.memory;
-        const double sum = m.weights + m.gradients + m.masterWeights + m.optimizerStates + m.activations + m.temporaries + m.overhead;
+        const double sum =
+            m.weights + m.gradients + m.masterWeights + m.optimizerStates + m.activations + m.temporaries + m.overhead;
         NAPKIN_COMPARE_REL(m.total, sum, 1e-12);
         QCOMPARE(m.headroom, m.capacity - m.total);
         QCOMPARE(m.fits, m.total <= m.capacity);
@@ -78,8 +80,10 @@ private slots:
     void timeHalvesWhenGpusDouble()
     {
         for (int g : {8, 64, 1024}) {
-            const auto a = core::estimate(scenario({"cluster.gpus=" + std::to_string(g), "training.global_batch=4096"}));
-            const auto b = core::estimate(scenario({"cluster.gpus=" + std::to_string(2 * g), "training.global_batch=4096"}));
+            const auto a =
+                core::estimate(scenario({"cluster.gpus=" + std::to_string(g), "training.global_batch=4096"}));
+            const auto b =
+                core::estimate(scenario({"cluster.gpus=" + std::to_string(2 * g), "training.global_batch=4096"}));
             NAPKIN_COMPARE_REL(b.time.seconds, a.time.seconds / 2, 1e-12);
             NAPKIN_COMPARE_REL(b.time.gpuHours, a.time.gpuHours, 1e-12);
         }
@@ -101,12 +105,12 @@ private slots:
     void everyHeadlineNumberHasADerivation()
     {
         const auto p = core::estimate(scenario({}));
-        for (const char* q : {"params.total", "memory.per_gpu.weights", "memory.per_gpu.gradients",
-                              "memory.per_gpu.master_weights", "memory.per_gpu.optimizer_states",
-                              "memory.per_gpu.activations", "memory.per_gpu.temporaries", "memory.per_gpu.overhead",
-                              "memory.per_gpu.total", "compute.flops_per_token", "compute.training_flops",
-                              "time.seconds", "time.days", "time.gpu_hours", "cost.usd", "cost.energy_kwh",
-                              "hardware.peak_flops", "hardware.ridge"}) {
+        for (const char* q :
+             {"params.total", "memory.per_gpu.weights", "memory.per_gpu.gradients", "memory.per_gpu.master_weights",
+              "memory.per_gpu.optimizer_states", "memory.per_gpu.activations", "memory.per_gpu.temporaries",
+              "memory.per_gpu.overhead", "memory.per_gpu.total", "compute.flops_per_token", "compute.training_flops",
+              "time.seconds", "time.days", "time.gpu_hours", "cost.usd", "cost.energy_kwh", "hardware.peak_flops",
+              "hardware.ridge"}) {
             const auto it = std::find_if(p.derivations.begin(), p.derivations.end(),
                                          [&](const core::Derivation& d) { return std::string(d.quantity) == q; });
             QVERIFY2(it != p.derivations.end(), q);
@@ -120,13 +124,14 @@ private slots:
         // needs more would show an unsubstituted name), on plans that exercise most branches.
         const std::vector<core::Plan> plans = {
             core::estimate(scenario({})),
-            core::estimate(scenario({"model.preset=deepseek-v3", "flops.convention=megatron-core", "step_time.mode=predicted"})),
-            core::estimate(scenario({"model.preset=gpt-oss-120b", "precision.expert_weights=mxfp4", "training.moe_capacity_factor=1.25",
-                                     "training.routing_imbalance=\"worst\""})),
+            core::estimate(
+                scenario({"model.preset=deepseek-v3", "flops.convention=megatron-core", "step_time.mode=predicted"})),
+            core::estimate(scenario({"model.preset=gpt-oss-120b", "precision.expert_weights=mxfp4",
+                                     "training.moe_capacity_factor=1.25", "training.routing_imbalance=\"worst\""})),
             core::estimate(scenario({"model.preset=llama-3-70b", "parallel.tp=8", "parallel.pp=4", "cluster.gpus=256",
                                      "training.recompute=full", "step_time.mode=predicted", "parallel.zero=3"})),
-            core::estimate(scenario({"model.preset=mixtral-8x7b", "parallel.zero=0", "parallel.fsdp=full", "step_time.framework=torchtitan",
-                                     "offload.optimizer=cpu"}))};
+            core::estimate(scenario({"model.preset=mixtral-8x7b", "parallel.zero=0", "parallel.fsdp=full",
+                                     "step_time.framework=torchtitan", "offload.optimizer=cpu"}))};
         for (const auto& p : plans)
             for (const auto& d : p.derivations) {
                 const std::string f = d.formula;

@@ -25,8 +25,8 @@ private slots:
         NAPKIN_COMPARE_REL(r.mfu, 6 * 7e9 * 131072 / (8 * 989.5e12), 1e-12);
         QCOMPARE(r.hfu, r.mfu); // no recomputation
         // With full recompute the hardware does one more forward pass: HFU = MFU · 8/6.
-        const auto full = scenario({"model.params=7e9", "flops.convention=6PT", "cluster.gpus=8", "training.seq_len=4096",
-                                    "training.global_batch=64", "training.recompute=full"});
+        const auto full = scenario({"model.params=7e9", "flops.convention=6PT", "cluster.gpus=8",
+                                    "training.seq_len=4096", "training.global_batch=64", "training.recompute=full"});
         const auto rf = core::reconcile(full, core::estimate(full), m, errors);
         NAPKIN_COMPARE_REL(rf.hfu / rf.mfu, 8.0 / 6.0, 1e-12);
     }
@@ -46,14 +46,15 @@ private slots:
     {
         // 1e9 parameters, bf16-mixed (no master), one GPU: an fp32 master copy is 4 GB, and a run that
         // keeps one shows a gap it explains entirely.
-        const auto sc = scenario({"model.params=1e9", "cluster.gpus=1", "training.seq_len=1024", "training.global_batch=8"});
+        const auto sc =
+            scenario({"model.params=1e9", "cluster.gpus=1", "training.seq_len=1024", "training.global_batch=8"});
         const auto plan = core::estimate(sc);
         core::Errors errors;
         core::Measurement m;
         m.stepSeconds = 1.0;
         const auto& mem = plan.memory;
-        const double predicted = mem.weights + mem.gradients + mem.masterWeights + mem.optimizerStates + mem.activations +
-                                 mem.temporaries + mem.overheadWorkspace;
+        const double predicted = mem.weights + mem.gradients + mem.masterWeights + mem.optimizerStates +
+                                 mem.activations + mem.temporaries + mem.overheadWorkspace;
         m.peakAllocatedBytes = predicted + 4e9;
         m.peakReservedBytes = predicted + 5e9;
         const auto r = core::reconcile(sc, plan, m, errors);
@@ -62,8 +63,9 @@ private slots:
         QCOMPARE(r.gapBytes, 4e9);
         QVERIFY(!r.reasons.empty());
         QCOMPARE(r.reasons.front().explainsFraction, 1.0);
-        const auto master = std::find_if(r.reasons.begin(), r.reasons.end(),
-                                         [](const core::GapReason& g) { return g.reason.find("master") != std::string::npos; });
+        const auto master = std::find_if(r.reasons.begin(), r.reasons.end(), [](const core::GapReason& g) {
+            return g.reason.find("master") != std::string::npos;
+        });
         QVERIFY(master != r.reasons.end());
         QCOMPARE(master->bytes, 4e9);
         for (std::size_t i = 1; i < r.reasons.size(); ++i)
@@ -75,10 +77,12 @@ private slots:
     {
         QTest::addColumn<QStringList>("sets");
         QTest::addColumn<double>("gradShard"); // the gradients' ZeRO/FSDP shard the reasons must use
+        // clang-format off
         QTest::newRow("TP 8, PP 4") << QStringList{QStringLiteral("parallel.tp=8"), QStringLiteral("parallel.pp=4")} << 1.0;
         QTest::newRow("ZeRO-3") << QStringList{QStringLiteral("parallel.zero=3")} << 64.0;
         QTest::newRow("FSDP full") << QStringList{QStringLiteral("parallel.zero=0"), QStringLiteral("parallel.fsdp=\"full\"")} << 64.0;
         QTest::newRow("TP 8 + ZeRO-1") << QStringList{QStringLiteral("parallel.tp=8"), QStringLiteral("parallel.zero=1")} << 1.0;
+        // clang-format on
     }
     void gapReasonsAreThisRanksSizes()
     {
@@ -118,8 +122,9 @@ private slots:
         core::Scenario eager = sc;
         eager.training.recompute = core::Recompute::None;
         eager.training.flashAttention = false;
-        const auto saved = std::find_if(r.reasons.begin(), r.reasons.end(),
-                                        [](const core::GapReason& g) { return g.reason.find("saved intermediates") != std::string::npos; });
+        const auto saved = std::find_if(r.reasons.begin(), r.reasons.end(), [](const core::GapReason& g) {
+            return g.reason.find("saved intermediates") != std::string::npos;
+        });
         QVERIFY(saved != r.reasons.end());
         QCOMPARE(saved->bytes, core::estimate(eager).memory.activations - plan.memory.activations);
     }
@@ -144,8 +149,10 @@ private slots:
         const auto sc = scenario({});
         core::Measurement m;
         m.stepSeconds = step;
-        if (allocated >= 0) m.peakAllocatedBytes = allocated;
-        if (reserved >= 0) m.peakReservedBytes = reserved;
+        if (allocated >= 0)
+            m.peakAllocatedBytes = allocated;
+        if (reserved >= 0)
+            m.peakReservedBytes = reserved;
         core::Errors errors;
         core::reconcile(sc, core::estimate(sc), m, errors);
         QVERIFY(!errors.empty());

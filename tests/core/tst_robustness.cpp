@@ -66,6 +66,7 @@ private slots:
     {
         QTest::addColumn<QString>("set");
         QTest::addColumn<QString>("errorField"); // empty: valid, with a finite plan
+        // clang-format off
         QTest::newRow("1e30 parameters") << QStringLiteral("model.params=1e30") << QStringLiteral("model.params");
         QTest::newRow("1 token") << QStringLiteral("training.tokens=1") << QString();
         QTest::newRow("1e6 GPUs") << QStringLiteral("cluster.gpus=1000000") << QString();
@@ -73,16 +74,26 @@ private slots:
         QTest::newRow("tokens 1e400") << QStringLiteral("training.tokens=1e400") << QStringLiteral("training.tokens");
         QTest::newRow("tokens nan string") << QStringLiteral("training.tokens=\"nan\"") << QStringLiteral("training.tokens");
         QTest::newRow("mfu inf string") << QStringLiteral("cluster.mfu=\"inf\"") << QStringLiteral("cluster.mfu");
-        QTest::newRow("huge element counts") << QStringLiteral("model={\"kind\": \"transformer\", \"layers\": 100000, \"d_model\": 16777216, \"heads\": 65536, \"ffn\": 16777216, \"vocab\": 1073741824}")
-                                             << QString();
-        QTest::newRow("longest sequence, largest batch") << QStringLiteral("training.seq_len=16777216\ntraining.micro_batch=1073741824\ntraining.global_batch=1073741824")
-                                                         << QString();
+        // clang-format on
+        QTest::newRow("huge element counts")
+            << QStringLiteral("model={\"kind\": \"transformer\", \"layers\": 100000, \"d_model\": 16777216, \"heads\": "
+                              "65536, \"ffn\": 16777216, \"vocab\": 1073741824}")
+            << QString();
+        QTest::newRow("longest sequence, largest batch")
+            << QStringLiteral(
+                   "training.seq_len=16777216\ntraining.micro_batch=1073741824\ntraining.global_batch=1073741824")
+            << QString();
+        // clang-format off
         QTest::newRow("tiny model") << QStringLiteral("model.params=1000") << QString();
         QTest::newRow("imbalance huge") << QStringLiteral("model.preset=deepseek-v3\ntraining.routing_imbalance=1024") << QString();
-        QTest::newRow("imbalance past the range") << QStringLiteral("model.preset=deepseek-v3\ntraining.routing_imbalance=1025")
-                                                  << QStringLiteral("training.routing_imbalance");
+        // clang-format on
+        QTest::newRow("imbalance past the range")
+            << QStringLiteral("model.preset=deepseek-v3\ntraining.routing_imbalance=1025")
+            << QStringLiteral("training.routing_imbalance");
+        // clang-format off
         QTest::newRow("capacity tiny") << QStringLiteral("model.preset=mixtral-8x7b\ntraining.moe_capacity_factor=1e-9\ntraining.seq_len=1") << QString();
         QTest::newRow("capacity nan") << QStringLiteral("training.moe_capacity_factor=\"nan\"") << QStringLiteral("training.moe_capacity_factor");
+        // clang-format on
     }
     void numericEdges()
     {
@@ -112,7 +123,8 @@ private slots:
         auto logUniform = [&](double lo, double hi) {
             return std::exp(std::uniform_real_distribution<double>(std::log(lo), std::log(hi))(rng));
         };
-        const char* optimizers[] = {"sgd", "momentum", "adagrad", "rmsprop", "adam", "adamw", "lion", "adafactor", "muon"};
+        const char* optimizers[] = {"sgd",   "momentum", "adagrad",   "rmsprop", "adam",
+                                    "adamw", "lion",     "adafactor", "muon"};
         const char* recompute[] = {"none", "selective", "full"};
         const char* conventions[] = {"auto", "6PT", "palm", "megatron", "megatron-core"};
         const char* expertDtypes[] = {"auto", "bf16", "fp8_e4m3", "mxfp4", "nvfp4"};
@@ -146,7 +158,8 @@ private slots:
             doc["flops"]["convention"] = conventions[pick(5)];
             // Mixture-of-experts run keys: on a dense model they warn, on an MoE model they resolve.
             if (rng() % 3 == 0)
-                doc["training"]["routing_imbalance"] = rng() % 4 == 0 ? nlohmann::json("worst") : nlohmann::json(logUniform(1, 64));
+                doc["training"]["routing_imbalance"] =
+                    rng() % 4 == 0 ? nlohmann::json("worst") : nlohmann::json(logUniform(1, 64));
             if (rng() % 3 == 0)
                 doc["training"]["moe_capacity_factor"] = logUniform(0.05, 16);
             if (rng() % 3 == 0)
@@ -166,7 +179,8 @@ private slots:
             const auto p = core::estimate(sc);
             const auto& m = p.memory;
             QVERIFY2(allFinite(core::planToJson(p)), doc.dump().c_str());
-            const double sum = m.weights + m.gradients + m.masterWeights + m.optimizerStates + m.activations + m.temporaries + m.overhead;
+            const double sum = m.weights + m.gradients + m.masterWeights + m.optimizerStates + m.activations +
+                               m.temporaries + m.overhead;
             QVERIFY(std::abs(m.total - sum) <= 1e-9 * m.total);
             QCOMPARE(m.fits, m.total <= m.capacity);
             QVERIFY(p.compute.hardwareFlops >= p.compute.trainingFlops);
@@ -174,13 +188,15 @@ private slots:
             // The step-time prediction is computed in both modes; its parts sum to the step.
             if (p.stepTime.valid) {
                 const auto& b = p.stepTime;
-                const double parts = b.compute + b.recompute + b.tpComm + b.cpComm + b.epComm + b.ppComm + b.bubble + b.dpComm + b.optimizer +
-                                     b.launch + b.gradClip + b.checkpointSave + b.commSmShare;
-                QVERIFY(std::abs(b.overheads - (b.launch + b.gradClip + b.checkpointSave + b.commSmShare)) <= 1e-12 * b.step);
+                const double parts = b.compute + b.recompute + b.tpComm + b.cpComm + b.epComm + b.ppComm + b.bubble +
+                                     b.dpComm + b.optimizer + b.launch + b.gradClip + b.checkpointSave + b.commSmShare;
+                QVERIFY(std::abs(b.overheads - (b.launch + b.gradClip + b.checkpointSave + b.commSmShare)) <=
+                        1e-12 * b.step);
                 // No predicted MFU above the bound the achievable GEMM rate sets (time.mfu_ceiling).
                 if (std::string_view(p.time.mode) == "predicted")
                     QVERIFY2(p.time.mfu <= p.time.mfuCeiling * (1 + 1e-9), doc.dump().c_str());
-                QVERIFY2(std::isfinite(b.step) && b.step > 0 && std::abs(b.step - parts) <= 1e-9 * b.step, doc.dump().c_str());
+                QVERIFY2(std::isfinite(b.step) && b.step > 0 && std::abs(b.step - parts) <= 1e-9 * b.step,
+                         doc.dump().c_str());
                 QVERIFY2(b.mfu > 0 && b.hfu >= b.mfu * (1 - 1e-12), doc.dump().c_str());
                 if (std::string_view(p.time.mode) == "predicted") {
                     ++predicted;

@@ -20,8 +20,8 @@ constexpr double GiB = 1024.0 * 1024 * 1024;
 core::Scenario fromDocument(const nlohmann::json& user)
 {
     core::Errors errors;
-    auto sc = core::parseScenario(core::mergeScenario(core::defaultScenarioJson(), user), core::builtinCatalog(), errors,
-                                  NAPKIN_TEST_DATA);
+    auto sc = core::parseScenario(core::mergeScenario(core::defaultScenarioJson(), user), core::builtinCatalog(),
+                                  errors, NAPKIN_TEST_DATA);
     [&] { QVERIFY2(errors.empty(), errors.empty() ? "" : core::describe(errors.front()).c_str()); }();
     return sc;
 }
@@ -86,11 +86,15 @@ private slots:
         // issue 14's goal: torchtitan's two Llama 3.1 8B FSDP peaks within 10%.
         const auto& g = golden()["real_run_memory"];
         const double tol = g["tolerance"].get<double>();
-        for (const auto& [gpus, key] : {std::pair{8, "torchtitan_8b_fsdp_8_gpus_gib"}, std::pair{128, "torchtitan_8b_fsdp_128_gpus_gib"}}) {
+        for (const auto& [gpus, key] :
+             {std::pair{8, "torchtitan_8b_fsdp_8_gpus_gib"}, std::pair{128, "torchtitan_8b_fsdp_128_gpus_gib"}}) {
             const auto p = core::estimate(fromDocument(torchtitan8b(gpus)));
             const double want = g[key].get<double>() * GiB;
             QVERIFY2(std::fabs(p.memory.total / want - 1) <= tol,
-                     qPrintable(QStringLiteral("%1 GPUs: %2 GiB, published %3 GiB").arg(gpus).arg(p.memory.total / GiB).arg(want / GiB)));
+                     qPrintable(QStringLiteral("%1 GPUs: %2 GiB, published %3 GiB")
+                                    .arg(gpus)
+                                    .arg(p.memory.total / GiB)
+                                    .arg(want / GiB)));
             // The peak is at the loss: the eager fp32 cross-entropy path (12 bytes per logit) outweighs
             // one layer's recomputed tensors.
             QCOMPARE(std::string(p.memory.peakPhase), std::string("loss"));
@@ -124,7 +128,8 @@ private slots:
         // sbh(10 + 24/t) + 5as²b/t without recompute, sbh·34/t + 5as²b/t with sequence parallelism,
         // and selective drops the 5as²b/t; the tensors add up to it one by one.
         core::TransformerShape m;
-        m.layers = 96, m.dModel = 12288, m.heads = 96, m.kvHeads = 96, m.headDim = 128, m.ffn = 4 * 12288, m.vocab = 51200;
+        m.layers = 96, m.dModel = 12288, m.heads = 96, m.kvHeads = 96, m.headDim = 128, m.ffn = 4 * 12288,
+        m.vocab = 51200;
         m.ffnKind = core::FfnKind::Gelu, m.norm = core::NormKind::LayerNorm, m.positions = core::PositionKind::Learned;
         m.dropout = true;
         core::TensorContext c;
@@ -173,20 +178,23 @@ private slots:
         // One GPU, torchtitan (foreach AdamW), Llama 2 7B at 512 tokens: the update's copy of the
         // second moments (4 bytes per parameter, fp32) outweighs every saved tensor and the loss path,
         // so the peak is in the optimizer step, with the activations freed.
-        const auto p = core::estimate(test::scenario({"step_time.framework=\"torchtitan\"", "cluster.gpus=1",
-                                                      "parallel.zero=0", "training.seq_len=512", "training.global_batch=8"}));
+        const auto p =
+            core::estimate(test::scenario({"step_time.framework=\"torchtitan\"", "cluster.gpus=1", "parallel.zero=0",
+                                           "training.seq_len=512", "training.global_batch=8"}));
         QCOMPARE(std::string(p.memory.peakPhase), std::string("optimizer_step"));
         QCOMPARE(p.memory.activations, 0.0);
         QCOMPARE(p.memory.temporaries, 6738415616.0 * 4);
         // Megatron's fused Adam allocates nothing: the same run peaks at the loss.
-        const auto megatron = core::estimate(test::scenario({"step_time.framework=\"megatron\"", "cluster.gpus=1",
-                                                             "parallel.zero=0", "training.seq_len=512", "training.global_batch=8"}));
+        const auto megatron =
+            core::estimate(test::scenario({"step_time.framework=\"megatron\"", "cluster.gpus=1", "parallel.zero=0",
+                                           "training.seq_len=512", "training.global_batch=8"}));
         QCOMPARE(std::string(megatron.memory.peakPhase), std::string("loss"));
     }
 
     void selectiveWithFlashSavesNothingAndSaysSo()
     {
-        const auto p = core::estimate(test::scenario({"training.recompute=selective", "training.flash_attention=true"}));
+        const auto p =
+            core::estimate(test::scenario({"training.recompute=selective", "training.flash_attention=true"}));
         bool warned = false;
         for (const auto& w : p.warnings)
             warned |= w.code == "recompute_saves_nothing";
@@ -195,7 +203,8 @@ private slots:
         for (const auto& w : none.warnings)
             QVERIFY(w.code != "recompute_saves_nothing");
         // Without FlashAttention it drops the scores: no warning.
-        const auto eager = core::estimate(test::scenario({"training.recompute=selective", "training.flash_attention=false"}));
+        const auto eager =
+            core::estimate(test::scenario({"training.recompute=selective", "training.flash_attention=false"}));
         for (const auto& w : eager.warnings)
             QVERIFY(w.code != "recompute_saves_nothing");
     }
@@ -215,7 +224,8 @@ private slots:
                  std::string("training.recompute_modules"));
         QCOMPARE(field({"training.recompute=\"selective\"", "training.checkpoint_every=4"}),
                  std::string("training.checkpoint_every"));
-        QCOMPARE(field({"training.recompute=\"modules\"", "training.recompute_modules=[\"mlp\", \"layernorm\"]"}), std::string());
+        QCOMPARE(field({"training.recompute=\"modules\"", "training.recompute_modules=[\"mlp\", \"layernorm\"]"}),
+                 std::string());
         QCOMPARE(field({"training.recompute=\"full\"", "training.checkpoint_every=4"}), std::string());
     }
 
@@ -264,10 +274,12 @@ private slots:
     void fsdpWithoutZeroInAFile()
     {
         // A file that sets parallel.fsdp and not parallel.zero does not inherit the defaults' zero 1.
-        const auto sc = fromDocument(nlohmann::json::parse(R"({"parallel": {"fsdp": "full"}, "cluster": {"gpus": 8}})"));
+        const auto sc =
+            fromDocument(nlohmann::json::parse(R"({"parallel": {"fsdp": "full"}, "cluster": {"gpus": 8}})"));
         QCOMPARE(core::effectiveZeroStage(sc), 3);
         // "none" is not a strategy: the defaults' ZeRO-1 stays.
-        const auto none = fromDocument(nlohmann::json::parse(R"({"parallel": {"fsdp": "none"}, "cluster": {"gpus": 8}})"));
+        const auto none =
+            fromDocument(nlohmann::json::parse(R"({"parallel": {"fsdp": "none"}, "cluster": {"gpus": 8}})"));
         QCOMPARE(core::effectiveZeroStage(none), 1);
     }
 };

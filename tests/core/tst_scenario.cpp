@@ -305,8 +305,12 @@ private slots:
     void setPathEqualsApplySet()
     {
         for (const auto& [path, value] : std::vector<std::pair<std::string, nlohmann::json>>{
-                 {"cluster.gpus", 64}, {"cluster.gpu", "a100-sxm4-80gb"}, {"model.preset", "llama-2-13b"},
-                 {"training.tokens", 1e12}, {"precision.low_precision_gemms", nlohmann::json::array({"mlp"})}, {"name", "8"}}) {
+                 {"cluster.gpus", 64},
+                 {"cluster.gpu", "a100-sxm4-80gb"},
+                 {"model.preset", "llama-2-13b"},
+                 {"training.tokens", 1e12},
+                 {"precision.low_precision_gemms", nlohmann::json::array({"mlp"})},
+                 {"name", "8"}}) {
             nlohmann::json a = core::defaultScenarioJson(), b = a;
             core::Errors ea, eb;
             core::setPath(a, path, value, ea);

@@ -46,11 +46,16 @@ struct MegatronRow {
     double teraflopsPerGpu;
 };
 const MegatronRow kTable1[] = {
-    {"1.7B", 1.7, 24, 2304, 24, 1, 1, 32, 512, 137},         {"3.6B", 3.6, 32, 3072, 30, 2, 1, 64, 512, 138},
-    {"7.5B", 7.5, 32, 4096, 36, 4, 1, 128, 512, 142},        {"18.4B", 18.4, 48, 6144, 40, 8, 1, 256, 1024, 135},
-    {"39.1B", 39.1, 64, 8192, 48, 8, 2, 512, 1536, 138},     {"76.1B", 76.1, 80, 10240, 60, 8, 4, 1024, 1792, 140},
-    {"145.6B", 145.6, 96, 12288, 80, 8, 8, 1536, 2304, 148}, {"310.1B", 310.1, 128, 16384, 96, 8, 16, 1920, 2160, 155},
-    {"529.6B", 529.6, 128, 20480, 105, 8, 35, 2520, 2520, 163}, {"1008.0B", 1008.0, 160, 25600, 128, 8, 64, 3072, 3072, 163},
+    {"1.7B", 1.7, 24, 2304, 24, 1, 1, 32, 512, 137},
+    {"3.6B", 3.6, 32, 3072, 30, 2, 1, 64, 512, 138},
+    {"7.5B", 7.5, 32, 4096, 36, 4, 1, 128, 512, 142},
+    {"18.4B", 18.4, 48, 6144, 40, 8, 1, 256, 1024, 135},
+    {"39.1B", 39.1, 64, 8192, 48, 8, 2, 512, 1536, 138},
+    {"76.1B", 76.1, 80, 10240, 60, 8, 4, 1024, 1792, 140},
+    {"145.6B", 145.6, 96, 12288, 80, 8, 8, 1536, 2304, 148},
+    {"310.1B", 310.1, 128, 16384, 96, 8, 16, 1920, 2160, 155},
+    {"529.6B", 529.6, 128, 20480, 105, 8, 35, 2520, 2520, 163},
+    {"1008.0B", 1008.0, 160, 25600, 128, 8, 64, 3072, 3072, 163},
 };
 
 std::vector<std::string> megatronModel(const MegatronRow& r)
@@ -196,7 +201,9 @@ private slots:
         QVERIFY2(plan.time.mfu <= plan.time.mfuCeiling, qPrintable(QString::number(plan.time.mfuCeiling)));
         // A100 80 GB: achievable 271.2 of 312 TFLOP/s (MAMF); full recompute executes more FLOPs than
         // the model counts, so the ceiling is below the achievable share.
-        QVERIFY(std::fabs(plan.time.mfuCeiling / (plan.compute.flopsPerStep / plan.stepTime.executedFlops * 271.2 / 312) - 1) < 1e-12);
+        QVERIFY(
+            std::fabs(plan.time.mfuCeiling / (plan.compute.flopsPerStep / plan.stepTime.executedFlops * 271.2 / 312) -
+                      1) < 1e-12);
         QVERIFY(plan.stepTime.executedFlops > plan.compute.flopsPerStep);
         QVERIFY(plan.time.mfuCeiling < 271.2 / 312);
         QVERIFY2(plan.time.hfu < 271.2 / 312, qPrintable(QString::number(plan.time.hfu)));
@@ -210,8 +217,8 @@ private slots:
                                                 "training.global_batch=256", "step_time.mode=predicted"}));
         const auto& b = plan.stepTime;
         QVERIFY(b.valid);
-        const double sum = b.compute + b.recompute + b.tpComm + b.cpComm + b.epComm + b.ppComm + b.bubble + b.dpComm + b.optimizer +
-                           b.launch + b.gradClip + b.checkpointSave + b.commSmShare;
+        const double sum = b.compute + b.recompute + b.tpComm + b.cpComm + b.epComm + b.ppComm + b.bubble + b.dpComm +
+                           b.optimizer + b.launch + b.gradClip + b.checkpointSave + b.commSmShare;
         QVERIFY(std::fabs(b.step / sum - 1) < 1e-12);
         // Narayanan et al. 2021 §2.2: the bubble is (p - 1) / v micro-batch slots: (4 - 1) / 2 here.
         QVERIFY(std::fabs(b.bubble / (1.5 * b.microBatchSeconds) - 1) < 1e-12);
@@ -238,12 +245,13 @@ private slots:
         // forward and dX reduce over k = 4096, dW over the batch, k = 1024. The achievable rate
         // 794.5 TFLOP/s (MAMF) was measured at 2048 x 2048 x 13312: 128 CTAs, k = 13312; a shape runs
         // at 794.5 x its efficiency / that one.
-        const auto plan = core::estimate(build({"model.kind=mlp", "model.width=4096", "model.layers=4",
-                                                "training.micro_batch=1024", "training.global_batch=1024",
-                                                "cluster.gpus=1", "parallel.zero=0", "step_time.mode=predicted"}));
+        const auto plan = core::estimate(
+            build({"model.kind=mlp", "model.width=4096", "model.layers=4", "training.micro_batch=1024",
+                   "training.global_batch=1024", "cluster.gpus=1", "parallel.zero=0", "step_time.mode=predicted"}));
         const double B = 1024, D = 4096, Cach = 794.5e12, betaAch = 2.97e12;
         const double atFigure = 128.0 / 132 * 13312 / (13312 + 160);
-        const double fwd = 128.0 / 132 * 4096 / (4096 + 160) / atFigure, wgrad = 128.0 / 132 * 1024 / (1024 + 160) / atFigure;
+        const double fwd = 128.0 / 132 * 4096 / (4096 + 160) / atFigure,
+                     wgrad = 128.0 / 132 * 1024 / (1024 + 160) / atFigure;
         const auto& b = plan.stepTime;
         QVERIFY(b.valid);
         QVERIFY(std::fabs(b.compute / (4 * 2 * B * D * D / Cach * (2 / fwd + 1 / wgrad)) - 1) < 1e-12);
@@ -298,8 +306,8 @@ private slots:
         // LL (bus bandwidth / 4), LL128 (x 0.92) and Simple, each with its base latency + 2(n - 1)
         // per-step NVLink latencies (3.6 + 14 · 0.47, 10 + 14 · 1.9, 8.4 + 14 · 3.4 µs), over the
         // achieved 450 x 0.8 = 360 GB/s.
-        const auto plan = core::estimate(build({"cluster.gpus=64", "parallel.tp=8", "training.global_batch=64",
-                                                "step_time.mode=predicted"}));
+        const auto plan = core::estimate(
+            build({"cluster.gpus=64", "parallel.tp=8", "training.global_batch=64", "step_time.mode=predicted"}));
         const double s = 4096, b = 1, h = 4096, m = 64.0 / 8, bw = 360e9;
         const double volume = 2 * 7.0 / 8 * s * b * h * 2;
         const double ll = (3.6 + 14 * 0.47) * 1e-6 + volume / (bw / 4);
@@ -351,12 +359,15 @@ private slots:
         // 8 data-parallel ranks of a node. One framework for all (auto would pick torchtitan for FSDP,
         // whose FSDP2 keeps no sharded bf16 copy and runs eager kernels).
         const auto z3 = core::estimate(build({"step_time.framework=deepspeed", "parallel.zero=3"}));
-        const auto full = core::estimate(build({"step_time.framework=deepspeed", "parallel.zero=0", "parallel.fsdp=full"}));
+        const auto full =
+            core::estimate(build({"step_time.framework=deepspeed", "parallel.zero=0", "parallel.fsdp=full"}));
         QCOMPARE(full.memory.total, z3.memory.total);
         const auto z2 = core::estimate(build({"step_time.framework=deepspeed", "parallel.zero=2"}));
-        const auto gradOp = core::estimate(build({"step_time.framework=deepspeed", "parallel.zero=0", "parallel.fsdp=grad_op"}));
+        const auto gradOp =
+            core::estimate(build({"step_time.framework=deepspeed", "parallel.zero=0", "parallel.fsdp=grad_op"}));
         QCOMPARE(gradOp.memory.total, z2.memory.total);
-        const auto hybrid = core::estimate(build({"step_time.framework=deepspeed", "parallel.zero=0", "parallel.fsdp=hybrid"}));
+        const auto hybrid =
+            core::estimate(build({"step_time.framework=deepspeed", "parallel.zero=0", "parallel.fsdp=hybrid"}));
         const double P = hybrid.params.total;
         QVERIFY(std::fabs(hybrid.memory.weights / (P * 2 / 8) - 1) < 1e-9);
         QVERIFY(std::fabs(hybrid.memory.optimizerStates / (P * 8 / 8) - 1) < 1e-9);
@@ -373,7 +384,8 @@ private slots:
         QCOMPARE(QString::fromStdString(errors.front().field), QStringLiteral("parallel.zero"));
         QCOMPARE(errorsOf({"parallel.fsdp=zero"}).front().field, std::string("parallel.fsdp"));
         QCOMPARE(errorsOf({"step_time.mode=fast"}).front().field, std::string("step_time.mode"));
-        QCOMPARE(errorsOf({"step_time.inter_node_bandwidth=-1"}).front().field, std::string("step_time.inter_node_bandwidth"));
+        QCOMPARE(errorsOf({"step_time.inter_node_bandwidth=-1"}).front().field,
+                 std::string("step_time.inter_node_bandwidth"));
         QCOMPARE(errorsOf({"step_time.colour=1"}).front().field, std::string("step_time.colour"));
     }
 
@@ -417,9 +429,15 @@ private slots:
                             if (!plan.memory.fits || !plan.stepTime.valid)
                                 continue;
                             ++checked;
-                            QVERIFY2(best <= plan.stepTime.step * (1 + 1e-12),
-                                     qPrintable(QStringLiteral("tp %1 pp %2 mb %3 zero %4: %5 s beats the search's %6 s")
-                                                    .arg(tp).arg(pp).arg(mb).arg(zero).arg(plan.stepTime.step).arg(best)));
+                            QVERIFY2(
+                                best <= plan.stepTime.step * (1 + 1e-12),
+                                qPrintable(QStringLiteral("tp %1 pp %2 mb %3 zero %4: %5 s beats the search's %6 s")
+                                               .arg(tp)
+                                               .arg(pp)
+                                               .arg(mb)
+                                               .arg(zero)
+                                               .arg(plan.stepTime.step)
+                                               .arg(best)));
                         }
         QVERIFY(checked > 0);
         // The best layout, applied, reproduces its own step time.
@@ -473,8 +491,9 @@ private slots:
         QCOMPARE(parsed.parallel.ep, result.best.front().layout.ep);
         NAPKIN_COMPARE_REL(core::estimate(parsed).stepTime.step, best, 1e-12);
         // A dense model has one expert rank everywhere.
-        const auto dense = core::searchLayouts(build({"model.preset=llama-2-7b", "cluster.gpus=8", "training.global_batch=64",
-                                                      "step_time.mode=predicted"}), opt);
+        const auto dense = core::searchLayouts(build({"model.preset=llama-2-7b", "cluster.gpus=8",
+                                                      "training.global_batch=64", "step_time.mode=predicted"}),
+                                               opt);
         for (const auto& x : dense.best)
             QCOMPARE(x.layout.ep, 1);
     }
@@ -540,13 +559,15 @@ private slots:
         const auto m = core::fewestGpusForDeadline(moe, 60);
         QVERIFY(m.found);
         QCOMPARE(m.gpus % 16, std::int64_t(0));
-        const auto at = build({"model.preset=mixtral-8x7b", "parallel.ep=8", "parallel.tp=2", "cluster.gpus=" + std::to_string(m.gpus),
-                               "step_time.mode=predicted", "training.tokens=1e12"});
+        const auto at =
+            build({"model.preset=mixtral-8x7b", "parallel.ep=8", "parallel.tp=2",
+                   "cluster.gpus=" + std::to_string(m.gpus), "step_time.mode=predicted", "training.tokens=1e12"});
         QCOMPARE(at.parallel.edp, m.gpus / 16);
         NAPKIN_COMPARE_REL(core::estimate(at).time.days, m.days, 1e-12);
         if (m.gpus > 16) {
             const auto fewer = build({"model.preset=mixtral-8x7b", "parallel.ep=8", "parallel.tp=2",
-                                      "cluster.gpus=" + std::to_string(m.gpus - 16), "step_time.mode=predicted", "training.tokens=1e12"});
+                                      "cluster.gpus=" + std::to_string(m.gpus - 16), "step_time.mode=predicted",
+                                      "training.tokens=1e12"});
             const auto p = core::estimate(fewer);
             QVERIFY(!(p.memory.fits && p.time.days <= 60));
         }

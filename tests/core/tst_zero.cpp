@@ -13,7 +13,8 @@ private slots:
         QTest::addColumn<double>("expectedGb");
         const auto& g = golden()["zero_example"];
         for (int s = 0; s < 4; ++s)
-            QTest::newRow(qPrintable(QStringLiteral("stage %1").arg(s))) << s << g["stage_gb"][std::size_t(s)].get<double>();
+            QTest::newRow(qPrintable(QStringLiteral("stage %1").arg(s)))
+                << s << g["stage_gb"][std::size_t(s)].get<double>();
     }
     void workedExample()
     {
@@ -21,10 +22,10 @@ private slots:
         QFETCH(double, expectedGb);
         const auto& g = golden()["zero_example"];
         // The paper's K = 12: fp32 master + Adam m + v; 2-byte parameters and gradients.
-        const auto plan = core::estimate(napkin::test::scenario(
-            {R"(model={"params": 7.5e9})", "precision.plan=bf16-mixed-master", "optimizer.name=adam",
-             "cluster.gpus=" + std::to_string(g["dp"].get<int>()), "parallel.zero=" + std::to_string(stage),
-             "training.global_batch=64"}));
+        const auto plan = core::estimate(
+            napkin::test::scenario({R"(model={"params": 7.5e9})", "precision.plan=bf16-mixed-master",
+                                    "optimizer.name=adam", "cluster.gpus=" + std::to_string(g["dp"].get<int>()),
+                                    "parallel.zero=" + std::to_string(stage), "training.global_batch=64"}));
         const auto& m = plan.memory;
         const double states = (m.weights + m.gradients + m.masterWeights + m.optimizerStates) / 1e9;
         QVERIFY2(std::abs(states - expectedGb) <= g["tol_abs_gb"].get<double>(),
@@ -55,8 +56,9 @@ private slots:
     {
         QFETCH(QString, optimizer);
         QFETCH(double, states);
-        const auto plan = core::estimate(napkin::test::scenario(
-            {R"(model={"params": 1e9})", "precision.plan=fp32", "cluster.gpus=1", "optimizer.name=" + optimizer.toStdString()}));
+        const auto plan =
+            core::estimate(napkin::test::scenario({R"(model={"params": 1e9})", "precision.plan=fp32", "cluster.gpus=1",
+                                                   "optimizer.name=" + optimizer.toStdString()}));
         QCOMPARE(plan.memory.optimizerStates, 1e9 * 4 * states);
     }
 
@@ -72,7 +74,8 @@ private slots:
     void blockScaledWeights()
     {
         // NVFP4: 0.5 byte per value + one E4M3 byte per 16 values = 0.5625 B/param, plus 4 bytes per tensor.
-        const auto sc = napkin::test::scenario({"model.preset=llama-2-7b", "precision.weights=nvfp4", "cluster.gpus=1"});
+        const auto sc =
+            napkin::test::scenario({"model.preset=llama-2-7b", "precision.weights=nvfp4", "cluster.gpus=1"});
         const auto plan = core::estimate(sc);
         const double P = 6738415616.0;
         const double tensors = 32 * 7 + 2; // q, k, v, o, gate, up, down per layer + embedding + head

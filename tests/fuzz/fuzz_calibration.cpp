@@ -20,16 +20,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
                 fuzz::require(std::isfinite(r.best) && r.best > 0 && r.median > 0 && r.median <= r.best,
                               "accepted a result outside best >= median > 0");
             for (const auto& p : d.points)
-                fuzz::require(std::isfinite(p.intensity()) && std::isfinite(p.flopsPerSecond()), "point rate not finite");
+                fuzz::require(std::isfinite(p.intensity()) && std::isfinite(p.flopsPerSecond()),
+                              "point rate not finite");
         }
     }
     // The same profile through a scenario, as cluster.gpu = "calibration:FILE" brings it in.
     nlohmann::json doc = core::defaultScenarioJson();
     doc["cluster"]["gpu"] = "calibration:fuzz.json";
     errors.clear();
-    const auto sc = core::parseScenario(doc, core::builtinCatalog(), errors, {},
-                                        [&](const std::string&, std::string&) { return std::optional<std::string>(text); });
-    fuzz::require(errors.empty() || errors.front().field == "cluster.gpu" || errors.front().field == "precision.compute",
+    const auto sc = core::parseScenario(doc, core::builtinCatalog(), errors, {}, [&](const std::string&, std::string&) {
+        return std::optional<std::string>(text);
+    });
+    fuzz::require(errors.empty() || errors.front().field == "cluster.gpu" ||
+                      errors.front().field == "precision.compute",
                   "a profile error that does not name cluster.gpu");
     if (errors.empty()) {
         const auto plan = core::estimate(sc);

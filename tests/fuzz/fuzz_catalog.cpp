@@ -15,7 +15,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
         const auto gpus = core::loadGpus(text, errors);
         if (errors.empty())
             for (const auto& g : gpus)
-                fuzz::require(g.memoryBytes > 0 && g.bandwidthBytesPerSecond > 0, "accepted a GPU without memory or bandwidth");
+                fuzz::require(g.memoryBytes > 0 && g.bandwidthBytesPerSecond > 0,
+                              "accepted a GPU without memory or bandwidth");
         break;
     }
     case 1: {
@@ -25,8 +26,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
                 fuzz::require(std::isfinite(core::countParams(m).total), "model count not finite");
         break;
     }
-    default:
-        core::loadPlans(text, errors);
+    default: core::loadPlans(text, errors);
     }
     for (const auto& e : errors)
         fuzz::require(!e.field.empty() || !e.why.empty(), "error without field or reason");

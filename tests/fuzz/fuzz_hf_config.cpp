@@ -21,8 +21,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     nlohmann::json doc = core::defaultScenarioJson();
     doc["model"] = {{"hf_config", path}};
     errors.clear();
-    const auto sc = core::parseScenario(doc, core::builtinCatalog(), errors, {},
-                                        [&](const std::string&, std::string&) { return std::optional<std::string>(text); });
+    const auto sc = core::parseScenario(doc, core::builtinCatalog(), errors, {}, [&](const std::string&, std::string&) {
+        return std::optional<std::string>(text);
+    });
     if (errors.empty()) {
         const auto plan = core::estimate(sc);
         fuzz::checkJsonFinite(core::planToJson(plan));

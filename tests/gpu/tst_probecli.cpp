@@ -64,7 +64,8 @@ private slots:
         const auto j = nlohmann::json::parse(r.out.toStdString()); // throws (test fails) on garbage
         QCOMPARE(j.at("schema").get<std::string>(), std::string("napkin.calibration/1"));
         const std::string status = j.at("status");
-        for (const char* key : {"message", "probe", "runtime_version", "driver_version", "libraries", "devices", "links"})
+        for (const char* key :
+             {"message", "probe", "runtime_version", "driver_version", "libraries", "devices", "links"})
             QVERIFY2(j.contains(key), key);
         QVERIFY(j["libraries"].contains("cublaslt") && j["libraries"].contains("nccl"));
         QVERIFY(j["runtime_version"].get<int>() >= 13000);

@@ -154,8 +154,8 @@ private slots:
     void patternSum()
     {
         QCOMPARE(streamPatternSum(0), 0.0);
-        QCOMPARE(streamPatternSum(4), 6.0);             // 0+1+2+3
-        QCOMPARE(streamPatternSum(1024), 523776.0);     // 1023*1024/2
+        QCOMPARE(streamPatternSum(4), 6.0);         // 0+1+2+3
+        QCOMPARE(streamPatternSum(1024), 523776.0); // 1023*1024/2
         QCOMPARE(streamPatternSum(2048 + 3), 2 * 523776.0 + 3.0);
     }
     void gemmError()
@@ -241,8 +241,8 @@ private slots:
         for (auto it = j.begin(); it != j.end(); ++it)
             keys.push_back(it.key());
         QCOMPARE(keys.size(), size_t(9));
-        const std::vector<std::string> schemaKeys = {"devices", "driver_version", "libraries", "links", "message",
-                                                     "probe", "runtime_version", "schema", "status"};
+        const std::vector<std::string> schemaKeys = {"devices", "driver_version",  "libraries", "links", "message",
+                                                     "probe",   "runtime_version", "schema",    "status"};
         QCOMPARE(keys, schemaKeys); // nlohmann::json (not ordered) iterates sorted
     }
     void progress()
