@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+# SPDX-License-Identifier: GPL-3.0-or-later
 # A .deb of everything `cmake --install` puts under /usr: cpack -G DEB in the build directory
 # (tools/package-check.sh builds one and checks it). dpkg-shlibdeps writes the Depends line from
 # the binaries' NEEDED entries (Qt 6, QCustomPlot, {fmt}, libstdc++); nlohmann_json and CLI11 are

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // How far to trust the predicted step time of one scenario: the validated runs (validate.h) most like
 // it (the same GPU, a model of similar size, dense or mixture of experts, a similar parallel layout

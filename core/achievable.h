@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Achievable rates: each op of one rank at what the best kernels of its class reach on this GPU,
 // not at the spec sheet's peak.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Activation memory of one transformer layer (Korthikanti et al. 2022, §4.1 and Table 2), in bytes.
 

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The memory ledger's buckets, listed once. Every writer of a ledger (plan JSON, text, Markdown and
 // CSV, the ledger table and chart, the per-stage table, reports, reconcile) iterates this table

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Calibration profiles (napkin.calibration/1, docs/calibration-schema.md): what napkin-probe measured
 // on a GPU, loaded strictly, and the GpuSpec a plan uses with measured values in place of the spec

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Catalogues compiled into every binary: GPUs (dense peaks with sources), model presets, precision
 // plans. Each loads strictly from a string or stream: an unknown key is an error naming it.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Collectives with a latency and a bandwidth term (α–β), as NCCL's own tuning model prices them
 // (NVIDIA/nccl src/graph/tuning.cc, NCCL 2.7: per-protocol base latency + per-step hardware latency,

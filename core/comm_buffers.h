@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // GPU memory the communication runtime holds on the reported rank: NCCL's buffers for each
 // communicator it belongs to (TP, CP, DP, PP), NVLink SHARP buffers on NVSwitch systems, and the

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Several plans side by side (napkin-cli compare, the comparison reports): one row per plan with the
 // headline numbers and the change against the first, as text, Markdown and CSV.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // How a number format stores a value: the rounded value, its bit fields, the error, the range and
 // the spacing near it (the dtype explorer; CS336 lecture 2's float formats).

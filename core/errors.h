@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // User errors are values: a list of {field path, value, why, allowed}. Never asserts, never NaN.
 

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The compute budget of estimate(): parameters, the batch and its steps, FLOPs under the convention.
 
 #include "estimate.h"

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The memory stage of estimate(): every pipeline stage's tensors, the most loaded rank's ledger with
 // the derivation of each bucket, the runtime overhead, the total and the fit.
 

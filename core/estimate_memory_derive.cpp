@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Derivations of the memory ledger's model states, activations and temporaries: the formula, its
 // substituted values and its source for each bucket of the most loaded stage.
 

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The memory stage's shared parts (estimate_memory.cpp builds them, estimate_memory_derive.cpp
 // explains them): what every stage's tensors are computed from, one stage's tensors, the sources.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The roofline stage of estimate(): one rank's layer, op by op, and the MFU bound it implies.
 
 #include "estimate_stages.h"

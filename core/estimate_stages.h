@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The stages of estimate() (estimate.cpp), in the order it calls them. Internal to napkin_core: each
 // stage reads what the earlier ones stored in the Plan and appends its derivations and warnings in

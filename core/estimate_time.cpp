@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The time and cost stage of estimate(): the step time (assumed MFU or predicted from the layout),
 // training time, GPU-hours, cost and energy.
 

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Parameter-efficient fine-tuning (the scenario's finetune section) and the quantised storage formats
 // it and the 8-bit optimizers use: which parameters train, which stay frozen and in what format, and

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Megatron-Core's model FLOPs: num_floating_point_operations in megatron/training/training.py, the
 // formula behind NVIDIA's published "Model TFLOP/s" tables (moe-notes.md §0.1, §1.2-1.3). Per token,

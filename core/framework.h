@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // What overlaps with what in a training step is a fact of the framework, not a free knob. Each
 // framework's rules, pinned to a named version, with sources (docs/plan-schema.md §6.1):

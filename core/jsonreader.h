@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Strict, error-collecting reads of JSON objects: every key read is remembered, and finish()
 // reports any key nobody asked for, by name, with the allowed keys. Numbers may be written as

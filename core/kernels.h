@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The elementwise kernels a framework actually launches for each memory-bound op of a layer, with
 // the bytes each one reads and writes per element of the tensor it works on (e: activation bytes,

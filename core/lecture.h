@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Lecture walkthroughs (napkin.lecture/1, docs/lecture-format.md): a sequence of steps, each a
 // scenario patch laid over the previous step's scenario, the panel to highlight, the derivation to

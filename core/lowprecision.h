@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // FP8 / FP4 training recipes as frameworks run them (precision.recipe, precision.low_precision_gemms):
 // which GEMMs run in the low-precision format (Transformer Engine's Linear layers: QKV, attention

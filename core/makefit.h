@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // "Make it fit": the cheapest changes that bring a plan under the GPU's capacity (napkin-cli suggest,
 // the app's Make it fit button). Every change is a full re-plan of the scenario document with the

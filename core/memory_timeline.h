@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // memory.timeline: the most loaded stage's allocated GPU bytes through one optimizer step, from the
 // phases the ledger's peak is chosen among (memory.peak_phase), on the predicted step's clock.

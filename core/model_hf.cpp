@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Hugging Face config.json import (modelFromHfConfig, core/model.h): each family's fields as
 // transformers' configuration_*.py and modeling_*.py name them.
 #include "model.h"

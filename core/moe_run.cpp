@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Mixture-of-experts run properties (training.routing_imbalance, training.moe_capacity_factor,
 // precision.expert_weights) resolved for the plan's layout, with their derivations and warnings.
 // Formulas: ../reference moe-notes.md §1.5 (SimuMax), §1.8 (torchtitan), §1.9 (DeepSpeed-MoE), §6.2.

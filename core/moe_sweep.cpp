@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The routing-imbalance sweep: estimate() at 1.0, 1.2, 1.5 and the worst case (core/moe_sweep.h).
 
 #include "moe_sweep.h"

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Routing imbalance sensitivity (issue 16): the plan again with the busiest expert rank at 1.0, 1.2
 // and 1.5 times the mean routed rows and at the worst case, for a mixture of experts with expert

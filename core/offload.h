@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Offload: the model states ZeRO-Offload / ZeRO-Infinity keep on the host or NVMe, the activations
 // Megatron-Core's CPU offloading moves to the host, the host memory that needs, and what the moves

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The app's Presets menu as data (resources/presets.json): the lecture's worked examples, each a set
 // of scenario keys laid over the default scenario, the derivation to show, and its source.

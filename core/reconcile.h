@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Reconcile a real run with its plan (CS336 lecture 2 exercises 2 and 3): measured MFU and HFU from
 // the step time, and the predicted ledger beside torch.cuda.max_memory_allocated() with the usual

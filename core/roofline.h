@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Arithmetic intensity and the roofline: t >= max(F / C, Q / beta), I = F / Q, ridge I* = C / beta
 // (Williams, Waterman & Patterson 2009; CS336 lecture 2).

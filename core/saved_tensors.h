@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The tensors a transformer layer's forward keeps for its backward, one by one, and which recompute
 // policies drop them. Per-layer activation bytes are their sum.

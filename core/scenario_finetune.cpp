@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The scenario's finetune section (LoRA, QLoRA) and optimizer.paged, with the checks that span
 // sections (core/finetune.h); precision.recipe and precision.low_precision_gemms (core/lowprecision.h).
 

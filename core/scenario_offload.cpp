@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The scenario's offload section (ZeRO-Offload, ZeRO-Infinity, activation offload) and the host
 // keys of the cluster section it needs, with the checks that span sections.
 

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The sections of a napkin.scenario/1 document, each read strictly (core/scenario.h: parseScenario
 // calls them in document order), and the checks across sections.
 

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Readers of the sections of a scenario document, for parseScenario (core/scenario.cpp). Each reads
 // its section strictly into the scenario and adds an error naming the field for anything invalid.

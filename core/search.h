@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Best parallel layout: every (TP, PP, virtual stages, CP, DP, micro-batch, recompute, ZeRO stage) for
 // the scenario's model on its GPUs, ranked by predicted step time (core/steptime.h) among the layouts

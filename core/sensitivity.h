@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // "What would change the answer": the inputs a plan is most sensitive to, computed by re-planning
 // the scenario document with each input moved one step (doubled, halved, the next option): the

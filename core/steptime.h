@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Predicted step time: one rank's ops at their achievable rates (core/achievable.h) + communication
 // priced by NCCL's α–β model (core/collectives.h) over the links the layout uses + the pipeline

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // "Did you mean ...?" for ids, keys and choices people mistype: Napkin's own code, so every
 // front end gets the same suggestion from the same candidates.

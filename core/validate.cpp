@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "validate.h"
 
 #include "catalog.h"
@@ -122,6 +124,12 @@ const std::vector<ValidationCase>& builtinValidationSet()
         return cases;
     }();
     return set;
+}
+
+const std::vector<ValidationResult>& builtinValidationResults()
+{
+    static const std::vector<ValidationResult> results = runValidation(builtinValidationSet());
+    return results;
 }
 
 std::vector<ValidationResult> runValidation(const std::vector<ValidationCase>& cases)

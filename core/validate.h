@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Validation against published training runs (resources/validation-runs.json, docs/validation.md):
 // each case is a scenario in the predicted mode and the figure its source published, in the source's
@@ -59,6 +61,9 @@ std::vector<ValidationCase> loadValidationSet(std::string_view text, Errors& err
 const std::vector<ValidationCase>& builtinValidationSet();
 
 std::vector<ValidationResult> runValidation(const std::vector<ValidationCase>& cases);
+// runValidation(builtinValidationSet()), run once per process (thread-safe): the accuracy line of
+// reports, the executive summary and Help > How accurate is this? share it.
+const std::vector<ValidationResult>& builtinValidationResults();
 ValidationSummary summarize(const std::vector<ValidationResult>& results);
 
 // napkin.validate/1: cases[] {id, source, url, metric, convention, published, predicted, error,

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The validation chart: one row per published run, its error (predicted / published - 1) as a dot on
 // a shared axis, with the ±10% and ±25% bands of the goals. Plain SVG, written by the core so that
 // napkin-cli renders it without Qt.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // cuBLASLt and NCCL loaded at run time (dlopen), so napkin-probe starts without them and the profile's
 // `libraries` section says what is missing. The headers are used for types only.

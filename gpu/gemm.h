@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Dense GEMM through cuBLASLt (loaded with dlopen): random operands, the best of several heuristic
 // algorithms, CUDA-event timing, and verification of sampled outputs against an fp64 host dot product.

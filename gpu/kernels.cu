@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Calibration kernels of napkin-probe (see kernels.h and docs/probe.md). One translation unit on
 // purpose: it is the only file nvcc compiles, once per listed architecture.
 

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Calibration kernels of napkin-probe. Host-callable launch wrappers, usable from plain C++ (no
 // CUDA syntax here). Every wrapper checks its arguments, launches on `stream` and returns the launch

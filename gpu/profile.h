@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A napkin.calibration/1 profile as napkin-probe builds it (docs/calibration-schema.md), and its JSON
 // writer. Pure host code.

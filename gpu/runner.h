@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // napkin-probe's driver: finds the devices, maps failures to a status, runs the suite within the mode's
 // time cap and reports progress. Never throws; every outcome is a Profile.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Pure arithmetic of the probe: sample statistics, bytes each kernel moves, NCCL bus bandwidth,
 // GEMM verification error. No CUDA here, so the tests check it on any machine.

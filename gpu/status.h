@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // What napkin-probe reports when it cannot measure, and the exit codes (docs/probe.md). Pure host code.
 

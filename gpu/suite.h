@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The per-device measurements of napkin-probe (docs/probe.md): each appends results, points or a
 // skipped entry to a DeviceReport. Device-side failures come back as cudaError_t; the runner decides

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // CUDA-event timing of batches of launches (probe-methods.md section 2: warm-ups, then events around
 // back-to-back launches long enough to dwarf launch overhead, several samples).

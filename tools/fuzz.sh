@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Fuzz napkin's loaders with libFuzzer under ASan + UBSan.
 #   tools/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]     (default 60 s, every target)
 # Targets: fuzz_scenario fuzz_hf_config fuzz_catalog fuzz_set fuzz_quantity fuzz_calibration. Crashing inputs land

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+# SPDX-License-Identifier: GPL-3.0-or-later
 # GPU checks of napkin-probe, for a machine with an NVIDIA GPU (docs/probe.md, "Running the GPU checks").
 # Configures a Release build with only the probe and its tests, builds, runs `ctest -L gpu` (and the
 # `probe` label), then napkin-probe --quick and full, writing everything into $OUT (default

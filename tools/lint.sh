@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Static analysis: clang-tidy (the checks in .clang-tidy) over every .cpp in core/, app/ and gpu/,
 # clazy (Qt-specific checks) over app/, and clang-format --dry-run (.clang-format) over every C++ and
 # CUDA source in core/, app/, gpu/ and tests/. Fails on any finding; prints a summary at the end.

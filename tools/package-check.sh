@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Checks that a configured and built tree installs like Linux desktop software and packs into a
 # working .deb (cmake/Packaging.cmake, resources/desktop/).
 #   tools/package-check.sh BUILD_DIR          e.g. tools/package-check.sh build/dev

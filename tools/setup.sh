@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Napkin quick start, step 1: install what is missing (Debian 12 packages), build the release
 # preset, and open the desktop app on the built-in default scenario. Without a display it prints
 # the default plan with napkin-cli and renders the window to build/release/napkin-default.png.

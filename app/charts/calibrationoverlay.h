@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // What a calibration profile adds to the roofline (RooflineChart): the spec sheet's ceilings dashed
 // beside the measured ones (drawn solid by the panel from the plan), and the probe's measured

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Charts out of the window: a QCustomPlot drawn into a QPicture (so PDF and SVG stay vector), and
 // that picture as PNG, SVG or PDF bytes. Used by the charts' context menus and by the reports.

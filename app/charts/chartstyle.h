@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // What the chart panels share: the QCustomPlot include and colours that follow the widget palette,
 // so that a chart reads in light and dark mode alike (KDAB hotspot, FrequencyPage::updateColors).
@@ -5,7 +7,8 @@
 // qcustomplot.h 2.1 still uses foreach in two header templates, and QT_NO_FOREACH removes the
 // keyword. A range-for stands in for it during this one include only.
 #if defined(QT_NO_FOREACH) && !defined(foreach)
-#define foreach(variable, container) for (variable : container)
+// A declaration and an expression in a range-for cannot take parentheses: the macro stays bare.
+#define foreach(variable, container) for (variable : container) // NOLINT(bugprone-macro-parentheses)
 #define NAPKIN_QCP_FOREACH_SHIM
 #endif
 #include <qcustomplot.h>
@@ -69,8 +72,8 @@ inline void applyPalette(QCustomPlot* plot, const QPalette& palette)
 // outline in the background colour that keeps neighbouring segments apart, and its label in a text
 // colour that reads on the fill.
 template <std::size_t N, class ColourOf>
-void colourStack(const std::array<QCPBars*, N>& bars, const std::array<QCPItemText*, N>& labels, const QPalette& palette,
-                 ColourOf colourOf)
+void colourStack(const std::array<QCPBars*, N>& bars, const std::array<QCPItemText*, N>& labels,
+                 const QPalette& palette, ColourOf colourOf)
 {
     const bool dark = isDark(palette);
     const QColor bg = palette.color(QPalette::Base);

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "chartwidget.h"
 
 #include "format.h"
@@ -24,10 +26,14 @@ QString formatCount(double v)
         QString s = QString::number(x, 'g', 4);
         return s + QLatin1String(suffix);
     };
-    if (a >= 1e12) return fmt(v / 1e12, "T");
-    if (a >= 1e9) return fmt(v / 1e9, "B");
-    if (a >= 1e6) return fmt(v / 1e6, "M");
-    if (a >= 1e4 && v == std::floor(v)) return QLocale(QLocale::English).toString(qlonglong(v));
+    if (a >= 1e12)
+        return fmt(v / 1e12, "T");
+    if (a >= 1e9)
+        return fmt(v / 1e9, "B");
+    if (a >= 1e6)
+        return fmt(v / 1e6, "M");
+    if (a >= 1e4 && v == std::floor(v))
+        return QLocale(QLocale::English).toString(qlonglong(v));
     return QString::number(v, 'g', 6);
 }
 

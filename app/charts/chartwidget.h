@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // What every plan chart shares: the plan it draws, the scenario it came from and the units sizes are
 // shown in. Charts hold no domain state of their own and know nothing of the window: the app's panels

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "checkpointchart.h"
 
 #include "chartstyle.h"
@@ -77,7 +79,8 @@ void CheckpointChart::updateColors()
     const bool dark = chartstyle::isDark(pal);
     const QColor line = dark ? QColor(0x7f, 0xb8, 0xff) : QColor(0x1f, 0x5f, 0xb4);
     m_plot->graph(0)->setPen(QPen(line, 2));
-    m_plot->graph(1)->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(chartstyle::bad(pal), 2), Qt::NoBrush, 12));
+    m_plot->graph(1)->setScatterStyle(
+        QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(chartstyle::bad(pal), 2), Qt::NoBrush, 12));
     m_plot->graph(2)->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, chartstyle::good(pal), 8));
 }
 

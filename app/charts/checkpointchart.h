@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Activation memory over the checkpoint interval k (CS336 lecture 2: O(L/k + k), smallest near
 // sqrt(L)), with the scenario's own k and the best k marked. Used by lecture mode and its handout.

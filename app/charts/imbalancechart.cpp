@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "imbalancechart.h"
 
 #include "chartstyle.h"
@@ -12,8 +14,7 @@
 
 namespace napkin::charts {
 
-ImbalanceChart::ImbalanceChart(QWidget* parent)
-    : ChartWidget(parent), m_headline(new QLabel), m_plot(new QCustomPlot)
+ImbalanceChart::ImbalanceChart(QWidget* parent) : ChartWidget(parent), m_headline(new QLabel), m_plot(new QCustomPlot)
 {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
@@ -40,10 +41,11 @@ ImbalanceChart::ImbalanceChart(QWidget* parent)
         axis->setNumberPrecision(4); // 0.1, 10, 1000: plain numbers
     }
     m_plot->xAxis->setLabel(tr("routing imbalance: busiest expert rank's tokens / the mean"));
-    m_plot->setToolTip(tr("moe.imbalance_sweep: the scenario re-planned with training.routing_imbalance 1.0, 1.2, 1.5 and "
-                          "the worst case (every token of the EP group routed to one rank). The busiest expert rank sets "
-                          "the pace of every MoE layer and holds the most dispatched rows; early in training, before "
-                          "the router balances, the worst case is what runs out of memory."));
+    m_plot->setToolTip(
+        tr("moe.imbalance_sweep: the scenario re-planned with training.routing_imbalance 1.0, 1.2, 1.5 and "
+           "the worst case (every token of the EP group routed to one rank). The busiest expert rank sets "
+           "the pace of every MoE layer and holds the most dispatched rows; early in training, before "
+           "the router balances, the worst case is what runs out of memory."));
     m_plot->legend->setVisible(true);
     m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
     updateColors();
@@ -68,7 +70,8 @@ void ImbalanceChart::updateGraphs()
         keys.push_back(x);
         m_step.push_back(p.stepSeconds);
         m_memory.push_back(p.memoryTotal);
-        const QString label = p.label == "worst" ? tr("worst (%1)").arg(p.imbalance, 0, 'g', 3) : QString::fromStdString(p.label);
+        const QString label =
+            p.label == "worst" ? tr("worst (%1)").arg(p.imbalance, 0, 'g', 3) : QString::fromStdString(p.label);
         m_labels.push_back(label);
         ticker->addTick(x, label);
     }
@@ -109,14 +112,18 @@ void ImbalanceChart::updateGraphs()
     m_plot->yAxis2->setRange(memMin / 2, memMax * 2);
     m_plot->yAxis2->setLabel(tr("memory per GPU (GB)"));
     if (points.empty()) {
-        m_headline->setText(tr("Routing imbalance applies to mixtures of experts with expert parallelism (parallel.ep > 1)."));
+        m_headline->setText(
+            tr("Routing imbalance applies to mixtures of experts with expert parallelism (parallel.ep > 1)."));
     } else {
         const auto& a = points.front();
         const auto& w = points.back();
-        QString text = a.stepSeconds > 0 ? tr("Step %1 s balanced, %2 s at the worst case; ").arg(a.stepSeconds, 0, 'g', 4).arg(w.stepSeconds, 0, 'g', 4)
+        QString text = a.stepSeconds > 0 ? tr("Step %1 s balanced, %2 s at the worst case; ")
+                                               .arg(a.stepSeconds, 0, 'g', 4)
+                                               .arg(w.stepSeconds, 0, 'g', 4)
                                          : tr("Step time: set step_time.mode to predicted; ");
-        text += tr("memory %1 → %2 per GPU (%3)").arg(formatBytes(a.memoryTotal), formatBytes(w.memoryTotal),
-                                                      w.fits ? tr("fits even at the worst case") : tr("the worst case does not fit"));
+        text += tr("memory %1 → %2 per GPU (%3)")
+                    .arg(formatBytes(a.memoryTotal), formatBytes(w.memoryTotal),
+                         w.fits ? tr("fits even at the worst case") : tr("the worst case does not fit"));
         m_headline->setText(text);
     }
     m_plot->replot(QCustomPlot::rpQueuedReplot);

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Routing imbalance of a mixture of experts with expert parallelism (core/moe_sweep.h): the
 // predicted step time (bars) and the per-GPU memory (line, with the GPU's capacity) at an imbalance

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "ledgerchart.h"
 
 #include "buckets.h"
@@ -31,7 +33,8 @@ QColor bucketColor(int i, bool dark)
 {
     static const QRgb light[] = {0x0072B2, 0xE69F00, 0x56B4E9, 0xCC79A7, 0x009E73, 0xF0E442, 0x8C8C8C};
     static const QRgb darkShades[] = {0x4A9FE0, 0xF0B030, 0x86CCF2, 0xDE97C0, 0x2DBE8F, 0xF0E442, 0xA6A6A6};
-    static_assert(std::size(light) == std::size_t(LedgerChart::BucketCount) && std::size(darkShades) == std::size(light),
+    static_assert(std::size(light) == std::size_t(LedgerChart::BucketCount) &&
+                      std::size(darkShades) == std::size(light),
                   "one colour per memory bucket");
     return QColor(dark ? darkShades[i] : light[i]);
 }
@@ -41,9 +44,7 @@ bool usable(double v) { return std::isfinite(v) && v >= 0; }
 } // namespace
 
 LedgerChart::LedgerChart(QWidget* parent)
-    : ChartWidget(parent)
-    , m_plot(new QCustomPlot(this))
-    , m_values(BucketCount, 0.0)
+    : ChartWidget(parent), m_plot(new QCustomPlot(this)), m_values(BucketCount, 0.0)
 {
     setAutoFillBackground(true); // updates stop here instead of repainting the window behind
     // Axis-parallel lines gain nothing from antialiasing and cost most of a log-scale grid's drawing.
@@ -114,10 +115,7 @@ LedgerChart::LedgerChart(QWidget* parent)
 
 LedgerChart::~LedgerChart() = default;
 
-double LedgerChart::unitBytes() const
-{
-    return units() == Units::GiB ? 1024.0 * 1024.0 * 1024.0 : 1e9;
-}
+double LedgerChart::unitBytes() const { return units() == Units::GiB ? 1024.0 * 1024.0 * 1024.0 : 1e9; }
 
 void LedgerChart::updateGraphs()
 {
@@ -193,14 +191,16 @@ void LedgerChart::updateSegmentLabels()
     // Runs after each layout pass: only now are the segments' pixel widths known. A label is shown
     // where it fits inside its segment, in full ("13.48 GB") or as the bare number.
     const double unit = unitBytes();
-    const double barPixels = std::abs(m_plot->yAxis->coordToPixel(BarWidth / 2) - m_plot->yAxis->coordToPixel(-BarWidth / 2));
+    const double barPixels =
+        std::abs(m_plot->yAxis->coordToPixel(BarWidth / 2) - m_plot->yAxis->coordToPixel(-BarWidth / 2));
     QVector<double> inUnits;
     for (double bytes : std::as_const(m_values))
         inUnits.append(bytes / unit);
-    stackedbar::fitLabels(m_plot->xAxis, {m_segmentLabels.begin(), m_segmentLabels.end()}, inUnits, barPixels, [&](int i) {
-        const double v = m_values[i] / unit;
-        return QStringList{formatBytes(m_values[i]), QString::number(v, 'f', v < 10 ? 1 : 0)};
-    });
+    stackedbar::fitLabels(m_plot->xAxis, {m_segmentLabels.begin(), m_segmentLabels.end()}, inUnits, barPixels,
+                          [&](int i) {
+                              const double v = m_values[i] / unit;
+                              return QStringList{formatBytes(m_values[i]), QString::number(v, 'f', v < 10 ? 1 : 0)};
+                          });
 }
 
 void LedgerChart::showToolTip(QMouseEvent* event)
@@ -253,7 +253,8 @@ void LedgerChart::placeCapacityLabel()
     const QString capacityBrief =
         capacityRoom ? QString() : QStringLiteral(" · ") + tr("capacity %1").arg(formatBytes(m_capacityBytes));
     const QString headroom = headroomRoom ? QString() : QStringLiteral(" · ") + m_headroomLabel->text();
-    const QStringList candidates{axis + capacityFull + headroom, axis + capacityBrief + headroom, unitName + capacityBrief + headroom};
+    const QStringList candidates{axis + capacityFull + headroom, axis + capacityBrief + headroom,
+                                 unitName + capacityBrief + headroom};
     const double width = m_plot->axisRect()->width();
     const QFontMetricsF fm(m_plot->xAxis->labelFont());
     QString title = candidates.back();

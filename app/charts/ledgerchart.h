@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The per-GPU memory ledger as one horizontal stacked bar against the GPU's capacity.
 
@@ -53,7 +55,7 @@ private:
     QVector<double> m_values; // bytes
     bool m_fits = true;
     bool m_capacityBesideLine = true; // the line is right of the middle: its label goes left of it
-    double m_capacityBytes = 0; // the GPU's capacity the line marks
+    double m_capacityBytes = 0;       // the GPU's capacity the line marks
 };
 
 } // namespace napkin::charts

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "rooflinechart.h"
 
 #include "calibration.h"
@@ -68,9 +70,7 @@ std::vector<SeedOp> seedOps()
 
 } // namespace
 
-RooflineChart::RooflineChart(QWidget* parent)
-    : ChartWidget(parent)
-    , m_plot(new QCustomPlot(this))
+RooflineChart::RooflineChart(QWidget* parent) : ChartWidget(parent), m_plot(new QCustomPlot(this))
 {
     setAutoFillBackground(true); // updates stop here instead of repainting the window behind
     // Axis-parallel lines gain nothing from antialiasing and cost most of a log-scale grid's drawing.
@@ -195,7 +195,8 @@ void RooflineChart::updateGraphs()
     const std::vector<SeedOp> seeds = seedOps();
     if (m_showSeedOps)
         for (const SeedOp& s : seeds)
-            if (const core::RooflineOp op = core::makeOp(s.name, core::Pass::Forward, s.unit, s.cost, hw); plottable(op))
+            if (const core::RooflineOp op = core::makeOp(s.name, core::Pass::Forward, s.unit, s.cost, hw);
+                plottable(op))
                 m_seedPoints.push_back({op, true});
 
     // Ceilings. Each is drawn only where the GPU has the number: no bandwidth, no slope.
@@ -268,7 +269,8 @@ void RooflineChart::updateGraphs()
         const double xl = x0 * std::pow(slopeEnd / x0, 0.55);
         // Extra right and bottom padding keeps the text's corner off the line it labels.
         const bool bwMeasured = hw.gpu && hw.gpu->calibration && hw.gpu->calibration->bandwidthMeasured();
-        addText(xl, bw * xl / Tera, (bwMeasured ? tr("measured memory %1 TB/s") : tr("memory %1 TB/s")).arg(compact(bw / Tera)),
+        addText(xl, bw * xl / Tera,
+                (bwMeasured ? tr("measured memory %1 TB/s") : tr("memory %1 TB/s")).arg(compact(bw / Tera)),
                 Qt::AlignRight | Qt::AlignBottom, fg)
             ->setPadding(QMargins(4, 2, 12, 8));
     } else if (hasPeak) {
@@ -279,7 +281,8 @@ void RooflineChart::updateGraphs()
         // ops crowd the roof.
         const double x = hasBw ? ridge : xhi;
         addText(x, hw.peakFlops / Tera,
-                (hw.source().rfind("measured", 0) == 0 ? tr("measured %1 peak %2 TFLOP/s") : tr("%1 tensor peak %2 TFLOP/s"))
+                (hw.source().rfind("measured", 0) == 0 ? tr("measured %1 peak %2 TFLOP/s")
+                                                       : tr("%1 tensor peak %2 TFLOP/s"))
                         .arg(QString::fromUtf8(hw.computeDtype), compact(hw.peakFlops / Tera)) +
                     (hw.lowPrecisionGemms != 0 && positive(hw.peakFlops16) && hw.peakFlops16 < hw.peakFlops
                          ? tr(" · bf16 %1 (dotted: attention, output layer)").arg(compact(hw.peakFlops16 / Tera))
@@ -309,8 +312,8 @@ void RooflineChart::updateGraphs()
         QCPGraph* marker = addLine({ridge}, {hw.peakFlops / Tera}, Qt::NoPen);
         marker->setLineStyle(QCPGraph::lsNone);
         marker->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDiamond, fg, fg, 9));
-        QCPItemText* label = addText(ridge, ylo, tr("ridge %1 FLOP/byte").arg(compact(ridge)),
-                                     Qt::AlignLeft | Qt::AlignBottom, fg);
+        QCPItemText* label =
+            addText(ridge, ylo, tr("ridge %1 FLOP/byte").arg(compact(ridge)), Qt::AlignLeft | Qt::AlignBottom, fg);
         label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
         label->position->setCoords(ridge, 1);
     }
@@ -358,7 +361,8 @@ void RooflineChart::updateGraphs()
         g->setScatterStyle(square);
         g->setData(xs, ys);
         for (const Point& p : m_seedPoints) {
-            const auto it = std::find_if(seeds.begin(), seeds.end(), [&](const SeedOp& s) { return std::string_view(s.name) == p.op.name; });
+            const auto it = std::find_if(seeds.begin(), seeds.end(),
+                                         [&](const SeedOp& s) { return std::string_view(s.name) == p.op.name; });
             addText(p.op.intensity, p.op.attainable / Tera, QString::fromUtf8(p.op.name),
                     it != seeds.end() ? it->labelSide : (Qt::AlignLeft | Qt::AlignTop), chartstyle::withAlpha(fg, 0.85))
                 ->setPadding(QMargins(7, 5, 7, 5));
@@ -374,8 +378,8 @@ QString RooflineChart::toolTipText(const Point& p) const
     const core::RooflineOp& op = p.op;
     const auto num = [](double v) { return QString::fromStdString(core::formatNumber(v)); };
     const QString unit = op.unit == core::OpUnit::Tensor ? tr("tensor") : tr("vector");
-    QString head = QStringLiteral("<b>%1</b>, %2").arg(QString::fromUtf8(op.name).toHtmlEscaped(),
-                                                     QString::fromUtf8(core::toString(op.pass)));
+    QString head = QStringLiteral("<b>%1</b>, %2")
+                       .arg(QString::fromUtf8(op.name).toHtmlEscaped(), QString::fromUtf8(core::toString(op.pass)));
     if (p.seed)
         head += tr(" (seeds' op table)");
     else if (op.count != 1)
@@ -383,13 +387,12 @@ QString RooflineChart::toolTipText(const Point& p) const
     const auto row = [](const QString& k, const QString& v) {
         return QStringLiteral("<tr><td>%1</td><td>%2</td></tr>").arg(k, v);
     };
-    return head + QStringLiteral("<table>")
-           + row(tr("FLOPs"), num(op.flops))
-           + row(tr("bytes"), tr("%1 (%2)").arg(num(op.bytes), formatBytes(op.bytes)))
-           + row(tr("intensity"), tr("%1 FLOP/byte").arg(num(op.intensity)))
-           + row(tr("bound"), op.bound == core::Bound::Memory ? tr("memory-bound") : tr("compute-bound (%1)").arg(unit))
-           + row(tr("attainable"), tr("%1 TFLOP/s").arg(num(op.attainable / Tera)))
-           + row(tr("ideal time"), tr("%1 s").arg(num(op.timeSeconds))) + QStringLiteral("</table>");
+    return head + QStringLiteral("<table>") + row(tr("FLOPs"), num(op.flops)) +
+           row(tr("bytes"), tr("%1 (%2)").arg(num(op.bytes), formatBytes(op.bytes))) +
+           row(tr("intensity"), tr("%1 FLOP/byte").arg(num(op.intensity))) +
+           row(tr("bound"), op.bound == core::Bound::Memory ? tr("memory-bound") : tr("compute-bound (%1)").arg(unit)) +
+           row(tr("attainable"), tr("%1 TFLOP/s").arg(num(op.attainable / Tera))) +
+           row(tr("ideal time"), tr("%1 s").arg(num(op.timeSeconds))) + QStringLiteral("</table>");
 }
 
 void RooflineChart::showToolTip(QMouseEvent* event)

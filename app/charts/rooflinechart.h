@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The roofline of the plan's GPU (Williams, Waterman & Patterson 2009) with one point per op of a
 // transformer layer, and optionally the seeds' op table (CS336 lecture 2) for comparison.

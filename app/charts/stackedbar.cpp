@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "stackedbar.h"
 
 #include "chartstyle.h"
@@ -19,8 +21,8 @@ int segmentAt(const QVector<double>& values, double value)
     return -1;
 }
 
-void fitLabels(QCPAxis* valueAxis, const std::vector<QCPItemText*>& labels, const QVector<double>& values, double barPixels,
-               const std::function<QStringList(int)>& candidates)
+void fitLabels(QCPAxis* valueAxis, const std::vector<QCPItemText*>& labels, const QVector<double>& values,
+               double barPixels, const std::function<QStringList(int)>& candidates)
 {
     double start = 0;
     for (std::size_t i = 0; i < labels.size() && int(i) < values.size(); ++i) {

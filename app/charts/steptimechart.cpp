@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "steptimechart.h"
 
 #include "chartstyle.h"
@@ -28,37 +30,49 @@ struct Part {
 // The order of StepTimeBreakdown and of the time.step_seconds derivation (core/estimate_time.cpp).
 const Part Parts[StepTimeChart::PartCount] = {
     {QT_TRANSLATE_NOOP("napkin::charts::StepTimeChart", "compute"),
-     QT_TRANSLATE_NOOP("napkin::charts::StepTimeChart", "Forward and backward of every micro-batch, each op at its achievable rate."),
+     QT_TRANSLATE_NOOP("napkin::charts::StepTimeChart",
+                       "Forward and backward of every micro-batch, each op at its achievable rate."),
      &core::StepTimeBreakdown::compute},
     {QT_TRANSLATE_NOOP("napkin::charts::StepTimeChart", "recompute"),
-     QT_TRANSLATE_NOOP("napkin::charts::StepTimeChart", "Forward work done again for activation recomputation (selective or full)."),
+     QT_TRANSLATE_NOOP("napkin::charts::StepTimeChart",
+                       "Forward work done again for activation recomputation (selective or full)."),
      &core::StepTimeBreakdown::recompute},
     {QT_TRANSLATE_NOOP("napkin::charts::StepTimeChart", "TP"),
-     QT_TRANSLATE_NOOP("napkin::charts::StepTimeChart", "Tensor-parallel all-reduces (or all-gather + reduce-scatter with SP), not overlapped."),
+     QT_TRANSLATE_NOOP("napkin::charts::StepTimeChart",
+                       "Tensor-parallel all-reduces (or all-gather + reduce-scatter with SP), not overlapped."),
      &core::StepTimeBreakdown::tpComm},
     {QT_TRANSLATE_NOOP("napkin::charts::StepTimeChart", "CP"),
-     QT_TRANSLATE_NOOP("napkin::charts::StepTimeChart", "Context-parallel K/V ring traffic that attention does not hide."),
+     QT_TRANSLATE_NOOP("napkin::charts::StepTimeChart",
+                       "Context-parallel K/V ring traffic that attention does not hide."),
      &core::StepTimeBreakdown::cpComm},
     {QT_TRANSLATE_NOOP("napkin::charts::StepTimeChart", "EP"),
-     QT_TRANSLATE_NOOP("napkin::charts::StepTimeChart", "Expert-parallel dispatch and combine all-to-all of the MoE layers (busiest rank), exposed: all of it, or with DualPipe what the paired chunk does not hide."),
+     QT_TRANSLATE_NOOP("napkin::charts::StepTimeChart",
+                       "Expert-parallel dispatch and combine all-to-all of the MoE layers (busiest rank), exposed: all "
+                       "of it, or with DualPipe what the paired chunk does not hide."),
      &core::StepTimeBreakdown::epComm},
     {QT_TRANSLATE_NOOP("napkin::charts::StepTimeChart", "PP"),
-     QT_TRANSLATE_NOOP("napkin::charts::StepTimeChart", "Pipeline point-to-point sends of activations and their gradients."),
+     QT_TRANSLATE_NOOP("napkin::charts::StepTimeChart",
+                       "Pipeline point-to-point sends of activations and their gradients."),
      &core::StepTimeBreakdown::ppComm},
     {QT_TRANSLATE_NOOP("napkin::charts::StepTimeChart", "bubble"),
-     QT_TRANSLATE_NOOP("napkin::charts::StepTimeChart", "Idle pipeline: (p - 1)/v micro-batch slots (Narayanan et al. 2021); DualPipe (p/2 - 1)(F&B + B - 3W) (DeepSeek-V3)."),
+     QT_TRANSLATE_NOOP("napkin::charts::StepTimeChart", "Idle pipeline: (p - 1)/v micro-batch slots (Narayanan et al. "
+                                                        "2021); DualPipe (p/2 - 1)(F&B + B - 3W) (DeepSeek-V3)."),
      &core::StepTimeBreakdown::bubble},
     {QT_TRANSLATE_NOOP("napkin::charts::StepTimeChart", "DP"),
-     QT_TRANSLATE_NOOP("napkin::charts::StepTimeChart", "Data-parallel gradient and parameter traffic not hidden behind the backward pass."),
+     QT_TRANSLATE_NOOP("napkin::charts::StepTimeChart",
+                       "Data-parallel gradient and parameter traffic not hidden behind the backward pass."),
      &core::StepTimeBreakdown::dpComm},
     {QT_TRANSLATE_NOOP("napkin::charts::StepTimeChart", "optimizer"),
-     QT_TRANSLATE_NOOP("napkin::charts::StepTimeChart", "Optimizer update: the states read and written once at achievable HBM bandwidth."),
+     QT_TRANSLATE_NOOP("napkin::charts::StepTimeChart",
+                       "Optimizer update: the states read and written once at achievable HBM bandwidth."),
      &core::StepTimeBreakdown::optimizer},
     {QT_TRANSLATE_NOOP("napkin::charts::StepTimeChart", "offload"),
-     QT_TRANSLATE_NOOP("napkin::charts::StepTimeChart", "Offload: host-link and NVMe traffic not hidden, and the optimizer update on the CPU."),
+     QT_TRANSLATE_NOOP("napkin::charts::StepTimeChart",
+                       "Offload: host-link and NVMe traffic not hidden, and the optimizer update on the CPU."),
      &core::StepTimeBreakdown::offload},
     {QT_TRANSLATE_NOOP("napkin::charts::StepTimeChart", "overheads"),
-     QT_TRANSLATE_NOOP("napkin::charts::StepTimeChart", "Kernel launches, gradient clipping and checkpoint saves; data loading is assumed hidden."),
+     QT_TRANSLATE_NOOP("napkin::charts::StepTimeChart",
+                       "Kernel launches, gradient clipping and checkpoint saves; data loading is assumed hidden."),
      &core::StepTimeBreakdown::overheads},
 };
 
@@ -68,8 +82,8 @@ QColor partColor(int i, bool dark)
     // Okabe-Ito order, EP in Tol's wine between CP and PP.
     static const QRgb light[StepTimeChart::PartCount] = {0x0072B2, 0x56B4E9, 0xE69F00, 0xF0E442, 0x882255, 0xCC79A7,
                                                          0x8C8C8C, 0x009E73, 0xD55E00, 0x7B3294, 0x000000};
-    static const QRgb darkShades[StepTimeChart::PartCount] = {0x4A9FE0, 0x86CCF2, 0xF0B030, 0xF0E442, 0xC2548A, 0xDE97C0,
-                                                              0xA6A6A6, 0x2DBE8F, 0xFF8A3D, 0xB68ACB, 0xE0E0E0};
+    static const QRgb darkShades[StepTimeChart::PartCount] = {
+        0x4A9FE0, 0x86CCF2, 0xF0B030, 0xF0E442, 0xC2548A, 0xDE97C0, 0xA6A6A6, 0x2DBE8F, 0xFF8A3D, 0xB68ACB, 0xE0E0E0};
     return QColor(dark ? darkShades[i] : light[i]);
 }
 
@@ -85,8 +99,8 @@ QString seconds(double s)
 } // namespace
 
 StepTimeChart::StepTimeChart(QWidget* parent)
-    : ChartWidget(parent), m_headline(new QLabel), m_plot(new QCustomPlot(this)),
-      m_links(new QLabel), m_values(PartCount, 0.0)
+    : ChartWidget(parent), m_headline(new QLabel), m_plot(new QCustomPlot(this)), m_links(new QLabel),
+      m_values(PartCount, 0.0)
 {
     setAutoFillBackground(true);
     auto* layout = new QVBoxLayout(this);
@@ -97,7 +111,8 @@ StepTimeChart::StepTimeChart(QWidget* parent)
     m_headline->setToolTip(tr("Click the step time for its derivation."));
     connect(m_headline, &QLabel::linkActivated, this, [this](const QString& q) { emit derivationRequested(q); });
     m_links->setWordWrap(true);
-    m_links->setToolTip(tr("Megatron rank order (TP, CP, DP, PP from the innermost): a group crosses nodes once it spans more than gpus_per_node."));
+    m_links->setToolTip(tr("Megatron rank order (TP, CP, DP, PP from the innermost): a group crosses nodes once it "
+                           "spans more than gpus_per_node."));
     layout->addWidget(m_headline);
     layout->addWidget(m_plot, 1);
     layout->addWidget(m_links);
@@ -184,15 +199,16 @@ void StepTimeChart::updateGraphs()
     // The step time is a link to its derivation, in a colour that reads on the theme's background
     // (a label keeps the link colour of its first layout otherwise).
     const QString link = chartstyle::isDark(palette()) ? QStringLiteral("#86ccf2") : QStringLiteral("#005a9c");
-    const QString step = QStringLiteral("<a href=\"time.step_seconds\" style=\"color:%1\">%2</a>").arg(link, seconds(st.step));
+    const QString step =
+        QStringLiteral("<a href=\"time.step_seconds\" style=\"color:%1\">%2</a>").arg(link, seconds(st.step));
     const QString numbers = tr("step %1 · MFU %2 (HFU %3, ceiling %5) · %4 tokens/s%6")
                                 .arg(step)
                                 .arg(st.mfu, 0, 'f', 2)
                                 .arg(st.hfu, 0, 'f', 2)
                                 .arg(formatCount(std::round(st.tokensPerSecond)))
                                 .arg(st.executedFlops > 0 && plan.hardware.peakFlops > 0
-                                         ? plan.compute.flopsPerStep / st.executedFlops * plan.hardware.achievableFlops /
-                                               plan.hardware.peakFlops
+                                         ? plan.compute.flopsPerStep / st.executedFlops *
+                                               plan.hardware.achievableFlops / plan.hardware.peakFlops
                                          : 0.0,
                                      0, 'f', 2)
                                 .arg(peak.valid ? tr(" · at spec peak %1").arg(seconds(peak.step)) : QString());
@@ -201,10 +217,16 @@ void StepTimeChart::updateGraphs()
     else if (plan.time.mode == std::string_view("predicted"))
         m_headline->setText(tr("<b>Predicted</b>: %1").arg(numbers));
     else
-        m_headline->setText(tr("<b>prediction (the plan uses MFU %1)</b>: %2").arg(sc.cluster.mfu, 0, 'f', 2).arg(numbers));
+        m_headline->setText(
+            tr("<b>prediction (the plan uses MFU %1)</b>: %2").arg(sc.cluster.mfu, 0, 'f', 2).arg(numbers));
 
     // Which links each parallel group uses: sizes from the scenario and plan, bandwidths from core.
-    struct Group { const char* name; std::int64_t size; double bandwidth; bool crosses; };
+    struct Group {
+        const char* name;
+        std::int64_t size;
+        double bandwidth;
+        bool crosses;
+    };
     const Group groups[] = {{"TP", sc.parallel.tp, st.tpBandwidth, st.tpCrossesNodes},
                             {"CP", sc.parallel.cp, st.cpBandwidth, st.cpCrossesNodes},
                             {"DP", plan.compute.dataParallel, st.dpBandwidth, st.dpCrossesNodes},
@@ -235,7 +257,8 @@ void StepTimeChart::updateColors()
 void StepTimeChart::updateSegmentLabels()
 {
     // After layout the pixel widths are known: label a segment where its text fits inside it.
-    const double barPixels = std::abs(m_plot->yAxis->coordToPixel(1 + BarWidth / 2) - m_plot->yAxis->coordToPixel(1 - BarWidth / 2));
+    const double barPixels =
+        std::abs(m_plot->yAxis->coordToPixel(1 + BarWidth / 2) - m_plot->yAxis->coordToPixel(1 - BarWidth / 2));
     stackedbar::fitLabels(m_plot->xAxis, {m_labels.begin(), m_labels.end()}, m_values, barPixels, [this](int i) {
         return QStringList{tr("%1 %2").arg(tr(Parts[i].name), seconds(m_values[i])), seconds(m_values[i])};
     });
@@ -249,12 +272,13 @@ void StepTimeChart::showToolTip(QMouseEvent* event)
     double total = 0;
     for (double v : std::as_const(m_values))
         total += v;
-    const int i = std::abs(key - 1) <= BarWidth / 2 && total > 0 ? stackedbar::segmentAt(m_values, x) : -1; // the predicted row
+    const int i =
+        std::abs(key - 1) <= BarWidth / 2 && total > 0 ? stackedbar::segmentAt(m_values, x) : -1; // the predicted row
     if (i >= 0) {
         QToolTip::showText(event->globalPosition().toPoint(),
                            tr("<b>%1</b>: %2 (%3% of the step)<br>%4<br><i>Click for the derivation.</i>")
-                               .arg(tr(Parts[i].name), seconds(m_values[i]), QString::number(100.0 * m_values[i] / total, 'f', 1),
-                                    tr(Parts[i].why)),
+                               .arg(tr(Parts[i].name), seconds(m_values[i]),
+                                    QString::number(100.0 * m_values[i] / total, 'f', 1), tr(Parts[i].why)),
                            m_plot);
         return;
     }
@@ -266,7 +290,6 @@ void StepTimeChart::changeEvent(QEvent* event)
     QWidget::changeEvent(event);
     if (event->type() == QEvent::PaletteChange)
         updateGraphs(); // colours, and the headline's link colour
-
 }
 
 } // namespace napkin::charts

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The predicted step time (core/steptime.h) as one horizontal stacked bar: compute, recompute, TP,
 // CP and PP traffic, the pipeline bubble, exposed DP traffic and the optimizer update, with the

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "timelinechart.h"
 
 #include "chartstyle.h"
@@ -35,8 +37,7 @@ QString eventLabel(const char* event)
 
 } // namespace
 
-TimelineChart::TimelineChart(QWidget* parent)
-    : ChartWidget(parent), m_headline(new QLabel), m_plot(new QCustomPlot)
+TimelineChart::TimelineChart(QWidget* parent) : ChartWidget(parent), m_headline(new QLabel), m_plot(new QCustomPlot)
 {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
@@ -60,9 +61,10 @@ TimelineChart::TimelineChart(QWidget* parent)
     m_peakLabel->position->setAxes(m_plot->xAxis, m_plot->yAxis);
     m_peakLabel->setPositionAlignment(Qt::AlignBottom | Qt::AlignHCenter);
     m_plot->xAxis->setLabel(tr("fraction of one optimizer step (most loaded GPU)"));
-    m_plot->setToolTip(tr("memory.timeline: runtime = CUDA context, workspaces and comm buffers; model states = weights, "
-                          "gradients, master copy and optimizer states; temporaries = logits and loss, gathered parameters, "
-                          "buckets, optimizer temporaries. Peak reserved = memory.per_gpu.total (allocated + the allocator's reserve)."));
+    m_plot->setToolTip(tr(
+        "memory.timeline: runtime = CUDA context, workspaces and comm buffers; model states = weights, "
+        "gradients, master copy and optimizer states; temporaries = logits and loss, gathered parameters, "
+        "buckets, optimizer temporaries. Peak reserved = memory.per_gpu.total (allocated + the allocator's reserve)."));
     m_plot->xAxis->setRange(0, 1);
     // The legend in a row under the axes, clear of the curves.
     m_plot->legend->setVisible(true);
@@ -146,8 +148,9 @@ void TimelineChart::redraw()
     m_plot->graph(LayerCount)->setData({0.0, 1.0}, {m.capacity / unit, m.capacity / unit}, true);
     m_plot->graph(LayerCount + 1)->setData({0.0, 1.0}, {m.total / unit, m.total / unit}, true);
     m_peakLabel->position->setCoords(peakAt, m_peak / unit);
-    m_peakLabel->setPositionAlignment(Qt::AlignBottom |
-                                      (peakAt < 0.2 ? Qt::AlignLeft : peakAt > 0.8 ? Qt::AlignRight : Qt::AlignHCenter));
+    m_peakLabel->setPositionAlignment(Qt::AlignBottom | (peakAt < 0.2   ? Qt::AlignLeft
+                                                         : peakAt > 0.8 ? Qt::AlignRight
+                                                                        : Qt::AlignHCenter));
     m_peakLabel->setText(tr("peak at %1").arg(eventLabel(peakEvent)));
     m_plot->yAxis->setLabel(unitName);
     // The GPU's capacity on the chart when it is within reach; far above the curve it would flatten
@@ -155,17 +158,19 @@ void TimelineChart::redraw()
     const double top = std::max(m.total, m_peak);
     const bool capacityShown = m.capacity <= 2.5 * top;
     m_plot->yAxis->setRange(0, (capacityShown ? std::max(m.capacity, top) * 1.08 : top * 1.3) / unit);
-    m_plot->graph(LayerCount)->setName(capacityShown ? tr("GPU memory")
-                                                     : tr("GPU memory %1 %2 (above)").arg(m.capacity / unit, 0, 'f', 0).arg(unitName));
+    m_plot->graph(LayerCount)
+        ->setName(capacityShown ? tr("GPU memory")
+                                : tr("GPU memory %1 %2 (above)").arg(m.capacity / unit, 0, 'f', 0).arg(unitName));
     m_plot->xAxis->setRange(0, 1);
     const QString link = chartstyle::isDark(palette()) ? QStringLiteral("#86ccf2") : QStringLiteral("#005a9c");
-    m_headline->setText(tr("Allocated through one step: peak %1 %2 at <a href=\"memory.per_gpu.total\" style=\"color:%3\">%4</a>; "
-                           "reserved %5 %2 (allocator reserve %6 %2) of %7 %2")
-                            .arg(m_peak / unit, 0, 'f', 1)
-                            .arg(unitName, link, eventLabel(m.peakPhase))
-                            .arg(m.total / unit, 0, 'f', 1)
-                            .arg(m.overheadAllocator / unit, 0, 'f', 1)
-                            .arg(m.capacity / unit, 0, 'f', 0));
+    m_headline->setText(
+        tr("Allocated through one step: peak %1 %2 at <a href=\"memory.per_gpu.total\" style=\"color:%3\">%4</a>; "
+           "reserved %5 %2 (allocator reserve %6 %2) of %7 %2")
+            .arg(m_peak / unit, 0, 'f', 1)
+            .arg(unitName, link, eventLabel(m.peakPhase))
+            .arg(m.total / unit, 0, 'f', 1)
+            .arg(m.overheadAllocator / unit, 0, 'f', 1)
+            .arg(m.capacity / unit, 0, 'f', 0));
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 

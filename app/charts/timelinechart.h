@@ -1,10 +1,11 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // memory.timeline as a chart: the most loaded GPU's allocated bytes through one optimizer step,
 // stacked as model states, saved activations, temporaries and the runtime's own, against the GPU's
 // capacity and the reported peak (allocated + the caching allocator's reserve).
 
 #include "chartwidget.h"
-
 
 class QCustomPlot;
 class QCPItemText;
@@ -39,7 +40,7 @@ private:
     QCustomPlot* m_plot = nullptr;
     QCPItemText* m_peakLabel = nullptr;
     double m_peak = 0;
-    bool m_stale = false;     // a plan arrived while the tab was hidden: redraw when shown
+    bool m_stale = false; // a plan arrived while the tab was hidden: redraw when shown
     bool m_drawnOnce = false;
 };
 

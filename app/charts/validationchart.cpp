@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "validationchart.h"
 
 #include "chartstyle.h"
@@ -18,7 +20,8 @@ ValidationChart::ValidationChart(QWidget* parent) : QWidget(parent), m_plot(new 
     m_plot->setMinimumSize(320, 200);
 }
 
-void ValidationChart::setResults(const std::vector<core::ValidationResult>& results, const std::set<std::string>& highlighted)
+void ValidationChart::setResults(const std::vector<core::ValidationResult>& results,
+                                 const std::set<std::string>& highlighted)
 {
     m_results.clear();
     for (const auto& r : results)
@@ -45,7 +48,7 @@ void ValidationChart::redraw()
     chartstyle::applyPalette(m_plot, pal);
     const bool dark = chartstyle::isDark(pal);
     const QColor fg = pal.color(QPalette::Text);
-    const QColor others = dark ? QColor(0x4A, 0x9F, 0xE0) : QColor(0x00, 0x72, 0xB2); // Okabe & Ito blue
+    const QColor others = dark ? QColor(0x4A, 0x9F, 0xE0) : QColor(0x00, 0x72, 0xB2);  // Okabe & Ito blue
     const QColor closest = dark ? QColor(0xF0, 0xB0, 0x30) : QColor(0xD5, 0x5E, 0x00); // vermillion
 
     const int n = int(m_results.size());

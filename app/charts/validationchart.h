@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The validation set as a chart: one row per published run, its error (predicted / published - 1) as
 // a dot on a shared axis, the ±10% and ±25% bands shaded; the runs most like the current scenario

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // napkin-cli's command line, declared once with CLI11: every command's options, its --help, the
 // --opt=value forms, and the man page (napkin-cli --man) all come from these definitions.
 
@@ -43,7 +45,8 @@ void outputOptions(CLI::App* c, Options& o, const std::string& formats)
 void reportOptions(CLI::App* c, Options& o)
 {
     c->add_option("--page", o.page, "page size of PDF reports: a4 (default) or letter")->type_name("SIZE");
-    c->add_option("--title", o.title, "report title (default: the scenario's name, else what the plan is)")->type_name("TEXT");
+    c->add_option("--title", o.title, "report title (default: the scenario's name, else what the plan is)")
+        ->type_name("TEXT");
     c->add_flag("--gib", o.gib, "sizes in GiB (2^30 bytes) instead of GB in reports");
 }
 
@@ -62,7 +65,8 @@ CLI::App* scenarioCommand(CLI::App& app, const char* name, const std::string& de
 
 void checkOption(CLI::App* c, Options& o, const char* what)
 {
-    c->add_flag("--check", o.check, std::string("exit 3 when ") + what + " (scripts and CI); without it the exit status stays 0");
+    c->add_flag("--check", o.check,
+                std::string("exit 3 when ") + what + " (scripts and CI); without it the exit status stays 0");
 }
 
 void build(Commands& cmds, Options& o)
@@ -82,7 +86,10 @@ void build(Commands& cmds, Options& o)
     checkOption(plan, o, "the plan does not fit in memory");
 
     auto* compare = app.add_subcommand("compare", "scenarios side by side with deltas");
-    compare->add_option("scenarios", o.positional, "two or more scenario files")->expected(2, 64)->type_name("A.json B.json")->required();
+    compare->add_option("scenarios", o.positional, "two or more scenario files")
+        ->expected(2, 64)
+        ->type_name("A.json B.json")
+        ->required();
     outputOptions(compare, o, "text, json, md, csv, html, pdf");
     reportOptions(compare, o);
 
@@ -93,8 +100,14 @@ void build(Commands& cmds, Options& o)
         ->required();
     scenarioOptions(chart, o);
     outputOptions(chart, o, "png, svg, pdf");
-    chart->add_option("--size", o.size, "chart size in layout units (default 900x260 ledger, 900x480 roofline, 900x360 timeline, 900x300 steptime)")->type_name("WxH");
-    chart->add_option("--scale", o.scale, "PNG pixels per layout unit: the PNG is (W·scale)×(H·scale); SVG and PDF are vector")
+    chart
+        ->add_option(
+            "--size", o.size,
+            "chart size in layout units (default 900x260 ledger, 900x480 roofline, 900x360 timeline, 900x300 steptime)")
+        ->type_name("WxH");
+    chart
+        ->add_option("--scale", o.scale,
+                     "PNG pixels per layout unit: the PNG is (W·scale)×(H·scale); SVG and PDF are vector")
         ->check(CLI::Range(1.0, 4.0))
         ->type_name("1..4")
         ->default_val(2);
@@ -103,34 +116,42 @@ void build(Commands& cmds, Options& o)
     auto* fit = scenarioCommand(app, "fit", "largest model and micro-batch that fit the cluster", o, "text, json");
     checkOption(fit, o, "the scenario's model does not fit at micro-batch 1");
 
-    auto* search = scenarioCommand(app, "search",
-                                   "fastest parallel layouts (TP, PP, virtual stages, CP, DP, micro-batch, recompute, ZeRO) "
-                                   "that fit, by predicted step time",
-                                   o, "text, json");
+    auto* search =
+        scenarioCommand(app, "search",
+                        "fastest parallel layouts (TP, PP, virtual stages, CP, DP, micro-batch, recompute, ZeRO) "
+                        "that fit, by predicted step time",
+                        o, "text, json");
     search->add_option("--top", o.top, "how many layouts to list (1 to 1000, default 10)")->type_name("N");
     search->add_flag("--keep-recompute", o.keepRecompute, "only the scenario's training.recompute");
     search->add_flag("--keep-zero", o.keepZero, "only the scenario's parallel.zero");
-    search->add_flag("--uneven-stages", o.unevenStages,
-                     "also pipeline depths (powers of two) that do not divide the layers, with uneven first and last stages");
+    search->add_flag(
+        "--uneven-stages", o.unevenStages,
+        "also pipeline depths (powers of two) that do not divide the layers, with uneven first and last stages");
     checkOption(search, o, "no layout fits");
 
-    auto* suggest = scenarioCommand(app, "suggest",
-                                    "the cheapest changes that make the plan fit (micro-batch, recompute, ZeRO, 8-bit optimizer, "
-                                    "LoRA / QLoRA, offload, more GPUs, a larger GPU), each a full re-plan",
-                                    o, "text, json");
+    auto* suggest =
+        scenarioCommand(app, "suggest",
+                        "the cheapest changes that make the plan fit (micro-batch, recompute, ZeRO, 8-bit optimizer, "
+                        "LoRA / QLoRA, offload, more GPUs, a larger GPU), each a full re-plan",
+                        o, "text, json");
     checkOption(suggest, o, "no change makes the plan fit");
 
-    auto* gpusFor = scenarioCommand(app, "gpus-for", "fewest GPUs that fit and train the scenario's tokens within D days", o,
-                                    "text, json");
-    gpusFor->add_option("--deadline-days", o.deadlineDays, "the deadline, 0.001 to 100000 days")->type_name("D")->required();
-    gpusFor->add_option("--batch", o.batch,
-                        "fixed (default): keep training.global_batch, so data parallelism stops at global_batch / micro_batch "
-                        "ranks and the answer says when the deadline needs more; scale: more ranks may grow the batch")
+    auto* gpusFor = scenarioCommand(
+        app, "gpus-for", "fewest GPUs that fit and train the scenario's tokens within D days", o, "text, json");
+    gpusFor->add_option("--deadline-days", o.deadlineDays, "the deadline, 0.001 to 100000 days")
+        ->type_name("D")
+        ->required();
+    gpusFor
+        ->add_option(
+            "--batch", o.batch,
+            "fixed (default): keep training.global_batch, so data parallelism stops at global_batch / micro_batch "
+            "ranks and the answer says when the deadline needs more; scale: more ranks may grow the batch")
         ->type_name("fixed|scale");
     checkOption(gpusFor, o, "no GPU count meets the deadline");
 
-    auto* validate = app.add_subcommand("validate", "predicted vs published throughput of the built-in set of published "
-                                                    "training runs (docs/validation.md), or of SET.json in its format");
+    auto* validate =
+        app.add_subcommand("validate", "predicted vs published throughput of the built-in set of published "
+                                       "training runs (docs/validation.md), or of SET.json in its format");
     validate->add_option("set", o.positional)->expected(0, 1)->type_name("SET.json");
     outputOptions(validate, o, "text, json, md, svg");
 
@@ -145,18 +166,22 @@ void build(Commands& cmds, Options& o)
     outputOptions(op, o, "text, json");
 
     auto* presets = app.add_subcommand("presets", "the built-in catalogues");
-    presets->add_option("which", o.positional, "gpus, models or plans (default all)")->expected(0, 1)->type_name("gpus|models|plans");
+    presets->add_option("which", o.positional, "gpus, models or plans (default all)")
+        ->expected(0, 1)
+        ->type_name("gpus|models|plans");
     outputOptions(presets, o, "text, json");
 
     auto* dtype = app.add_subcommand("dtype", "how fp32, fp16, bf16, fp8 e4m3/e5m2, NVFP4 and MXFP4 store VALUE");
     dtype->add_option("value", o.positional)->expected(1)->type_name("VALUE")->required();
     outputOptions(dtype, o, "text, json");
 
-    auto* reconcile = scenarioCommand(app, "reconcile", "measured MFU/HFU and the predicted ledger beside a real run's peak memory",
-                                      o, "text, json");
+    auto* reconcile = scenarioCommand(
+        app, "reconcile", "measured MFU/HFU and the predicted ledger beside a real run's peak memory", o, "text, json");
     // One of --step-time and --tokens-per-second is needed: core::reconcile says so, naming both.
     reconcile->add_option("--step-time", o.stepTime, "measured seconds per optimizer step")->type_name("S");
-    reconcile->add_option("--tokens-per-second", o.tokensPerSecond, "measured throughput (instead of the step's tokens)")->type_name("N");
+    reconcile
+        ->add_option("--tokens-per-second", o.tokensPerSecond, "measured throughput (instead of the step's tokens)")
+        ->type_name("N");
     reconcile->add_option("--peak-allocated", o.peakAllocated, "torch.cuda.max_memory_allocated")->type_name("BYTES");
     reconcile->add_option("--peak-reserved", o.peakReserved, "torch.cuda.max_memory_reserved")->type_name("BYTES");
 
@@ -229,7 +254,8 @@ int parseCommandLine(int argc, char** argv, Options& o, std::ostream& out, std::
     } catch (const CLI::ParseError& e) {
         // CLI11 names the option ("--set: 1 required PATH=VALUE missing", "The following argument was
         // not expected: --top"): one error line, the contract of every napkin-cli error.
-        err << "error: " << e.what() << " (see napkin-cli " << (app.get_subcommands().empty() ? std::string() : app.get_subcommands().front()->get_name() + " ")
+        err << "error: " << e.what() << " (see napkin-cli "
+            << (app.get_subcommands().empty() ? std::string() : app.get_subcommands().front()->get_name() + " ")
             << "--help)\n";
         return InvalidInput;
     }
@@ -239,7 +265,8 @@ int parseCommandLine(int argc, char** argv, Options& o, std::ostream& out, std::
     }
     const auto chosen = app.get_subcommands();
     if (chosen.empty()) {
-        err << "error: no command given (allowed: plan, compare, chart, fit, search, gpus-for, validate, op, presets, dtype, "
+        err << "error: no command given (allowed: plan, compare, chart, fit, search, gpus-for, validate, op, presets, "
+               "dtype, "
                "reconcile; see napkin-cli --help)\n";
         return InvalidInput;
     }

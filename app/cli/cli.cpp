@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "cli.h"
 
 #include "clicommon.h"
@@ -156,8 +158,12 @@ int writeReportFile(const Options& o, const json& doc, const std::string* file, 
         printErrors(errors, err);
         return InvalidInput;
     }
-    const json request = {{"schema", "napkin.report-request/1"}, {"job", "report"}, {"format", o.format},
-                          {"output", o.output}, {"options", options}, {"inputs", json::array({reportInput(doc, "", file)})}};
+    const json request = {{"schema", "napkin.report-request/1"},
+                          {"job", "report"},
+                          {"format", o.format},
+                          {"output", o.output},
+                          {"options", options},
+                          {"inputs", json::array({reportInput(doc, "", file)})}};
     return runReportHelper(request, err);
 }
 
@@ -195,7 +201,7 @@ int cmdPlan(const Options& o, std::ostream& out, std::ostream& err)
         return InvalidInput;
     }
     Errors errors;
-    const auto sc = loadScenario(o, o.positional.empty() ? nullptr : &o.positional[0], errors);
+    const auto sc = loadScenario(o, o.positional.empty() ? nullptr : o.positional.data(), errors);
     if (!sc) {
         printErrors(errors, err);
         return InvalidInput;
@@ -203,9 +209,10 @@ int cmdPlan(const Options& o, std::ostream& out, std::ostream& err)
     const auto plan = core::estimate(*sc);
     if (report) {
         Errors derrs;
-        const std::string* file = o.positional.empty() ? nullptr : &o.positional[0];
+        const std::string* file = o.positional.empty() ? nullptr : o.positional.data();
         const auto doc = scenarioDocument(o, file, derrs);
-        return checked(o, doc ? writeReportFile(o, *doc, file, err) : (printErrors(derrs, err), int(InvalidInput)), !plan.memory.fits);
+        return checked(o, doc ? writeReportFile(o, *doc, file, err) : (printErrors(derrs, err), int(InvalidInput)),
+                       !plan.memory.fits);
     }
     std::string text;
     // A mixture of experts with expert parallelism: the plan at imbalance 1.0 / 1.2 / 1.5 / worst.
@@ -229,7 +236,7 @@ int cmdFit(const Options& o, std::ostream& out, std::ostream& err)
     if (!checkFormat(o, {"text", "json"}, err))
         return InvalidInput;
     Errors errors;
-    const auto sc = loadScenario(o, o.positional.empty() ? nullptr : &o.positional[0], errors);
+    const auto sc = loadScenario(o, o.positional.empty() ? nullptr : o.positional.data(), errors);
     if (!sc) {
         printErrors(errors, err);
         return InvalidInput;
@@ -239,16 +246,19 @@ int cmdFit(const Options& o, std::ostream& out, std::ostream& err)
         return checked(o, writeOutput(o, core::fitToJson(r, *sc).dump(1) + "\n", out, err), r.maxMicroBatch < 1);
     std::string t = "Fit on " + std::to_string(sc->cluster.gpus) + " x " + sc->gpu->name + " (" +
                     core::formatBytes(sc->gpu->memoryBytes) + " each)\n";
-    t += "  model states only, ideal sharding: " + core::humanNumber(r.statesOnlyMaxParams, core::Quantity::Parameters) + " (" +
-         core::formatNumber(r.statesBytesPerParam) + " bytes/param)\n";
-    t += "  with activations and overhead:     " + core::humanNumber(r.withActivationsMaxParams, core::Quantity::Parameters) + " (ZeRO " +
+    t +=
+        "  model states only, ideal sharding: " + core::humanNumber(r.statesOnlyMaxParams, core::Quantity::Parameters) +
+        " (" + core::formatNumber(r.statesBytesPerParam) + " bytes/param)\n";
+    t += "  with activations and overhead:     " +
+         core::humanNumber(r.withActivationsMaxParams, core::Quantity::Parameters) + " (ZeRO " +
          std::to_string(sc->parallel.zeroStage) + ", seq " + std::to_string(sc->training.seqLen) + ", micro-batch " +
          std::to_string(sc->training.microBatch) + ")\n";
     if (r.maxMicroBatch >= 1)
         t += "  largest micro-batch for " + sc->model.name + ": " + std::to_string(r.maxMicroBatch) + "\n";
     else // never "largest micro-batch: 0"
-        t += "  " + sc->model.name + " does not fit even at micro-batch 1 (" + core::formatBytes(r.memoryAtOne) + " per GPU of " +
-             core::formatBytes(sc->gpu->memoryBytes) + "): shard the states (parallel.zero, fsdp), recompute, or add tp / pp\n";
+        t += "  " + sc->model.name + " does not fit even at micro-batch 1 (" + core::formatBytes(r.memoryAtOne) +
+             " per GPU of " + core::formatBytes(sc->gpu->memoryBytes) +
+             "): shard the states (parallel.zero, fsdp), recompute, or add tp / pp\n";
     return checked(o, writeOutput(o, t, out, err), r.maxMicroBatch < 1);
 }
 
@@ -287,10 +297,10 @@ int cmdOp(const Options& o, std::ostream& out, std::ostream& err)
         unit = core::OpUnit::Tensor;
     } else if (kind == "relu" || kind == "gelu" || kind == "dot" || kind == "matvec") {
         const double n = num(o.n, "--n");
-        cost = kind == "relu" ? core::reluCost(n, e)
-             : kind == "gelu" ? core::geluCost(n, e)
-             : kind == "dot"  ? core::dotCost(n, e)
-                              : core::matvecCost(n, e);
+        cost = kind == "relu"   ? core::reluCost(n, e)
+               : kind == "gelu" ? core::geluCost(n, e)
+               : kind == "dot"  ? core::dotCost(n, e)
+                                : core::matvecCost(n, e);
     } else {
         errors.push_back({"op", kind, "unknown operation", "gemm, relu, gelu, dot, matvec"});
     }
@@ -345,7 +355,8 @@ int cmdCompare(const Options& o, std::ostream& out, std::ostream& err)
         auto doc = scenarioDocument(o, &f, errors);
         if (doc) {
             Errors perr;
-            core::parseScenario(*doc, core::builtinCatalog(), perr, f.rfind('/') == std::string::npos ? std::string() : f.substr(0, f.rfind('/')));
+            core::parseScenario(*doc, core::builtinCatalog(), perr,
+                                f.rfind('/') == std::string::npos ? std::string() : f.substr(0, f.rfind('/')));
             for (auto& e : perr)
                 e.field = f + ": " + e.field;
             errors.insert(errors.end(), perr.begin(), perr.end());
@@ -364,7 +375,7 @@ int cmdCompare(const Options& o, std::ostream& out, std::ostream& err)
     auto label = [&](std::size_t i) {
         const auto n = docs[i].find("name");
         return n != docs[i].end() && n->is_string() && !n->get<std::string>().empty() ? n->get<std::string>()
-                                                                                       : scenarioLabel(o.positional[i]);
+                                                                                      : scenarioLabel(o.positional[i]);
     };
     // Text, JSON, CSV and Markdown to stdout (or -o) from the core; PDF, HTML and Markdown to a file
     // with chart images from napkin-report.
@@ -382,7 +393,7 @@ int cmdCompare(const Options& o, std::ostream& out, std::ostream& err)
             j["plans"].push_back(pj);
             compared.push_back({label(i), &plans.back()});
         }
-        const std::string text = o.format == "json" ? j.dump(1) + "\n"
+        const std::string text = o.format == "json"  ? j.dump(1) + "\n"
                                  : o.format == "csv" ? core::compareToCsv(compared)
                                  : o.format == "md"  ? core::compareToMarkdown(compared)
                                                      : core::compareToText(compared);
@@ -398,8 +409,12 @@ int cmdCompare(const Options& o, std::ostream& out, std::ostream& err)
     json inputs = json::array();
     for (std::size_t i = 0; i < docs.size(); ++i)
         inputs.push_back(reportInput(docs[i], label(i), &o.positional[i]));
-    return runReportHelper({{"schema", "napkin.report-request/1"}, {"job", "comparison"}, {"format", o.format},
-                            {"output", o.output}, {"options", options}, {"inputs", inputs}},
+    return runReportHelper({{"schema", "napkin.report-request/1"},
+                            {"job", "comparison"},
+                            {"format", o.format},
+                            {"output", o.output},
+                            {"options", options},
+                            {"inputs", inputs}},
                            err);
 }
 
@@ -408,7 +423,8 @@ int cmdChart(const Options& o, std::ostream& err)
     Errors errors;
     const std::vector<std::string> kinds{"ledger", "roofline", "timeline", "steptime"};
     if (o.positional.empty() || std::find(kinds.begin(), kinds.end(), o.positional[0]) == kinds.end())
-        errors.push_back({"chart", o.positional.empty() ? "" : o.positional[0], "unknown chart", "ledger, roofline, timeline, steptime"});
+        errors.push_back({"chart", o.positional.empty() ? "" : o.positional[0], "unknown chart",
+                          "ledger, roofline, timeline, steptime"});
     std::string format = o.format; // PNG, png: as the file extension may be written
     for (auto& c : format)
         c = char(std::tolower(static_cast<unsigned char>(c)));
@@ -431,8 +447,13 @@ int cmdChart(const Options& o, std::ostream& err)
         printErrors(errors, err);
         return InvalidInput;
     }
-    return runReportHelper({{"schema", "napkin.report-request/1"}, {"job", "chart"}, {"format", format}, {"output", o.output},
-                            {"chart", kind}, {"size", {w, h}}, {"scale", o.scale},
+    return runReportHelper({{"schema", "napkin.report-request/1"},
+                            {"job", "chart"},
+                            {"format", format},
+                            {"output", o.output},
+                            {"chart", kind},
+                            {"size", {w, h}},
+                            {"scale", o.scale},
                             {"inputs", json::array({reportInput(*doc, "", file)})}},
                            err);
 }
@@ -446,18 +467,30 @@ int run(int argc, char** argv, std::ostream& out, std::ostream& err)
         Options o;
         if (const int status = parseCommandLine(argc, argv, o, out, err); status >= 0)
             return status; // --help, --version, --man, or a command-line error
-        if (o.command == "plan") return cmdPlan(o, out, err);
-        if (o.command == "fit") return cmdFit(o, out, err);
-        if (o.command == "search") return cmdSearch(o, out, err);
-        if (o.command == "suggest") return cmdSuggest(o, out, err);
-        if (o.command == "gpus-for") return cmdGpusFor(o, out, err);
-        if (o.command == "validate") return cmdValidate(o, out, err);
-        if (o.command == "op") return cmdOp(o, out, err);
-        if (o.command == "presets") return cmdPresets(o, out, err);
-        if (o.command == "dtype") return cmdDtype(o, out, err);
-        if (o.command == "reconcile") return cmdReconcile(o, out, err);
-        if (o.command == "compare") return cmdCompare(o, out, err);
-        if (o.command == "chart") return cmdChart(o, err);
+        if (o.command == "plan")
+            return cmdPlan(o, out, err);
+        if (o.command == "fit")
+            return cmdFit(o, out, err);
+        if (o.command == "search")
+            return cmdSearch(o, out, err);
+        if (o.command == "suggest")
+            return cmdSuggest(o, out, err);
+        if (o.command == "gpus-for")
+            return cmdGpusFor(o, out, err);
+        if (o.command == "validate")
+            return cmdValidate(o, out, err);
+        if (o.command == "op")
+            return cmdOp(o, out, err);
+        if (o.command == "presets")
+            return cmdPresets(o, out, err);
+        if (o.command == "dtype")
+            return cmdDtype(o, out, err);
+        if (o.command == "reconcile")
+            return cmdReconcile(o, out, err);
+        if (o.command == "compare")
+            return cmdCompare(o, out, err);
+        if (o.command == "chart")
+            return cmdChart(o, err);
         err << "error: unknown command '" << o.command << "'\n"; // parseCommandLine knows every command
         return InternalError;
     } catch (const std::exception& e) {

@@ -1,6 +1,8 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
-// napkin-cli's commands: plan, fit, op, presets, dtype, reconcile, compare, chart. Exit codes: 0 success, 2 invalid input (one
-// line per error on stderr, naming the field), 1 internal or I/O error.
+// napkin-cli's commands: plan, fit, op, presets, dtype, reconcile, compare, chart. Exit codes: 0 success, 2 invalid
+// input (one line per error on stderr, naming the field), 1 internal or I/O error.
 
 #include <iosfwd>
 

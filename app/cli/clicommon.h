@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // What napkin-cli's command files share: the parsed options and the helpers that read scenarios and
 // write output. Internal to napkin_cli.
@@ -24,11 +26,11 @@ struct Options {
     std::optional<std::string> m, k, n, dtype;
     std::optional<std::string> stepTime, tokensPerSecond, peakAllocated, peakReserved;
     std::optional<std::string> size, page, title;
-    double scale = 2;       // chart --scale: PNG pixels per chart unit
+    double scale = 2; // chart --scale: PNG pixels per chart unit
     std::optional<std::string> top, deadlineDays, batch;
     bool keepRecompute = false, keepZero = false;
     bool unevenStages = false; // search: also pipeline depths that do not divide the layers
-    bool check = false; // --check: exit 3 when the answer is "does not fit" or "none"
+    bool check = false;        // --check: exit 3 when the answer is "does not fit" or "none"
     bool gib = false;
     bool exact = false;
 };

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // napkin-cli's information commands: presets (the catalogues), dtype (the dtype explorer) and
 // reconcile (a measured run against its plan).
 #include "clicommon.h"
@@ -98,7 +100,8 @@ int cmdDtype(const Options& o, std::ostream& out, std::ostream& err)
     }
     const auto x = core::parseQuantity(o.positional[0]);
     if (!x) {
-        err << "error: VALUE = " << o.positional[0] << ": not a finite number (allowed: decimals such as 1e-8, -0.3, 65504)\n";
+        err << "error: VALUE = " << o.positional[0]
+            << ": not a finite number (allowed: decimals such as 1e-8, -0.3, 65504)\n";
         return InvalidInput;
     }
     const auto all = core::storeInAll(*x);
@@ -111,9 +114,9 @@ int cmdDtype(const Options& o, std::ostream& out, std::ostream& err)
     std::string t = "How " + o.positional[0] + " is stored\n";
     for (const auto& v : all) {
         const std::string fields = v.signBits + " " + v.exponentBits + " " + v.mantissaBits;
-        t += fmt::format("  {:<9} {:<34} stored {:<14.8g} rel. error {:<10.3g} spacing {:<10.3g}{}{}\n", core::info(v.type).id,
-                         fields, v.stored, v.relativeError, v.spacing, v.underflow ? "  UNDERFLOW" : "",
-                         v.overflow ? "  OVERFLOW" : "");
+        t += fmt::format("  {:<9} {:<34} stored {:<14.8g} rel. error {:<10.3g} spacing {:<10.3g}{}{}\n",
+                         core::info(v.type).id, fields, v.stored, v.relativeError, v.spacing,
+                         v.underflow ? "  UNDERFLOW" : "", v.overflow ? "  OVERFLOW" : "");
     }
     return writeOutput(o, t, out, err);
 }
@@ -146,8 +149,8 @@ int cmdReconcile(const Options& o, std::ostream& out, std::ostream& err)
     };
     bytes(o.peakAllocated, "--peak-allocated", m.peakAllocatedBytes);
     bytes(o.peakReserved, "--peak-reserved", m.peakReservedBytes);
-    const auto sc = errors.empty() ? loadScenario(o, o.positional.empty() ? nullptr : &o.positional[0], errors)
-                                   : std::nullopt;
+    const auto sc =
+        errors.empty() ? loadScenario(o, o.positional.empty() ? nullptr : o.positional.data(), errors) : std::nullopt;
     if (!sc) {
         printErrors(errors, err);
         return InvalidInput;
@@ -162,8 +165,9 @@ int cmdReconcile(const Options& o, std::ostream& out, std::ostream& err)
         return writeOutput(o, core::reconciliationToJson(r, plan).dump(1) + "\n", out, err);
     std::string t = "Measured against the plan for " + plan.modelName + " on " + std::to_string(sc->cluster.gpus) +
                     " x " + plan.hardware.name() + "\n";
-    t += fmt::format("  throughput   {} tokens/s (step {:.4g} s)\n  MFU          {:.3f} (assumed {:.2f})\n  HFU          {:.3f}\n",
-                     core::formatCount(r.tokensPerSecond), r.stepSeconds, r.mfu, plan.time.mfu, r.hfu);
+    t += fmt::format(
+        "  throughput   {} tokens/s (step {:.4g} s)\n  MFU          {:.3f} (assumed {:.2f})\n  HFU          {:.3f}\n",
+        core::formatCount(r.tokensPerSecond), r.stepSeconds, r.mfu, plan.time.mfu, r.hfu);
     if (r.hasMemory) {
         t += fmt::format("  memory       predicted {} allocated, measured {}: gap {} ({:+.1f}%)\n",
                          core::formatBytes(r.predictedAllocated), core::formatBytes(r.peakAllocated),
@@ -186,9 +190,12 @@ int cmdPresets(const Options& o, std::ostream& out, std::ostream& err)
         return InvalidInput;
     }
     json j = json::object();
-    if (which == "all" || which == "gpus") j["gpus"] = gpusJson();
-    if (which == "all" || which == "models") j["models"] = modelsJson();
-    if (which == "all" || which == "plans") j["plans"] = plansJson();
+    if (which == "all" || which == "gpus")
+        j["gpus"] = gpusJson();
+    if (which == "all" || which == "models")
+        j["models"] = modelsJson();
+    if (which == "all" || which == "plans")
+        j["plans"] = plansJson();
     if (o.format == "json")
         return writeOutput(o, j.dump(1) + "\n", out, err);
     std::string t;
@@ -198,23 +205,24 @@ int cmdPresets(const Options& o, std::ostream& out, std::ostream& err)
             const auto& bf = g["dense_flops_per_second"]["bf16"];
             const auto& f16 = g["dense_flops_per_second"]["fp16"];
             const double tensor = bf.is_number() ? bf.get<double>() : f16.is_number() ? f16.get<double>() : 0.0;
-            t += fmt::format("  {:<16} {:<40} {:6.0f} GB {:6.3f} TB/s {:8.1f} TFLOP/s bf16/fp16\n", g["id"].get<std::string>(),
-                             g["name"].get<std::string>(), g["memory_bytes"].get<double>() / 1e9,
+            t += fmt::format("  {:<16} {:<40} {:6.0f} GB {:6.3f} TB/s {:8.1f} TFLOP/s bf16/fp16\n",
+                             g["id"].get<std::string>(), g["name"].get<std::string>(),
+                             g["memory_bytes"].get<double>() / 1e9,
                              g["bandwidth_bytes_per_second"].get<double>() / 1e12, tensor / 1e12);
         }
     }
     if (j.contains("models")) {
         t += "Models\n";
         for (const auto& m : j["models"]) {
-            t += fmt::format("  {:<16} {:<24} {:16.0f} parameters\n", m["id"].get<std::string>(), m["name"].get<std::string>(),
-                             m["params"].get<double>());
+            t += fmt::format("  {:<16} {:<24} {:16.0f} parameters\n", m["id"].get<std::string>(),
+                             m["name"].get<std::string>(), m["params"].get<double>());
         }
     }
     if (j.contains("plans")) {
         t += "Precision plans (bytes/param with Adam: weights + gradients + master + 2 states)\n";
         for (const auto& p : j["plans"]) {
-            t += fmt::format("  {:<18} {:5.2f}  {}\n", p["id"].get<std::string>(), p["bytes_per_param_with_adam"].get<double>(),
-                             p["name"].get<std::string>());
+            t += fmt::format("  {:<18} {:5.2f}  {}\n", p["id"].get<std::string>(),
+                             p["bytes_per_param_with_adam"].get<double>(), p["name"].get<std::string>());
         }
     }
     return writeOutput(o, t, out, err);

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "output.h"
 
 #include <cerrno>
@@ -25,7 +27,10 @@ std::string writeFileAtomically(const std::string& path, const std::string& cont
             const std::string why = std::strerror(errno);
             ::close(fd);
             ::unlink(tmpl.c_str());
-            return "cannot write " + path + ": " + why;
+            std::string message = "cannot write " + path;
+            message += ": ";
+            message += why;
+            return message;
         }
         p += n;
         left -= std::size_t(n);

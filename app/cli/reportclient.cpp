@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "reportclient.h"
 
 #include "cli.h"
@@ -55,7 +57,8 @@ bool writeRequest(const nlohmann::json& request, TempFile& file, std::string& wh
     name.push_back('\0');
     const int fd = ::mkstemp(name.data());
     if (fd < 0) {
-        why = "cannot create a temporary file in " + pattern.substr(0, pattern.rfind('/')) + ": " + std::strerror(errno);
+        why =
+            "cannot create a temporary file in " + pattern.substr(0, pattern.rfind('/')) + ": " + std::strerror(errno);
         return false;
     }
     file.path = name.data();
@@ -87,7 +90,8 @@ std::string findReportHelper(std::string* looked)
     }
     const std::string dir = ownDirectory();
     // NAPKIN_RELATIVE_LIBEXEC: from the installed bin/ to libexec/napkin (CMake's GNUInstallDirs).
-    const std::vector<std::string> candidates{dir + "/" NAPKIN_RELATIVE_LIBEXEC "/napkin-report", dir + "/../report/napkin-report"};
+    const std::vector<std::string> candidates{dir + "/" NAPKIN_RELATIVE_LIBEXEC "/napkin-report",
+                                              dir + "/../report/napkin-report"};
     std::string list;
     for (const auto& c : candidates) {
         list += (list.empty() ? "" : ", ") + c;
@@ -107,8 +111,8 @@ int runReportHelper(const nlohmann::json& request, std::ostream& err)
     std::string looked;
     const std::string helper = findReportHelper(&looked);
     if (helper.empty()) {
-        err << "error: this format needs napkin-report, Napkin's report writer, and it was not found (looked for " << looked
-            << "); install Napkin with its libexec/napkin/ folder or set NAPKIN_REPORT to its path\n";
+        err << "error: this format needs napkin-report, Napkin's report writer, and it was not found (looked for "
+            << looked << "); install Napkin with its libexec/napkin/ folder or set NAPKIN_REPORT to its path\n";
         return InternalError;
     }
     TempFile file;
@@ -148,8 +152,7 @@ int runReportHelper(const nlohmann::json& request, std::ostream& err)
     }
     ::close(pipeFds[0]);
     int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     if (WIFEXITED(status))
         return WEXITSTATUS(status);
     err << "error: " << helper << " stopped by signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0) << "\n";

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // PDF, HTML, Markdown reports with chart images, and charts as PNG/SVG/PDF need Qt's painters:
 // napkin-cli hands them to napkin-report (app/report/main.cpp) as a napkin.report-request/1

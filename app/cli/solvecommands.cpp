@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // napkin-cli's solvers: search (the fastest parallel layouts that fit) and gpus-for (the fewest GPUs
 // that meet a deadline).
 #include "clicommon.h"
@@ -21,10 +23,7 @@ using core::Errors;
 
 namespace {
 
-std::string seconds(double s)
-{
-    return s >= 1 ? fmt::format("{:.3f} s", s) : fmt::format("{:.1f} ms", s * 1e3);
-}
+std::string seconds(double s) { return s >= 1 ? fmt::format("{:.3f} s", s) : fmt::format("{:.1f} ms", s * 1e3); }
 
 } // namespace
 
@@ -33,7 +32,7 @@ int cmdSuggest(const Options& o, std::ostream& out, std::ostream& err)
     if (!checkFormat(o, {"text", "json"}, err))
         return InvalidInput;
     Errors errors;
-    const std::string* file = o.positional.empty() ? nullptr : &o.positional[0];
+    const std::string* file = o.positional.empty() ? nullptr : o.positional.data();
     if (!loadScenario(o, file, errors)) { // strict parse first: errors name the field
         printErrors(errors, err);
         return InvalidInput;
@@ -43,8 +42,10 @@ int cmdSuggest(const Options& o, std::ostream& out, std::ostream& err)
     if (file && file->rfind('/') != std::string::npos)
         baseDir = file->substr(0, file->rfind('/'));
     const auto r = core::suggestFits(*doc, baseDir);
-    const bool none = !r.baselineFits && std::none_of(r.changes.begin(), r.changes.end(), [](const core::FitChange& c) { return c.fits; });
-    const std::string text = o.format == "json" ? core::fitSuggestionsToJson(r).dump(1) + "\n" : core::fitSuggestionsText(r);
+    const bool none = !r.baselineFits &&
+                      std::none_of(r.changes.begin(), r.changes.end(), [](const core::FitChange& c) { return c.fits; });
+    const std::string text =
+        o.format == "json" ? core::fitSuggestionsToJson(r).dump(1) + "\n" : core::fitSuggestionsText(r);
     return checked(o, writeOutput(o, text, out, err), none);
 }
 
@@ -65,7 +66,7 @@ int cmdSearch(const Options& o, std::ostream& out, std::ostream& err)
     opt.searchZero = !o.keepZero;
     opt.unevenStages = o.unevenStages;
     Errors errors;
-    const auto sc = loadScenario(o, o.positional.empty() ? nullptr : &o.positional[0], errors);
+    const auto sc = loadScenario(o, o.positional.empty() ? nullptr : o.positional.data(), errors);
     if (!sc) {
         printErrors(errors, err);
         return InvalidInput;
@@ -75,8 +76,8 @@ int cmdSearch(const Options& o, std::ostream& out, std::ostream& err)
         return checked(o, writeOutput(o, core::searchToJson(r, *sc).dump(1) + "\n", out, err), r.best.empty());
     std::string t = "Best layouts for " + sc->model.name + " on " + std::to_string(sc->cluster.gpus) + " x " +
                     sc->gpu->name + ", global batch " + std::to_string(sc->training.globalBatch) + "\n";
-    t += fmt::format("{} layouts evaluated, {} fit, {} do not fit, {} skipped (batch not divisible); {:.1f} ms\n\n", r.evaluated,
-                     r.feasible, r.rejectedMemory, r.rejectedBatch, r.elapsedSeconds * 1e3);
+    t += fmt::format("{} layouts evaluated, {} fit, {} do not fit, {} skipped (batch not divisible); {:.1f} ms\n\n",
+                     r.evaluated, r.feasible, r.rejectedMemory, r.rejectedBatch, r.elapsedSeconds * 1e3);
     if (r.best.empty()) {
         t += "No layout fits. Try more GPUs, a smaller model or a shorter sequence.\n";
         return checked(o, writeOutput(o, t, out, err), true);
@@ -87,12 +88,15 @@ int cmdSearch(const Options& o, std::ostream& out, std::ostream& err)
     int rank = 1;
     for (const auto& x : r.best) {
         const auto& l = x.layout;
-        const std::string v = l.schedule == core::PipelineSchedule::DualPipe ? std::string("dual") : std::to_string(l.virtualStages);
-        const std::string pp = l.firstStageLayers > 0 ? fmt::format("{} ({}/{})", l.pp, l.firstStageLayers, l.lastStageLayers)
-                                                      : std::to_string(l.pp);
-        t += fmt::format("{:3} {:3} {:>9} {:>4} {:3} {:6} {:4} {:4}  {:<9}  {:4}  {:>10} {:10.3g}  {:5.1f}% {:>10}  {}\n", rank++, l.tp,
-                         pp, v, l.cp, l.dp, l.ep, l.microBatch, core::toString(l.recompute), l.zero, seconds(x.time.step),
-                         x.time.tokensPerSecond, 100 * x.time.mfu, core::formatBytes(x.memoryTotal), x.why);
+        const std::string v =
+            l.schedule == core::PipelineSchedule::DualPipe ? std::string("dual") : std::to_string(l.virtualStages);
+        const std::string pp = l.firstStageLayers > 0
+                                   ? fmt::format("{} ({}/{})", l.pp, l.firstStageLayers, l.lastStageLayers)
+                                   : std::to_string(l.pp);
+        t += fmt::format(
+            "{:3} {:3} {:>9} {:>4} {:3} {:6} {:4} {:4}  {:<9}  {:4}  {:>10} {:10.3g}  {:5.1f}% {:>10}  {}\n", rank++,
+            l.tp, pp, v, l.cp, l.dp, l.ep, l.microBatch, core::toString(l.recompute), l.zero, seconds(x.time.step),
+            x.time.tokensPerSecond, 100 * x.time.mfu, core::formatBytes(x.memoryTotal), x.why);
     }
     t += "\nPredicted step time: per-op roofline + communication + pipeline bubble (optimistic; see "
          "docs/plan-schema.md, predicted step time).\n";
@@ -113,7 +117,7 @@ int cmdGpusFor(const Options& o, std::ostream& out, std::ostream& err)
         return InvalidInput;
     }
     Errors errors;
-    const auto sc = loadScenario(o, o.positional.empty() ? nullptr : &o.positional[0], errors);
+    const auto sc = loadScenario(o, o.positional.empty() ? nullptr : o.positional.data(), errors);
     if (!sc) {
         printErrors(errors, err);
         return InvalidInput;
@@ -154,29 +158,36 @@ int cmdGpusFor(const Options& o, std::ostream& out, std::ostream& err)
         return checked(o, writeOutput(o, j.dump(1) + "\n", out, err), !r.found);
     }
     std::string t;
-    const std::string zeroNote = r.zeroStage >= 0 ? fmt::format(" (at ZeRO {}: it never fits at ZeRO {})", r.zeroStage, sc->parallel.zeroStage) : "";
+    const std::string zeroNote =
+        r.zeroStage >= 0 ? fmt::format(" (at ZeRO {}: it never fits at ZeRO {})", r.zeroStage, sc->parallel.zeroStage)
+                         : "";
     if (!r.found && !r.everFits)
-        t += fmt::format("{} does not fit on {} at any GPU count, even with the model states sharded (ZeRO up to 3): at least {} "
-                         "per GPU of {}. More GPUs shard the model states, not the activations: try training.recompute, "
-                         "parallel.tp / pp / cp or a smaller micro-batch.\n",
-                         sc->model.name, sc->gpu->name, core::formatBytes(r.smallestMemory), core::formatBytes(r.capacity));
+        t += fmt::format(
+            "{} does not fit on {} at any GPU count, even with the model states sharded (ZeRO up to 3): at least {} "
+            "per GPU of {}. More GPUs shard the model states, not the activations: try training.recompute, "
+            "parallel.tp / pp / cp or a smaller micro-batch.\n",
+            sc->model.name, sc->gpu->name, core::formatBytes(r.smallestMemory), core::formatBytes(r.capacity));
     else if (!r.found && r.batchLimited)
-        t += fmt::format("Not within {:g} days at global batch {}: data parallelism stops at {} ranks (global_batch / micro_batch), "
-                         "{} GPUs, which take {:.1f} days{}. More would grow the batch (--batch scale), or raise "
-                         "training.global_batch, tp, pp or cp.\n",
-                         *days, core::formatGrouped(double(sc->training.globalBatch)), core::formatGrouped(double(r.dpLimit)),
-                         core::formatGrouped(double(r.gpusAtLimit)), r.daysAtLimit, zeroNote);
+        t += fmt::format(
+            "Not within {:g} days at global batch {}: data parallelism stops at {} ranks (global_batch / micro_batch), "
+            "{} GPUs, which take {:.1f} days{}. More would grow the batch (--batch scale), or raise "
+            "training.global_batch, tp, pp or cp.\n",
+            *days, core::formatGrouped(double(sc->training.globalBatch)), core::formatGrouped(double(r.dpLimit)),
+            core::formatGrouped(double(r.gpusAtLimit)), r.daysAtLimit, zeroNote);
     else if (!r.found)
-        t += fmt::format("No GPU count up to 10,000,000 trains {} within {:g} days on {}{}.\n", sc->model.name, *days, sc->gpu->name,
-                         zeroNote);
+        t += fmt::format("No GPU count up to 10,000,000 trains {} within {:g} days on {}{}.\n", sc->model.name, *days,
+                         sc->gpu->name, zeroNote);
     else
-        t += fmt::format("{} x {} train {} on {} tokens in {:.1f} days (deadline {:g}; {} per GPU; tp {}, pp {}, cp {}{}, ZeRO {}; {} "
-                         "time){}\n",
-                         core::formatGrouped(double(r.gpus)), sc->gpu->name, sc->model.name, core::formatCount(sc->training.tokens),
-                         r.days, *days, core::formatBytes(r.memoryTotal), sc->parallel.tp, sc->parallel.pp, sc->parallel.cp,
-                         sc->parallel.ep > 1 ? fmt::format(", ep {} (the GPU count keeps ep x etp dividing tp x cp x dp)", sc->parallel.ep)
-                                             : std::string(),
-                         zero, core::toString(sc->stepTime.mode), zeroNote);
+        t += fmt::format(
+            "{} x {} train {} on {} tokens in {:.1f} days (deadline {:g}; {} per GPU; tp {}, pp {}, cp {}{}, ZeRO {}; "
+            "{} "
+            "time){}\n",
+            core::formatGrouped(double(r.gpus)), sc->gpu->name, sc->model.name, core::formatCount(sc->training.tokens),
+            r.days, *days, core::formatBytes(r.memoryTotal), sc->parallel.tp, sc->parallel.pp, sc->parallel.cp,
+            sc->parallel.ep > 1
+                ? fmt::format(", ep {} (the GPU count keeps ep x etp dividing tp x cp x dp)", sc->parallel.ep)
+                : std::string(),
+            zero, core::toString(sc->stepTime.mode), zeroNote);
     return checked(o, writeOutput(o, t, out, err), !r.found);
 }
 

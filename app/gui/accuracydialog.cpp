@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "accuracydialog.h"
 
 #include "layoutsearchdialog.h"
@@ -16,7 +18,10 @@ namespace napkin::app {
 namespace {
 
 QString qs(const std::string& s) { return QString::fromStdString(s); }
-QString percent(double e) { return QStringLiteral("%1%2%").arg(e >= 0 ? QStringLiteral("+") : QString()).arg(100 * e, 0, 'f', 1); }
+QString percent(double e)
+{
+    return QStringLiteral("%1%2%").arg(e >= 0 ? QStringLiteral("+") : QString()).arg(100 * e, 0, 'f', 1);
+}
 
 void setRow(QTableWidget* t, int row, const QStringList& cells, const QString& tip)
 {
@@ -34,7 +39,7 @@ AccuracyDialog::AccuracyDialog(PlanController* controller, QWidget* parent)
       m_chart(new charts::ValidationChart)
 {
     setWindowTitle(tr("How accurate is this?"));
-    m_results = core::runValidation(core::builtinValidationSet());
+    m_results = core::builtinValidationResults();
     m_summary = core::summarize(m_results);
 
     auto* v = new QVBoxLayout(this);
@@ -46,23 +51,27 @@ AccuracyDialog::AccuracyDialog(PlanController* controller, QWidget* parent)
     m_summaryLabel->setText(summaryText());
 
     auto* tabs = new QTabWidget;
-    m_closest = resultsTable({tr("Run"), tr("GPU"), tr("Error"), tr("Alike")},
-                             {tr("The validated run (resources/validation-runs.json); its source in the tooltip"), tr("The run's GPU"),
-                              tr("Predicted / published throughput − 1: positive, the real run was slower than Napkin predicts"),
-                              tr("What the run shares with this scenario")});
+    m_closest = resultsTable(
+        {tr("Run"), tr("GPU"), tr("Error"), tr("Alike")},
+        {tr("The validated run (resources/validation-runs.json); its source in the tooltip"), tr("The run's GPU"),
+         tr("Predicted / published throughput − 1: positive, the real run was slower than Napkin predicts"),
+         tr("What the run shares with this scenario")});
     m_closest->setWordWrap(true);
-    m_all = resultsTable({tr("Run"), tr("GPU"), tr("Metric"), tr("Published"), tr("Predicted"), tr("Error"), tr("Source")},
-                         {tr("The validated run"), tr("The run's GPU"), tr("The published metric, in its source's convention"),
-                          tr("The published figure"), tr("Napkin's prediction of the same metric"),
-                          tr("Predicted / published − 1 (for a step time: published / predicted − 1)"), tr("The source")});
+    m_all = resultsTable(
+        {tr("Run"), tr("GPU"), tr("Metric"), tr("Published"), tr("Predicted"), tr("Error"), tr("Source")},
+        {tr("The validated run"), tr("The run's GPU"), tr("The published metric, in its source's convention"),
+         tr("The published figure"), tr("Napkin's prediction of the same metric"),
+         tr("Predicted / published − 1 (for a step time: published / predicted − 1)"), tr("The source")});
     m_all->setRowCount(int(m_results.size()));
     for (int i = 0; i < int(m_results.size()); ++i) {
         const auto& r = m_results[std::size_t(i)];
-        const QString tip = qs(r.c->url) + (r.c->assumptions.empty() ? QString() : QStringLiteral("\n") + qs(r.c->assumptions.front()));
+        const QString tip =
+            qs(r.c->url) + (r.c->assumptions.empty() ? QString() : QStringLiteral("\n") + qs(r.c->assumptions.front()));
         setRow(m_all, i,
-               {qs(r.c->id), qs(r.gpu), QLatin1String(core::toString(r.c->metric)), QString::number(r.c->published, 'g', 4),
-                r.failure.empty() ? QString::number(r.predicted, 'g', 4) : qs(r.failure), r.failure.empty() ? percent(r.error) : QString(),
-                qs(r.c->source)},
+               {qs(r.c->id), qs(r.gpu), QLatin1String(core::toString(r.c->metric)),
+                QString::number(r.c->published, 'g', 4),
+                r.failure.empty() ? QString::number(r.predicted, 'g', 4) : qs(r.failure),
+                r.failure.empty() ? percent(r.error) : QString(), qs(r.c->source)},
                tip);
     }
     tabs->addTab(m_closest, tr("Most like this scenario"));
@@ -70,7 +79,8 @@ AccuracyDialog::AccuracyDialog(PlanController* controller, QWidget* parent)
     tabs->addTab(m_all, tr("All validated runs"));
     m_all->resizeColumnsToContents();
     v->addWidget(tabs, 1);
-    auto* where = new QLabel(tr("How each run was entered and why published and predicted figures differ: docs/validation.md."));
+    auto* where =
+        new QLabel(tr("How each run was entered and why published and predicted figures differ: docs/validation.md."));
     where->setWordWrap(true);
     v->addWidget(where);
     resize(980, 620);
@@ -91,7 +101,8 @@ AccuracyDialog* AccuracyDialog::showFor(PlanController* controller, QWidget* par
 
 QString AccuracyDialog::summaryText() const
 {
-    return tr("Napkin's predicted step time was checked against %1 published training runs from %2 sources: median |error| "
+    return tr("Napkin's predicted step time was checked against %1 published training runs from %2 sources: median "
+              "|error| "
               "%3%, largest %4%, median error %5 (positive: the published runs were slower than predicted).")
         .arg(m_summary.n)
         .arg(m_summary.sources)
@@ -119,8 +130,8 @@ void AccuracyDialog::refresh()
         for (const auto& a : s.alike)
             alike << qs(a);
         setRow(m_closest, i, {qs(r.c->id), qs(r.gpu), percent(r.error), alike.join(QStringLiteral(", "))},
-               tr("similarity %1 of 8.5").arg(s.score, 0, 'f', 2) + QStringLiteral("\n") + qs(r.c->source) + QStringLiteral("\n") +
-                   qs(r.c->url));
+               tr("similarity %1 of 8.5").arg(s.score, 0, 'f', 2) + QStringLiteral("\n") + qs(r.c->source) +
+                   QStringLiteral("\n") + qs(r.c->url));
     }
     m_closest->resizeColumnsToContents();
     m_closest->resizeRowsToContents();

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Help > How accurate is this?: the validation set (core/validate.h) as a table and a chart, and for
 // the current scenario the validated runs most like it with Napkin's error on them (core/accuracy.h).

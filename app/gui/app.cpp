@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "app.h"
 
 #include "accuracydialog.h"
@@ -35,7 +37,9 @@ int runApp(int argc, char** argv)
     bool screenshot = false, batch = false, printOnly = false;
     for (int i = 1; i < argc; ++i) {
         const std::string_view a = argv[i];
-        auto is = [&a](std::string_view opt) { return a == opt || (a.size() > opt.size() && a.substr(0, opt.size() + 1) == std::string(opt) + "="); };
+        auto is = [&a](std::string_view opt) {
+            return a == opt || (a.size() > opt.size() && a.substr(0, opt.size() + 1) == std::string(opt) + "=");
+        };
         screenshot = screenshot || is("--screenshot");
         batch = batch || is("--screenshot") || is("--handout");
         printOnly = printOnly || a == "-h" || a == "--help" || a == "--help-all" || a == "-v" || a == "--version";
@@ -60,43 +64,53 @@ int runApp(int argc, char** argv)
     QApplication::setApplicationVersion(QStringLiteral(NAPKIN_VERSION));
     // The desktop entry (resources/desktop): Wayland shells match the window to it and its icon.
     QGuiApplication::setDesktopFileName(QStringLiteral("io.github.napkin_llm.Napkin"));
-    QApplication::setWindowIcon(QIcon::fromTheme(QStringLiteral("io.github.napkin_llm.Napkin"),
-                                                 QIcon(QStringLiteral(":/napkin/icons/io.github.napkin_llm.Napkin.png"))));
+    QApplication::setWindowIcon(
+        QIcon::fromTheme(QStringLiteral("io.github.napkin_llm.Napkin"),
+                         QIcon(QStringLiteral(":/napkin/icons/io.github.napkin_llm.Napkin.png"))));
 
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral("Size an LLM training run: memory, compute and roofline."));
     parser.addHelpOption();
     parser.addVersionOption();
-    QCommandLineOption scenarioOpt(QStringLiteral("scenario"), QStringLiteral("Open this scenario file."), QStringLiteral("FILE"));
+    QCommandLineOption scenarioOpt(QStringLiteral("scenario"), QStringLiteral("Open this scenario file."),
+                                   QStringLiteral("FILE"));
     QCommandLineOption shotOpt(QStringLiteral("screenshot"), QStringLiteral("Render the window to a PNG and exit."),
                                QStringLiteral("OUT.png"));
-    QCommandLineOption sizeOpt(QStringLiteral("size"), QStringLiteral("Window size for --screenshot (default 1280x800)."),
+    QCommandLineOption sizeOpt(QStringLiteral("size"),
+                               QStringLiteral("Window size for --screenshot (default 1280x800)."),
                                QStringLiteral("WxH"), QStringLiteral("1280x800"));
     QCommandLineOption setOpt(QStringLiteral("set"), QStringLiteral("Override one scenario path (napkin-cli rules)."),
                               QStringLiteral("PATH=VALUE"));
     QCommandLineOption darkOpt(QStringLiteral("dark"), QStringLiteral("Use the dark theme."));
-    QCommandLineOption lectureOpt(QStringLiteral("lecture"),
-                                  QStringLiteral("Start lecture mode with a walkthrough file or a built-in id (default cs336-lecture2)."),
-                                  QStringLiteral("FILE|ID"));
-    QCommandLineOption stepOpt(QStringLiteral("lecture-step"), QStringLiteral("Start the walkthrough at step N (1-based)."),
-                               QStringLiteral("N"), QStringLiteral("1"));
-    QCommandLineOption handoutOpt(QStringLiteral("handout"), QStringLiteral("Write the walkthrough's PDF handout and exit."),
+    QCommandLineOption lectureOpt(
+        QStringLiteral("lecture"),
+        QStringLiteral("Start lecture mode with a walkthrough file or a built-in id (default cs336-lecture2)."),
+        QStringLiteral("FILE|ID"));
+    QCommandLineOption stepOpt(QStringLiteral("lecture-step"),
+                               QStringLiteral("Start the walkthrough at step N (1-based)."), QStringLiteral("N"),
+                               QStringLiteral("1"));
+    QCommandLineOption handoutOpt(QStringLiteral("handout"),
+                                  QStringLiteral("Write the walkthrough's PDF handout and exit."),
                                   QStringLiteral("OUT.pdf"));
-    QCommandLineOption calibrationOpt(QStringLiteral("calibration"),
-                                      QStringLiteral("A calibration profile for the walkthrough's steps that ask for one."),
-                                      QStringLiteral("FILE"));
-    QCommandLineOption chartOpt(QStringLiteral("chart-tab"),
-                                QStringLiteral("Show this chart tab (1 = roofline, 2 = step time, 3 = memory through the step, "
-                                               "4 = routing imbalance), e.g. for --screenshot."),
-                                QStringLiteral("N"), QStringLiteral("1"));
-    QCommandLineOption fitOpt(QStringLiteral("make-fit"),
-                              QStringLiteral("Open Tools > Make it fit (with --screenshot: render that dialog instead of the window)."));
-    QCommandLineOption accuracyOpt(QStringLiteral("accuracy"),
-                                   QStringLiteral("Open Help > How accurate is this? (with --screenshot: render that dialog)."));
-    parser.addOptions({scenarioOpt, shotOpt, sizeOpt, setOpt, darkOpt, lectureOpt, stepOpt, handoutOpt, calibrationOpt, chartOpt, fitOpt,
-                       accuracyOpt});
+    QCommandLineOption calibrationOpt(
+        QStringLiteral("calibration"),
+        QStringLiteral("A calibration profile for the walkthrough's steps that ask for one."), QStringLiteral("FILE"));
+    QCommandLineOption chartOpt(
+        QStringLiteral("chart-tab"),
+        QStringLiteral("Show this chart tab (1 = roofline, 2 = step time, 3 = memory through the step, "
+                       "4 = routing imbalance), e.g. for --screenshot."),
+        QStringLiteral("N"), QStringLiteral("1"));
+    QCommandLineOption fitOpt(
+        QStringLiteral("make-fit"),
+        QStringLiteral("Open Tools > Make it fit (with --screenshot: render that dialog instead of the window)."));
+    QCommandLineOption accuracyOpt(
+        QStringLiteral("accuracy"),
+        QStringLiteral("Open Help > How accurate is this? (with --screenshot: render that dialog)."));
+    parser.addOptions({scenarioOpt, shotOpt, sizeOpt, setOpt, darkOpt, lectureOpt, stepOpt, handoutOpt, calibrationOpt,
+                       chartOpt, fitOpt, accuracyOpt});
     // The desktop entry's Exec=napkin %f: a scenario file opened from a file manager.
-    parser.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("A scenario file to open (as --scenario)."), QStringLiteral("[FILE]"));
+    parser.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("A scenario file to open (as --scenario)."),
+                                 QStringLiteral("[FILE]"));
     // --lecture takes an optional value: alone (or before another option) it means the built-in one.
     QStringList args = QApplication::arguments();
     for (int i = 1; i < args.size(); ++i)
@@ -104,11 +118,14 @@ int runApp(int argc, char** argv)
             args.insert(i + 1, QStringLiteral("cs336-lecture2"));
     parser.process(args);
 
-    if (parser.positionalArguments().size() > 1 || (parser.isSet(scenarioOpt) && !parser.positionalArguments().isEmpty())) {
-        std::fprintf(stderr, "error: FILE: one scenario file at most (allowed: napkin [FILE] or napkin --scenario FILE)\n");
+    if (parser.positionalArguments().size() > 1 ||
+        (parser.isSet(scenarioOpt) && !parser.positionalArguments().isEmpty())) {
+        std::fprintf(stderr,
+                     "error: FILE: one scenario file at most (allowed: napkin [FILE] or napkin --scenario FILE)\n");
         return 2;
     }
-    const QString scenarioFile = parser.isSet(scenarioOpt) ? parser.value(scenarioOpt) : parser.positionalArguments().value(0);
+    const QString scenarioFile =
+        parser.isSet(scenarioOpt) ? parser.value(scenarioOpt) : parser.positionalArguments().value(0);
 
     PlanController controller;
     MainWindow window(&controller);
@@ -151,8 +168,8 @@ int runApp(int argc, char** argv)
         bool ok = false;
         const int step = parser.value(stepOpt).toInt(&ok);
         if (!ok || step < 1 || step > lc->stepCount()) {
-            std::fprintf(stderr, "error: --lecture-step %s: expected a step from 1 to %d\n", qPrintable(parser.value(stepOpt)),
-                         lc->stepCount());
+            std::fprintf(stderr, "error: --lecture-step %s: expected a step from 1 to %d\n",
+                         qPrintable(parser.value(stepOpt)), lc->stepCount());
             return 2;
         }
         if (parser.isSet(handoutOpt)) {
@@ -180,13 +197,15 @@ int runApp(int argc, char** argv)
         const QStringList wh = parser.value(sizeOpt).split(QLatin1Char('x'));
         const int w = wh.value(0).toInt(), h = wh.value(1).toInt();
         if (wh.size() != 2 || w < 320 || h < 240 || w > 8192 || h > 8192) {
-            std::fprintf(stderr, "error: --size %s: expected WxH from 320x240 to 8192x8192\n", qPrintable(parser.value(sizeOpt)));
+            std::fprintf(stderr, "error: --size %s: expected WxH from 320x240 to 8192x8192\n",
+                         qPrintable(parser.value(sizeOpt)));
             return 2;
         }
         window.resize(w, h);
         const int tab = parser.value(chartOpt).toInt();
         if (tab < 1 || tab > window.chartTabs()->count()) {
-            std::fprintf(stderr, "error: --chart-tab %s: expected 1 to %d\n", qPrintable(parser.value(chartOpt)), window.chartTabs()->count());
+            std::fprintf(stderr, "error: --chart-tab %s: expected 1 to %d\n", qPrintable(parser.value(chartOpt)),
+                         window.chartTabs()->count());
             return 2;
         }
         window.chartTabs()->setCurrentIndex(tab - 1);

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "calibrationdialog.h"
 
 #include "calibration.h"
@@ -22,8 +24,8 @@ QString rate(double v, const std::string& unit)
     if (v <= 0)
         return QStringLiteral("—");
     // TB/s and TFLOP/s, the units of the spec sheets.
-    return QString::fromStdString(core::formatNumber(v / 1e12)) + (unit == "B/s" ? QStringLiteral(" TB/s")
-                                                                                 : QStringLiteral(" TFLOP/s"));
+    return QString::fromStdString(core::formatNumber(v / 1e12)) +
+           (unit == "B/s" ? QStringLiteral(" TB/s") : QStringLiteral(" TFLOP/s"));
 }
 
 } // namespace
@@ -130,12 +132,14 @@ void CalibrationDialog::updateTable()
     const auto& gpu = m_controller->plan().hardware.gpu;
     m_table->setRowCount(0);
     if (!gpu || !gpu->calibration) {
-        m_tableTitle->setText(tr("The plan uses spec-sheet values (%1).").arg(QString::fromStdString(gpu ? gpu->name : std::string())));
+        m_tableTitle->setText(
+            tr("The plan uses spec-sheet values (%1).").arg(QString::fromStdString(gpu ? gpu->name : std::string())));
         return;
     }
     const auto& cal = *gpu->calibration;
-    m_tableTitle->setText(tr("Measured vs spec: %1 (%2)")
-                              .arg(QString::fromStdString(cal.measuredDevice().name), QString::fromStdString(cal.path)));
+    m_tableTitle->setText(
+        tr("Measured vs spec: %1 (%2)")
+            .arg(QString::fromStdString(cal.measuredDevice().name), QString::fromStdString(cal.path)));
     for (const auto& r : core::calibrationRows(cal)) {
         const int row = m_table->rowCount();
         m_table->insertRow(row);
@@ -143,8 +147,9 @@ void CalibrationDialog::updateTable()
         m_table->setItem(row, 0, new QTableWidgetItem(QString::fromStdString(r.quantity) + used));
         m_table->setItem(row, 1, new QTableWidgetItem(rate(r.measured, r.unit)));
         m_table->setItem(row, 2, new QTableWidgetItem(rate(r.spec, r.unit)));
-        m_table->setItem(row, 3, new QTableWidgetItem(r.achieved() > 0 ? QString::number(r.achieved() * 100, 'f', 1) + u'%'
-                                                                       : QStringLiteral("—")));
+        m_table->setItem(row, 3,
+                         new QTableWidgetItem(r.achieved() > 0 ? QString::number(r.achieved() * 100, 'f', 1) + u'%'
+                                                               : QStringLiteral("—")));
         for (int c = 1; c < 4; ++c)
             m_table->item(row, c)->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
         if (!r.result.empty())

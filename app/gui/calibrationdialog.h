@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Hardware > Calibrate this GPU: runs napkin-probe (CalibrationRunner) with a progress bar, Cancel
 // and a timeout while the window stays responsive; a good profile is saved and selected as the

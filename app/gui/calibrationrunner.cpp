@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "calibrationrunner.h"
 
 #include "calibration.h"
@@ -60,13 +62,14 @@ CalibrationRunner::~CalibrationRunner()
 
 QString CalibrationRunner::probePath()
 {
-    const QString env = qEnvironmentVariable("NAPKIN_PROBE");
+    QString env = qEnvironmentVariable("NAPKIN_PROBE");
     if (!env.isEmpty())
         return env;
     // Installed: bin/../libexec/napkin/napkin-probe (GNUInstallDirs); beside the app; as built.
     const QString dir = QCoreApplication::applicationDirPath();
-    for (const QString& candidate : {dir + QStringLiteral("/" NAPKIN_RELATIVE_LIBEXEC "/napkin-probe"), dir + QStringLiteral("/napkin-probe"),
-                                     dir + QStringLiteral("/../../gpu/napkin-probe")})
+    for (const QString& candidate :
+         {dir + QStringLiteral("/" NAPKIN_RELATIVE_LIBEXEC "/napkin-probe"), dir + QStringLiteral("/napkin-probe"),
+          dir + QStringLiteral("/../../gpu/napkin-probe")})
         if (QFileInfo(candidate).isExecutable())
             return QFileInfo(candidate).canonicalFilePath();
     return QStandardPaths::findExecutable(QStringLiteral("napkin-probe"));
@@ -155,14 +158,16 @@ void CalibrationRunner::readProgress()
 
 QString CalibrationRunner::stderrTail() const
 {
-    return m_stderrText.isEmpty() ? QString() : m_stderrText.mid(std::max<qsizetype>(0, m_stderrText.size() - 3)).join(u'\n');
+    return m_stderrText.isEmpty() ? QString()
+                                  : m_stderrText.mid(std::max<qsizetype>(0, m_stderrText.size() - 3)).join(u'\n');
 }
 
 void CalibrationRunner::onError(QProcess::ProcessError error)
 {
     if (error == QProcess::FailedToStart && !m_done)
-        finish(Outcome::NotFound, tr("napkin-probe could not be started (%1): %2. Set NAPKIN_PROBE to the probe's path.")
-                                      .arg(m_process.program(), m_process.errorString()));
+        finish(Outcome::NotFound,
+               tr("napkin-probe could not be started (%1): %2. Set NAPKIN_PROBE to the probe's path.")
+                   .arg(m_process.program(), m_process.errorString()));
 }
 
 void CalibrationRunner::onFinished(int exitCode, QProcess::ExitStatus status)
@@ -198,13 +203,15 @@ void CalibrationRunner::onFinished(int exitCode, QProcess::ExitStatus status)
     core::Errors errors;
     const auto profile = core::loadCalibrationProfile(text, core::builtinCatalog(), errors);
     if (!profile)
-        return finish(Outcome::Garbage, tr("napkin-probe printed no valid profile: %1. %2")
-                                            .arg(QString::fromStdString(errors.empty() ? std::string("no output")
-                                                                                       : core::describe(errors.front())),
-                                                 keep));
+        return finish(
+            Outcome::Garbage,
+            tr("napkin-probe printed no valid profile: %1. %2")
+                .arg(QString::fromStdString(errors.empty() ? std::string("no output") : core::describe(errors.front())),
+                     keep));
     // Saved atomically (QSaveFile: a temporary, then a rename), named after the device and the time.
     QString slug = QString::fromStdString(profile->devices.front().name).toLower();
-    slug.replace(QRegularExpression(QStringLiteral("[^a-z0-9]+")), QStringLiteral("-"));
+    static const QRegularExpression nonSlug(QStringLiteral("[^a-z0-9]+"));
+    slug.replace(nonSlug, QStringLiteral("-"));
     slug = slug.mid(0, 48);
     if (slug.startsWith(u'-'))
         slug.remove(0, 1);
@@ -212,11 +219,13 @@ void CalibrationRunner::onFinished(int exitCode, QProcess::ExitStatus status)
         slug.chop(1);
     const QString dir = profileDir();
     const QString file = dir + u'/' + slug + u'-' +
-                         QDateTime::currentDateTimeUtc().toString(QStringLiteral("yyyyMMdd-HHmmss")) + QStringLiteral(".json");
+                         QDateTime::currentDateTimeUtc().toString(QStringLiteral("yyyyMMdd-HHmmss")) +
+                         QStringLiteral(".json");
     QSaveFile out(file);
-    if (!QDir().mkpath(dir) || !out.open(QIODevice::WriteOnly) || out.write(m_stdout) != m_stdout.size() || !out.commit())
-        return finish(Outcome::SaveFailed, tr("The profile is valid but could not be saved to %1: %2")
-                                               .arg(file, out.errorString()));
+    if (!QDir().mkpath(dir) || !out.open(QIODevice::WriteOnly) || out.write(m_stdout) != m_stdout.size() ||
+        !out.commit())
+        return finish(Outcome::SaveFailed,
+                      tr("The profile is valid but could not be saved to %1: %2").arg(file, out.errorString()));
     m_savedPath = file;
     m_savedLabel = deviceLabel(*profile) + QStringLiteral(" · ") + QFileInfo(file).completeBaseName();
     finish(Outcome::Saved, tr("Measured %1; saved as %2.").arg(deviceLabel(*profile), QDir::toNativeSeparators(file)));

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Runs napkin-probe out of process (the KDAB hotspot pattern: a crash-prone tool under QProcess, its
 // exit codes mapped to readable messages, NAPKIN_PROBE pointing at another binary for tests), feeds

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The window's charts are napkin_charts widgets that follow the PlanController: they redraw when the
 // plan or the units change, and a click on a number opens its derivation.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "controlspanel.h"
 
 #include "calibrationrunner.h"
@@ -48,14 +50,16 @@ QGroupBox* group(QVBoxLayout* parent, const QString& title)
     return box;
 }
 
-const QStringList kDtypes{QStringLiteral("fp32"), QStringLiteral("fp16"), QStringLiteral("bf16"),
-                          QStringLiteral("fp8_e4m3"), QStringLiteral("fp8_e5m2"), QStringLiteral("mxfp8"),
-                          QStringLiteral("nvfp4"), QStringLiteral("mxfp4")};
+// The storage dtypes a bucket may take (core/dtype.cpp's table, in the order a user reads them).
+QStringList dtypeIds()
+{
+    return {QStringLiteral("fp32"),     QStringLiteral("fp16"),  QStringLiteral("bf16"),  QStringLiteral("fp8_e4m3"),
+            QStringLiteral("fp8_e5m2"), QStringLiteral("mxfp8"), QStringLiteral("nvfp4"), QStringLiteral("mxfp4")};
+}
 
 } // namespace
 
-ControlsPanel::ControlsPanel(PlanController* controller, QWidget* parent)
-    : QWidget(parent), m_controller(controller)
+ControlsPanel::ControlsPanel(PlanController* controller, QWidget* parent) : QWidget(parent), m_controller(controller)
 {
     const auto& cat = core::builtinCatalog();
     auto* root = new QVBoxLayout(this);
@@ -99,7 +103,12 @@ ControlsPanel::ControlsPanel(PlanController* controller, QWidget* parent)
     archBody->setVisible(false);
     connect(arch, &QGroupBox::toggled, archBody, &QWidget::setVisible);
     model->layout()->addWidget(arch);
-    struct ArchField { const char* key; QString label; double min, max; QString tip; };
+    struct ArchField {
+        const char* key;
+        QString label;
+        double min, max;
+        QString tip;
+    };
     const ArchField fields[] = {
         {"layers", tr("Layers"), 1, 1000, tr("Transformer blocks")},
         {"d_model", tr("Hidden size d_model"), 64, 65536, tr("Width of the residual stream")},
@@ -108,50 +117,88 @@ ControlsPanel::ControlsPanel(PlanController* controller, QWidget* parent)
         {"ffn", tr("FFN size"), 64, 262144, tr("Inner size of the MLP")},
         {"head_dim", tr("Head size"), 16, 1024, tr("Width of each attention head (d_model / heads unless set)")},
         {"vocab", tr("Vocabulary"), 256, 1048576, tr("Rows of the embedding and columns of the logits")},
-        {"moe.experts", tr("Routed experts"), 0, 1024, tr("Mixture of experts: routed experts per MoE layer (0 = dense)")},
+        {"moe.experts", tr("Routed experts"), 0, 1024,
+         tr("Mixture of experts: routed experts per MoE layer (0 = dense)")},
         {"moe.top_k", tr("Experts per token"), 1, 64, tr("Routed experts each token runs through (top-k)")},
         {"moe.expert_ffn", tr("Expert FFN size"), 16, 262144, tr("Inner size of each routed expert")},
-        {"moe.shared_experts", tr("Shared experts"), 0, 64, tr("Experts every token runs through (DeepSeek, Qwen2-MoE, Llama 4)")},
+        {"moe.shared_experts", tr("Shared experts"), 0, 64,
+         tr("Experts every token runs through (DeepSeek, Qwen2-MoE, Llama 4)")},
         // Multi-head latent attention (DeepSeek-V2 §2.1): used with Attention "latent (MLA)" only.
-        {"q_lora_rank", tr("MLA query rank"), 0, 65536, tr("Rank of the compressed query (0 = queries not compressed, DeepSeek-V2-Lite)")},
-        {"kv_lora_rank", tr("MLA key/value rank"), 1, 65536, tr("Rank of the latent that keys and values are rebuilt from: what the KV cache stores")},
+        {"q_lora_rank", tr("MLA query rank"), 0, 65536,
+         tr("Rank of the compressed query (0 = queries not compressed, DeepSeek-V2-Lite)")},
+        {"kv_lora_rank", tr("MLA key/value rank"), 1, 65536,
+         tr("Rank of the latent that keys and values are rebuilt from: what the KV cache stores")},
         {"qk_nope_head_dim", tr("MLA q/k head size"), 1, 1024, tr("Per-head query/key width without rotary positions")},
-        {"qk_rope_head_dim", tr("MLA rotary head size"), 1, 1024, tr("Per-head query/key width that carries rotary positions (the key part shared by all heads)")},
+        {"qk_rope_head_dim", tr("MLA rotary head size"), 1, 1024,
+         tr("Per-head query/key width that carries rotary positions (the key part shared by all heads)")},
         {"v_head_dim", tr("MLA value head size"), 1, 1024, tr("Per-head value width")},
-        {"mtp_layers", tr("MTP depths"), 0, 64, tr("Multi-token prediction modules (DeepSeek-V3): trained with the model, not in its parameter count")},
+        {"mtp_layers", tr("MTP depths"), 0, 64,
+         tr("Multi-token prediction modules (DeepSeek-V3): trained with the model, not in its parameter count")},
     };
     for (const auto& f : fields) {
-        auto* s = addSlider(archBody, QStringLiteral("model.") + QLatin1String(f.key), f.label, f.min, f.max, true, true,
-                            QString(), f.tip);
+        auto* s = addSlider(archBody, QStringLiteral("model.") + QLatin1String(f.key), f.label, f.min, f.max, true,
+                            true, QString(), f.tip);
         disconnect(s, &QuantitySlider::valueEdited, nullptr, nullptr);
         const QString key = QLatin1String(f.key);
-        connect(s, &QuantitySlider::valueEdited, this, [this, key](double v) { editArchitecture(key, std::int64_t(v)); });
+        connect(s, &QuantitySlider::valueEdited, this,
+                [this, key](double v) { editArchitecture(key, std::int64_t(v)); });
     }
-    struct ArchChoice { const char* key; QString label; QStringList ids; QStringList names; QString tip; };
+    struct ArchChoice {
+        const char* key;
+        QString label;
+        QStringList ids;
+        QStringList names;
+        QString tip;
+    };
     const ArchChoice choices[] = {
-        {"ffn_kind", tr("MLP"), {QStringLiteral("swiglu"), QStringLiteral("geglu"), QStringLiteral("gelu")},
+        {"ffn_kind",
+         tr("MLP"),
+         {QStringLiteral("swiglu"), QStringLiteral("geglu"), QStringLiteral("gelu")},
          {tr("SwiGLU (3 matrices)"), tr("GeGLU (3 matrices, Gemma)"), tr("GELU (2 matrices)")},
          tr("Gated SwiGLU or GeGLU, or a 2-matrix GELU MLP")},
-        {"norm", tr("Norm"), {QStringLiteral("rmsnorm"), QStringLiteral("layernorm"), QStringLiteral("layernorm_nobias"), QStringLiteral("nonparametric")},
-         {tr("RMSNorm (weight)"), tr("LayerNorm (weight + bias)"), tr("LayerNorm (weight only, DBRX)"), tr("non-parametric (OLMo 1)")},
+        {"norm",
+         tr("Norm"),
+         {QStringLiteral("rmsnorm"), QStringLiteral("layernorm"), QStringLiteral("layernorm_nobias"),
+          QStringLiteral("nonparametric")},
+         {tr("RMSNorm (weight)"), tr("LayerNorm (weight + bias)"), tr("LayerNorm (weight only, DBRX)"),
+          tr("non-parametric (OLMo 1)")},
          tr("Normalisation layers and their parameters")},
-        {"biases", tr("Biases"), {QStringLiteral("none"), QStringLiteral("all"), QStringLiteral("qkv"), QStringLiteral("attention"), QStringLiteral("mlp")},
-         {tr("none (Llama)"), tr("all (GPT-2/3)"), tr("q, k, v (Qwen2)"), tr("q, k, v, o"), tr("MLP only")}, tr("Which linear layers carry biases")},
-        {"positions", tr("Positions"), {QStringLiteral("rotary"), QStringLiteral("learned"), QStringLiteral("relative"), QStringLiteral("none")},
-         {tr("rotary (no parameters)"), tr("learned table"), tr("relative (Transformer-XL)"), tr("none")}, tr("How positions enter the model")},
-        {"tied_embeddings", tr("Tied embeddings"), {QStringLiteral("false"), QStringLiteral("true")}, {tr("no: separate output layer"), tr("yes: shared with the input")},
+        {"biases",
+         tr("Biases"),
+         {QStringLiteral("none"), QStringLiteral("all"), QStringLiteral("qkv"), QStringLiteral("attention"),
+          QStringLiteral("mlp")},
+         {tr("none (Llama)"), tr("all (GPT-2/3)"), tr("q, k, v (Qwen2)"), tr("q, k, v, o"), tr("MLP only")},
+         tr("Which linear layers carry biases")},
+        {"positions",
+         tr("Positions"),
+         {QStringLiteral("rotary"), QStringLiteral("learned"), QStringLiteral("relative"), QStringLiteral("none")},
+         {tr("rotary (no parameters)"), tr("learned table"), tr("relative (Transformer-XL)"), tr("none")},
+         tr("How positions enter the model")},
+        {"tied_embeddings",
+         tr("Tied embeddings"),
+         {QStringLiteral("false"), QStringLiteral("true")},
+         {tr("no: separate output layer"), tr("yes: shared with the input")},
          tr("Whether the output layer reuses the embedding matrix")},
-        {"dropout", tr("Dropout"), {QStringLiteral("false"), QStringLiteral("true")}, {tr("no"), tr("yes (masks stored)")},
+        {"dropout",
+         tr("Dropout"),
+         {QStringLiteral("false"), QStringLiteral("true")},
+         {tr("no"), tr("yes (masks stored)")},
          tr("GPT-style dropout: its masks are saved activations (Korthikanti et al. 2022)")},
-        {"attention", tr("Attention"), {QStringLiteral("mha"), QStringLiteral("mla")},
+        {"attention",
+         tr("Attention"),
+         {QStringLiteral("mha"), QStringLiteral("mla")},
          {tr("multi-head (GQA/MQA by KV heads)"), tr("latent (MLA, DeepSeek)")},
-         tr("Multi-head attention, or DeepSeek's multi-head latent attention (keys and values from a low-rank latent)")},
-        {"qk_norm", tr("QK-norm"), {QStringLiteral("false"), QStringLiteral("true"), QStringLiteral("head")},
+         tr("Multi-head attention, or DeepSeek's multi-head latent attention (keys and values from a low-rank "
+            "latent)")},
+        {"qk_norm",
+         tr("QK-norm"),
+         {QStringLiteral("false"), QStringLiteral("true"), QStringLiteral("head")},
          {tr("no"), tr("full projections (OLMo 2)"), tr("per head (Qwen3)")},
          tr("RMSNorm over the q and k projections")},
     };
     for (const auto& ch : choices) {
-        auto* c = addCombo(archBody, QStringLiteral("model.") + QLatin1String(ch.key), ch.label, ch.ids, ch.names, ch.tip);
+        auto* c =
+            addCombo(archBody, QStringLiteral("model.") + QLatin1String(ch.key), ch.label, ch.ids, ch.names, ch.tip);
         disconnect(c, &QComboBox::activated, nullptr, nullptr);
         const QString key = QLatin1String(ch.key);
         connect(c, &QComboBox::activated, this, [this, c, key] {
@@ -170,13 +217,14 @@ ControlsPanel::ControlsPanel(PlanController* controller, QWidget* parent)
     m_chinchilla->setFlat(true);
     m_chinchilla->setAutoFillBackground(true);
     m_chinchilla->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
-    m_chinchilla->setToolTip(tr("Hoffmann et al. 2022: about 20 tokens per parameter is compute-optimal (fitted on dense "
-                                "models; a mixture of experts is counted by its total parameters)"));
+    m_chinchilla->setToolTip(
+        tr("Hoffmann et al. 2022: about 20 tokens per parameter is compute-optimal (fitted on dense "
+           "models; a mixture of experts is counted by its total parameters)"));
     connect(m_chinchilla, &QPushButton::clicked, this,
             [this] { m_controller->set(QStringLiteral("training.tokens"), 20.0 * m_controller->plan().params.total); });
     training->layout()->addWidget(m_chinchilla);
-    addSlider(training, QStringLiteral("training.seq_len"), tr("Sequence length"), 128, 1048576, true, true, tr("tokens"),
-              tr("Tokens per sequence; attention scores grow with its square"));
+    addSlider(training, QStringLiteral("training.seq_len"), tr("Sequence length"), 128, 1048576, true, true,
+              tr("tokens"), tr("Tokens per sequence; attention scores grow with its square"));
     addSlider(training, QStringLiteral("training.micro_batch"), tr("Micro-batch"), 1, 4096, true, true, tr("sequences"),
               tr("Sequences per GPU per forward/backward; activations follow it"));
     addSlider(training, QStringLiteral("training.global_batch"), tr("Global batch"), 1, 1048576, true, true,
@@ -190,7 +238,8 @@ ControlsPanel::ControlsPanel(PlanController* controller, QWidget* parent)
               QStringLiteral("op")},
              {tr("None"), tr("Selective (attention core)"), tr("Full (checkpoint every k layers)"),
               tr("Modules (Megatron-Core)"), tr("Op-level (torchtitan)")},
-             tr("Trade FLOPs for activation memory (Korthikanti et al. 2022; Megatron-Core modules; torchtitan's op policy)"));
+             tr("Trade FLOPs for activation memory (Korthikanti et al. 2022; Megatron-Core modules; torchtitan's op "
+                "policy)"));
     auto* ck = new QWidget;
     auto* ckForm = new QFormLayout(ck);
     ckForm->setContentsMargins(0, 0, 0, 0);
@@ -227,25 +276,32 @@ ControlsPanel::ControlsPanel(PlanController* controller, QWidget* parent)
     auto* bl = new QVBoxLayout(buckets);
     bl->setContentsMargins(0, 0, 0, 0);
     precision->layout()->addWidget(buckets);
-    addCombo(buckets, QStringLiteral("precision.weights"), tr("Weights"), kDtypes, kDtypes, tr("Storage dtype of the parameters"));
-    addCombo(buckets, QStringLiteral("precision.gradients"), tr("Gradients"), kDtypes, kDtypes, tr("Storage dtype of the gradients"));
-    addCombo(buckets, QStringLiteral("precision.master"), tr("Master weights"), QStringList{QStringLiteral("none")} + kDtypes,
-             QStringList{tr("none")} + kDtypes, tr("A separate high-precision copy of the weights, or none"));
-    addCombo(buckets, QStringLiteral("precision.optimizer"), tr("Optimizer states"), kDtypes + QStringList{QStringLiteral("int8_blockwise")},
+    const QStringList kDtypes = dtypeIds();
+    addCombo(buckets, QStringLiteral("precision.weights"), tr("Weights"), kDtypes, kDtypes,
+             tr("Storage dtype of the parameters"));
+    addCombo(buckets, QStringLiteral("precision.gradients"), tr("Gradients"), kDtypes, kDtypes,
+             tr("Storage dtype of the gradients"));
+    addCombo(buckets, QStringLiteral("precision.master"), tr("Master weights"),
+             QStringList{QStringLiteral("none")} + kDtypes, QStringList{tr("none")} + kDtypes,
+             tr("A separate high-precision copy of the weights, or none"));
+    addCombo(buckets, QStringLiteral("precision.optimizer"), tr("Optimizer states"),
+             kDtypes + QStringList{QStringLiteral("int8_blockwise")},
              kDtypes + QStringList{tr("int8 blockwise (bitsandbytes 8-bit)")},
-             tr("Storage dtype of the optimizer's moment arrays; int8 blockwise: bitsandbytes' 8-bit states, 1 + 4/2048 bytes"));
+             tr("Storage dtype of the optimizer's moment arrays; int8 blockwise: bitsandbytes' 8-bit states, 1 + "
+                "4/2048 bytes"));
     addCombo(buckets, QStringLiteral("precision.activations"), tr("Activations"), kDtypes, kDtypes,
              tr("Storage dtype of saved activations and logits"));
     const QStringList computes = QStringList{QStringLiteral("fp32"), QStringLiteral("tf32")} + kDtypes.mid(1);
     addCombo(buckets, QStringLiteral("precision.compute"), tr("Matmul compute"), computes, computes,
              tr("Which dense tensor-core rate the time estimate uses"));
-    addCombo(buckets, QStringLiteral("precision.recipe"), tr("FP8 / FP4 recipe"),
-             {QStringLiteral("auto"), QStringLiteral("none"), QStringLiteral("delayed"), QStringLiteral("current"),
-              QStringLiteral("blockwise"), QStringLiteral("mxfp8"), QStringLiteral("nvfp4")},
-             {tr("auto (from the compute dtype)"), tr("none (16-bit GEMMs)"), tr("delayed scaling (TE default)"),
-              tr("current scaling"), tr("block-wise (DeepSeek-V3)"), tr("MXFP8 (Blackwell)"), tr("NVFP4")},
-             tr("How the low-precision GEMMs are scaled: QKV, output and MLP run in the compute dtype, attention and the "
-                "output layer stay in BF16; the quantise kernels and Transformer Engine's FP8 weight copies are priced"));
+    addCombo(
+        buckets, QStringLiteral("precision.recipe"), tr("FP8 / FP4 recipe"),
+        {QStringLiteral("auto"), QStringLiteral("none"), QStringLiteral("delayed"), QStringLiteral("current"),
+         QStringLiteral("blockwise"), QStringLiteral("mxfp8"), QStringLiteral("nvfp4")},
+        {tr("auto (from the compute dtype)"), tr("none (16-bit GEMMs)"), tr("delayed scaling (TE default)"),
+         tr("current scaling"), tr("block-wise (DeepSeek-V3)"), tr("MXFP8 (Blackwell)"), tr("NVFP4")},
+        tr("How the low-precision GEMMs are scaled: QKV, output and MLP run in the compute dtype, attention and the "
+           "output layer stay in BF16; the quantise kernels and Transformer Engine's FP8 weight copies are priced"));
     addCombo(precision, QStringLiteral("optimizer.name"), tr("Optimizer"),
              {QStringLiteral("adamw"), QStringLiteral("adam"), QStringLiteral("sgd"), QStringLiteral("momentum"),
               QStringLiteral("adagrad"), QStringLiteral("rmsprop"), QStringLiteral("lion"), QStringLiteral("adafactor"),
@@ -256,17 +312,18 @@ ControlsPanel::ControlsPanel(PlanController* controller, QWidget* parent)
 
     // ---- Fine-tuning (core/finetune.h): LoRA / QLoRA freeze the base and train low-rank adapters.
     auto* finetune = group(root, tr("Fine-tuning"));
-    addCombo(finetune, QStringLiteral("finetune.method"), tr("Method"),
-             {QStringLiteral("full"), QStringLiteral("lora"), QStringLiteral("qlora")},
-             {tr("Full (every weight trains)"), tr("LoRA (frozen base, adapters)"), tr("QLoRA (NF4 base, adapters)")},
-             tr("LoRA (Hu et al. 2021): gradients and optimizer states for the adapters only; QLoRA (Dettmers et al. 2023) "
-                "stores the frozen base in 4-bit NF4"));
+    addCombo(
+        finetune, QStringLiteral("finetune.method"), tr("Method"),
+        {QStringLiteral("full"), QStringLiteral("lora"), QStringLiteral("qlora")},
+        {tr("Full (every weight trains)"), tr("LoRA (frozen base, adapters)"), tr("QLoRA (NF4 base, adapters)")},
+        tr("LoRA (Hu et al. 2021): gradients and optimizer states for the adapters only; QLoRA (Dettmers et al. 2023) "
+           "stores the frozen base in 4-bit NF4"));
     addSlider(finetune, QStringLiteral("finetune.lora_rank"), tr("LoRA rank r"), 1, 1024, true, true, QString(),
               tr("Each adapter is A (r × in) and B (out × r)"));
     auto* adapters = addCombo(finetune, QStringLiteral("finetune.lora_targets"), tr("Adapters on"),
-                             {QStringLiteral("all-linear"), QStringLiteral("q,v"), QStringLiteral("q,k,v,o")},
-                             {tr("every linear layer"), tr("q and v (the LoRA paper)"), tr("attention (q, k, v, o)")},
-                             tr("PEFT target_modules: which linear layers of each block get an adapter"));
+                              {QStringLiteral("all-linear"), QStringLiteral("q,v"), QStringLiteral("q,k,v,o")},
+                              {tr("every linear layer"), tr("q and v (the LoRA paper)"), tr("attention (q, k, v, o)")},
+                              tr("PEFT target_modules: which linear layers of each block get an adapter"));
     disconnect(adapters, &QComboBox::activated, nullptr, nullptr);
     connect(adapters, &QComboBox::activated, this, [this, adapters] {
         if (m_syncing)
@@ -291,8 +348,8 @@ ControlsPanel::ControlsPanel(PlanController* controller, QWidget* parent)
              tr("ZeRO-Offload (Ren et al. 2021): master copy and optimizer states on the host, the update on the CPU"));
     addCombo(offload, QStringLiteral("offload.params"), tr("Parameters"), targets, targetNames,
              tr("ZeRO-Infinity / FSDP CPUOffload: parameter shards on the host (needs ZeRO-3 or FSDP full shard)"));
-    addCombo(offload, QStringLiteral("offload.activations"), tr("Activations"), {QStringLiteral("none"), QStringLiteral("cpu")},
-             {tr("none"), tr("CPU memory")},
+    addCombo(offload, QStringLiteral("offload.activations"), tr("Activations"),
+             {QStringLiteral("none"), QStringLiteral("cpu")}, {tr("none"), tr("CPU memory")},
              tr("Megatron-Core CPU offloading: saved tensors to the host between a layer's forward and backward"));
 
     auto* cluster = group(root, tr("Cluster"));
@@ -321,9 +378,10 @@ ControlsPanel::ControlsPanel(PlanController* controller, QWidget* parent)
               tr("Splits the layers into stages; the first stage holds min(p, m) micro-batches in flight"));
     addSlider(cluster, QStringLiteral("parallel.cp"), tr("Context parallel (CP)"), 1, 64, true, true, tr("ranks"),
               tr("Splits the sequence over ranks; must divide the sequence length"));
-    addSlider(cluster, QStringLiteral("parallel.ep"), tr("Expert parallel (EP)"), 1, 256, true, true, tr("ranks"),
-              tr("Mixture of experts: each rank holds experts / EP of every MoE layer; EP · ETP must divide TP · CP · DP "
-                 "(Megatron-Core folds the expert layout onto the same GPUs)"));
+    addSlider(
+        cluster, QStringLiteral("parallel.ep"), tr("Expert parallel (EP)"), 1, 256, true, true, tr("ranks"),
+        tr("Mixture of experts: each rank holds experts / EP of every MoE layer; EP · ETP must divide TP · CP · DP "
+           "(Megatron-Core folds the expert layout onto the same GPUs)"));
     m_sp = new QCheckBox(tr("Sequence parallel (with TP)"));
     m_sp->setToolTip(tr("Korthikanti et al. 2022: norm and dropout activations are split over the TP ranks too"));
     cluster->layout()->addWidget(m_sp);
@@ -429,7 +487,8 @@ void ControlsPanel::editArchitecture(const QString& key, const nlohmann::json& v
         moe[key.mid(4).toStdString()] = value;
         if (m.experts == 0 && key == QLatin1String("moe.experts"))
             moe["top_k"] = std::min<std::int64_t>(2, std::max<std::int64_t>(1, value.get<std::int64_t>()));
-        moe["top_k"] = std::min(moe["top_k"].get<std::int64_t>(), std::max<std::int64_t>(1, moe["experts"].get<std::int64_t>()));
+        moe["top_k"] =
+            std::min(moe["top_k"].get<std::int64_t>(), std::max<std::int64_t>(1, moe["experts"].get<std::int64_t>()));
         field = QStringLiteral("moe");
         v = moe;
     }
@@ -437,7 +496,11 @@ void ControlsPanel::editArchitecture(const QString& key, const nlohmann::json& v
     // DeepSeek-V3's (config.json: q 1536, kv 512, 128 + 64 / 128; arXiv 2412.19437 §4.2).
     nlohmann::json extra = nlohmann::json::object();
     if (key == QLatin1String("attention") && value == "mla" && m_controller->scenario().model.shape.mla.kvLoraRank <= 0)
-        extra = {{"q_lora_rank", 1536}, {"kv_lora_rank", 512}, {"qk_nope_head_dim", 128}, {"qk_rope_head_dim", 64}, {"v_head_dim", 128}};
+        extra = {{"q_lora_rank", 1536},
+                 {"kv_lora_rank", 512},
+                 {"qk_nope_head_dim", 128},
+                 {"qk_rope_head_dim", 64},
+                 {"v_head_dim", 128}};
     if (model.contains("preset") || model.contains("hf_config") || model.contains("kind")) {
         if (extra.empty()) {
             m_controller->set(QStringLiteral("model.") + field, v);
@@ -451,9 +514,15 @@ void ControlsPanel::editArchitecture(const QString& key, const nlohmann::json& v
     }
     // A bare parameter count becomes a custom architecture from its derived shape.
     const auto& s = m_controller->scenario().model.shape;
-    nlohmann::json arch = {{"kind", "transformer"}, {"layers", s.layers}, {"d_model", s.dModel}, {"heads", s.heads},
-                           {"kv_heads", s.kvHeads}, {"ffn", s.ffn}, {"ffn_kind", core::toString(s.ffnKind)},
-                           {"vocab", s.vocab}, {"tied_embeddings", s.tiedEmbeddings}};
+    nlohmann::json arch = {{"kind", "transformer"},
+                           {"layers", s.layers},
+                           {"d_model", s.dModel},
+                           {"heads", s.heads},
+                           {"kv_heads", s.kvHeads},
+                           {"ffn", s.ffn},
+                           {"ffn_kind", core::toString(s.ffnKind)},
+                           {"vocab", s.vocab},
+                           {"tied_embeddings", s.tiedEmbeddings}};
     arch[field.toStdString()] = v;
     arch.update(extra);
     nlohmann::json doc = m_controller->document();
@@ -465,20 +534,23 @@ void ControlsPanel::editArchitecture(const QString& key, const nlohmann::json& v
 bool ControlsPanel::isPlanDefault(const QString& key) const
 {
     const auto* v = at(m_controller->document(), key);
-    return key.startsWith(QLatin1String("precision.")) && key != QLatin1String("precision.plan") && (!v || v->is_null());
+    return key.startsWith(QLatin1String("precision.")) && key != QLatin1String("precision.plan") &&
+           (!v || v->is_null());
 }
 
 QString ControlsPanel::planPrecisionId(const QString& key) const
 {
     const auto& p = m_controller->scenario().precision;
     const QString bucket = key.mid(10);
-    auto name = [](core::DType t) { return QString::fromLatin1(core::info(t).id.data(), qsizetype(core::info(t).id.size())); };
-    return bucket == QLatin1String("weights")     ? name(p.weights)
-         : bucket == QLatin1String("gradients")   ? name(p.gradients)
-         : bucket == QLatin1String("master")      ? (p.master ? name(*p.master) : QStringLiteral("none"))
-         : bucket == QLatin1String("optimizer")   ? name(p.optimizer)
-         : bucket == QLatin1String("activations") ? name(p.activations)
-                                                  : name(p.compute);
+    auto name = [](core::DType t) {
+        return QString::fromLatin1(core::info(t).id.data(), qsizetype(core::info(t).id.size()));
+    };
+    return bucket == QLatin1String("weights")       ? name(p.weights)
+           : bucket == QLatin1String("gradients")   ? name(p.gradients)
+           : bucket == QLatin1String("master")      ? (p.master ? name(*p.master) : QStringLiteral("none"))
+           : bucket == QLatin1String("optimizer")   ? name(p.optimizer)
+           : bucket == QLatin1String("activations") ? name(p.activations)
+                                                    : name(p.compute);
 }
 
 // The scenario is parsed after documentChanged: once the plan is there, the buckets the document
@@ -489,7 +561,8 @@ void ControlsPanel::syncPlanPrecision()
     m_syncing = true;
     for (auto it = m_combos.cbegin(); it != m_combos.cend(); ++it)
         if (isPlanDefault(it.key()))
-            if (const int index = it.value()->findData(planPrecisionId(it.key())); index >= 0 && index != it.value()->currentIndex())
+            if (const int index = it.value()->findData(planPrecisionId(it.key()));
+                index >= 0 && index != it.value()->currentIndex())
                 it.value()->setCurrentIndex(index);
     m_syncing = was;
 }
@@ -516,12 +589,12 @@ void ControlsPanel::syncFromDocument()
             for (const auto& x : *v)
                 parts << (x.is_string() ? qs(x.get<std::string>()) : QString());
             id = parts.join(QLatin1Char(','));
-        }
-        else if (isPlanDefault(it.key()))
+        } else if (isPlanDefault(it.key()))
             id = planPrecisionId(it.key()); // not overridden: what the precision plan says
         int index = it.value()->findData(id);
         if (index < 0 && it.key() == QLatin1String("cluster.gpu") && id.startsWith(QLatin1String("calibration:"))) {
-            addGpuProfile(id.mid(12), tr("%1 (measured)").arg(QFileInfo(id.mid(12)).fileName())); // a scenario's own profile
+            addGpuProfile(id.mid(12),
+                          tr("%1 (measured)").arg(QFileInfo(id.mid(12)).fileName())); // a scenario's own profile
             index = it.value()->findData(id);
         }
         if (index >= 0)
@@ -563,48 +636,62 @@ void ControlsPanel::updateDerivedLabels()
     m_params->setValue(plan.params.total);
     const auto& s = sc.model.shape;
     if (sc.model.kind == core::ModelKind::Mlp)
-        m_shape->setText(tr("Deep linear model: %1 layers of width %2").arg(sc.model.mlp.layers).arg(sc.model.mlp.width));
+        m_shape->setText(
+            tr("Deep linear model: %1 layers of width %2").arg(sc.model.mlp.layers).arg(sc.model.mlp.width));
     else {
         // Latent attention has no KV heads to speak of: its ranks say what it stores.
         const QString attention = s.attention == core::AttentionKind::Mla
                                       ? tr("%1 heads, latent attention (q rank %2, kv rank %3)")
-                                            .arg(s.heads).arg(s.mla.qLoraRank).arg(s.mla.kvLoraRank)
+                                            .arg(s.heads)
+                                            .arg(s.mla.qLoraRank)
+                                            .arg(s.mla.kvLoraRank)
                                       : tr("%1 heads (%2 KV) of %3").arg(s.heads).arg(s.kvHeads).arg(s.headDim);
         if (core::isMoe(s)) // mixture of experts: the routed experts stand where the dense ffn would
             m_shape->setText(tr("%1 layers (%2 MoE), d %3, %4, %5 of %6 experts of %7 per token%8, vocab %9")
-                                 .arg(s.layers).arg(core::moeLayerCount(s)).arg(s.dModel).arg(attention)
-                                 .arg(s.moe.topK).arg(s.moe.experts).arg(s.moe.expertFfn)
+                                 .arg(s.layers)
+                                 .arg(core::moeLayerCount(s))
+                                 .arg(s.dModel)
+                                 .arg(attention)
+                                 .arg(s.moe.topK)
+                                 .arg(s.moe.experts)
+                                 .arg(s.moe.expertFfn)
                                  .arg(s.moe.sharedExperts > 0 ? tr(" + %1 shared").arg(s.moe.sharedExperts) : QString())
                                  .arg(s.vocab));
         else
             m_shape->setText(tr("%1%2 layers, d %3, %4, %5 ffn %6, vocab %7")
                                  .arg(plan.params.derivedShape ? tr("Derived shape: ") : QString())
-                                 .arg(s.layers).arg(s.dModel).arg(attention)
-                                 .arg(QLatin1String(core::toString(s.ffnKind))).arg(s.ffn).arg(s.vocab));
+                                 .arg(s.layers)
+                                 .arg(s.dModel)
+                                 .arg(attention)
+                                 .arg(QLatin1String(core::toString(s.ffnKind)))
+                                 .arg(s.ffn)
+                                 .arg(s.vocab));
     }
-    const QHash<QString, double> arch{{QStringLiteral("model.layers"), double(s.layers)},
-                                      {QStringLiteral("model.d_model"), double(s.dModel)},
-                                      {QStringLiteral("model.heads"), double(s.heads)},
-                                      {QStringLiteral("model.kv_heads"), double(s.kvHeads)},
-                                      {QStringLiteral("model.ffn"), double(s.ffn)},
-                                      {QStringLiteral("model.head_dim"), double(s.headDim)},
-                                      {QStringLiteral("model.vocab"), double(s.vocab)},
-                                      {QStringLiteral("model.moe.experts"), double(s.moe.experts)},
-                                      {QStringLiteral("model.moe.top_k"), double(std::max<std::int64_t>(1, s.moe.topK))},
-                                      {QStringLiteral("model.moe.expert_ffn"), double(s.moe.expertFfn > 0 ? s.moe.expertFfn : s.ffn)},
-                                      {QStringLiteral("model.moe.shared_experts"), double(s.moe.sharedExperts)},
-                                      {QStringLiteral("model.q_lora_rank"), double(s.mla.qLoraRank)},
-                                      {QStringLiteral("model.kv_lora_rank"), double(s.mla.kvLoraRank)},
-                                      {QStringLiteral("model.qk_nope_head_dim"), double(s.mla.qkNopeHeadDim)},
-                                      {QStringLiteral("model.qk_rope_head_dim"), double(s.mla.qkRopeHeadDim)},
-                                      {QStringLiteral("model.v_head_dim"), double(s.mla.vHeadDim)},
-                                      {QStringLiteral("model.mtp_layers"), double(s.mtpLayers)}};
+    const QHash<QString, double> arch{
+        {QStringLiteral("model.layers"), double(s.layers)},
+        {QStringLiteral("model.d_model"), double(s.dModel)},
+        {QStringLiteral("model.heads"), double(s.heads)},
+        {QStringLiteral("model.kv_heads"), double(s.kvHeads)},
+        {QStringLiteral("model.ffn"), double(s.ffn)},
+        {QStringLiteral("model.head_dim"), double(s.headDim)},
+        {QStringLiteral("model.vocab"), double(s.vocab)},
+        {QStringLiteral("model.moe.experts"), double(s.moe.experts)},
+        {QStringLiteral("model.moe.top_k"), double(std::max<std::int64_t>(1, s.moe.topK))},
+        {QStringLiteral("model.moe.expert_ffn"), double(s.moe.expertFfn > 0 ? s.moe.expertFfn : s.ffn)},
+        {QStringLiteral("model.moe.shared_experts"), double(s.moe.sharedExperts)},
+        {QStringLiteral("model.q_lora_rank"), double(s.mla.qLoraRank)},
+        {QStringLiteral("model.kv_lora_rank"), double(s.mla.kvLoraRank)},
+        {QStringLiteral("model.qk_nope_head_dim"), double(s.mla.qkNopeHeadDim)},
+        {QStringLiteral("model.qk_rope_head_dim"), double(s.mla.qkRopeHeadDim)},
+        {QStringLiteral("model.v_head_dim"), double(s.mla.vHeadDim)},
+        {QStringLiteral("model.mtp_layers"), double(s.mtpLayers)}};
     for (auto it = arch.cbegin(); it != arch.cend(); ++it)
         if (auto* sl = m_sliders.value(it.key()))
             sl->setValue(it.value());
     // The latent-attention sizes mean something only with latent attention; KV heads only without.
     const bool mla = s.attention == core::AttentionKind::Mla;
-    for (const char* k : {"model.q_lora_rank", "model.kv_lora_rank", "model.qk_nope_head_dim", "model.qk_rope_head_dim", "model.v_head_dim"})
+    for (const char* k : {"model.q_lora_rank", "model.kv_lora_rank", "model.qk_nope_head_dim", "model.qk_rope_head_dim",
+                          "model.v_head_dim"})
         if (auto* sl = m_sliders.value(QLatin1String(k)))
             sl->setEnabled(mla && sc.model.kind == core::ModelKind::Transformer);
     if (auto* sl = m_sliders.value(QStringLiteral("model.kv_heads")))
@@ -617,8 +704,9 @@ void ControlsPanel::updateDerivedLabels()
         {QStringLiteral("model.tied_embeddings"), s.tiedEmbeddings ? QStringLiteral("true") : QStringLiteral("false")},
         {QStringLiteral("model.attention"), QLatin1String(core::toString(s.attention))},
         {QStringLiteral("model.dropout"), s.dropout ? QStringLiteral("true") : QStringLiteral("false")},
-        {QStringLiteral("model.qk_norm"), s.qkNorm == core::QkNorm::Head ? QStringLiteral("head")
-                                         : s.qkNorm == core::QkNorm::Full ? QStringLiteral("true") : QStringLiteral("false")}};
+        {QStringLiteral("model.qk_norm"), s.qkNorm == core::QkNorm::Head   ? QStringLiteral("head")
+                                          : s.qkNorm == core::QkNorm::Full ? QStringLiteral("true")
+                                                                           : QStringLiteral("false")}};
     for (auto it = archIds.cbegin(); it != archIds.cend(); ++it)
         if (auto* c = m_combos.value(it.key()))
             c->setCurrentIndex(c->findData(it.value()));
@@ -632,14 +720,18 @@ void ControlsPanel::updateDerivedLabels()
                               ? tr("Chinchilla: 20 × total params = %1").arg(formatCount(20.0 * plan.params.total))
                               : tr("Chinchilla: 20 tokens/param = %1").arg(formatCount(20.0 * plan.params.total)));
     m_layout->setText(tr("Layout: TP %1 × PP %2 × CP %3 × DP %4 = %5 GPUs%6%7")
-                          .arg(sc.parallel.tp).arg(sc.parallel.pp).arg(sc.parallel.cp).arg(plan.compute.dataParallel)
+                          .arg(sc.parallel.tp)
+                          .arg(sc.parallel.pp)
+                          .arg(sc.parallel.cp)
+                          .arg(plan.compute.dataParallel)
                           .arg(sc.cluster.gpus)
                           .arg(sc.parallel.pp > 1 ? tr("; bubble %1 %, ledger of stage %2")
                                                         .arg(100 * plan.memory.bubbleFraction, 0, 'f', 1)
                                                         .arg(plan.memory.mostLoadedStage)
-                                                  : QString())
-                          .arg(plan.moe.applies ? tr("; experts: EP %1 × ETP %2 × EDP %3")
-                                                      .arg(plan.moe.expertRanks).arg(plan.moe.expertTensorRanks)
+                                                  : QString(),
+                               plan.moe.applies ? tr("; experts: EP %1 × ETP %2 × EDP %3")
+                                                      .arg(plan.moe.expertRanks)
+                                                      .arg(plan.moe.expertTensorRanks)
                                                       .arg(plan.moe.expertDataParallel)
                                                 : QString()));
     // Expert parallelism means something only for a mixture of experts.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Every input of the scenario as a control. Edits go to the controller as dotted paths; the panel
 // re-reads the controller's document when it changes (undo, open, presets).
@@ -40,8 +42,8 @@ signals:
     void importRequested();
 
 private:
-    QuantitySlider* addSlider(QWidget* box, const QString& path, const QString& label, double min, double max,
-                              bool log, bool integer, const QString& unit, const QString& tip);
+    QuantitySlider* addSlider(QWidget* box, const QString& path, const QString& label, double min, double max, bool log,
+                              bool integer, const QString& unit, const QString& tip);
     QComboBox* addCombo(QWidget* box, const QString& path, const QString& label, const QStringList& ids,
                         const QStringList& names, const QString& tip);
     void editArchitecture(const QString& key, const nlohmann::json& value);

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "derivationpanel.h"
 
 #include "format.h"
@@ -52,13 +54,15 @@ void DerivationPanel::updateText()
         const std::string_view quantity = d.quantity;
         if ((quantity == "memory.per_gpu.activations" || quantity == "memory.activations_per_layer") &&
             plan.memory.layerTensors.count > 0)
-            html += tr("<p><i>Per layer:</i> %1</p>")
-                        .arg(QString::fromStdString(core::savedTensorsSummary(plan.memory.layerTensors)).toHtmlEscaped());
+            html +=
+                tr("<p><i>Per layer:</i> %1</p>")
+                    .arg(QString::fromStdString(core::savedTensorsSummary(plan.memory.layerTensors)).toHtmlEscaped());
     }
     if (html.isEmpty())
         html = tr("<p>Click a number to see its formula, the values substituted and its source.</p>");
     if (m_controller->hasErrors())
-        html.prepend(tr("<p style='color:#d32f2f'>The inputs have errors: the numbers shown are the last valid plan.</p>"));
+        html.prepend(
+            tr("<p style='color:#d32f2f'>The inputs have errors: the numbers shown are the last valid plan.</p>"));
     if (html != m_html) { // unchanged text would still re-layout the document
         m_html = html;
         m_text->setHtml(html);

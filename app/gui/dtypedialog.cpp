@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "dtypedialog.h"
 
 #include "dtypeexplain.h"
@@ -17,16 +19,17 @@ DtypeDialog::DtypeDialog(QWidget* parent)
 {
     setWindowTitle(tr("Dtype explorer"));
     auto* v = new QVBoxLayout(this);
-    auto* intro = new QLabel(tr("How each format stores a number: the bits (sign | exponent | mantissa), the value kept, "
-                                "the relative error and the spacing between neighbours near it. Try 1e-8, 1.001, 448, 65520."));
+    auto* intro =
+        new QLabel(tr("How each format stores a number: the bits (sign | exponent | mantissa), the value kept, "
+                      "the relative error and the spacing between neighbours near it. Try 1e-8, 1.001, 448, 65520."));
     intro->setWordWrap(true);
     v->addWidget(intro);
     v->addWidget(m_value);
     m_error->setStyleSheet(QStringLiteral("color: #d32f2f;"));
     v->addWidget(m_error);
     m_table->setColumnCount(6);
-    m_table->setHorizontalHeaderLabels({tr("Format"), tr("Bits"), tr("Stored"), tr("Relative error"), tr("Spacing near it"),
-                                        tr("Note")});
+    m_table->setHorizontalHeaderLabels(
+        {tr("Format"), tr("Bits"), tr("Stored"), tr("Relative error"), tr("Spacing near it"), tr("Note")});
     m_table->verticalHeader()->hide();
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
@@ -62,8 +65,10 @@ void DtypeDialog::update()
                    (note.isEmpty() ? QString() : QStringLiteral("; ") + note);
         const QString cells[] = {QString::fromLatin1(f.id.data(), qsizetype(f.id.size())),
                                  QString::fromStdString(s.signBits + " | " + s.exponentBits + " | " + s.mantissaBits),
-                                 QString::number(s.stored, 'g', 9), QString::number(s.relativeError, 'g', 3),
-                                 QString::number(s.spacing, 'g', 3), note};
+                                 QString::number(s.stored, 'g', 9),
+                                 QString::number(s.relativeError, 'g', 3),
+                                 QString::number(s.spacing, 'g', 3),
+                                 note};
         for (int c = 0; c < 6; ++c) {
             auto* item = new QTableWidgetItem(cells[c]);
             if (c == 1)

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The dtype explorer: type a number, see how fp32, fp16, bf16, fp8 E4M3/E5M2, NVFP4 and MXFP4 store it.
 

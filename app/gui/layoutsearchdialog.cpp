@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "layoutsearchdialog.h"
 
 #include "plancontroller.h"
@@ -36,9 +38,10 @@ QTableWidget* resultsTable(const QStringList& headers, const QStringList& tips)
 namespace {
 bool sameLayout(const core::Layout& a, const core::Layout& b)
 {
-    return a.tp == b.tp && a.pp == b.pp && a.virtualStages == b.virtualStages && a.cp == b.cp && a.dp == b.dp && a.ep == b.ep &&
-           a.microBatch == b.microBatch && a.recompute == b.recompute && a.zero == b.zero && a.schedule == b.schedule &&
-           a.firstStageLayers == b.firstStageLayers && a.lastStageLayers == b.lastStageLayers;
+    return a.tp == b.tp && a.pp == b.pp && a.virtualStages == b.virtualStages && a.cp == b.cp && a.dp == b.dp &&
+           a.ep == b.ep && a.microBatch == b.microBatch && a.recompute == b.recompute && a.zero == b.zero &&
+           a.schedule == b.schedule && a.firstStageLayers == b.firstStageLayers &&
+           a.lastStageLayers == b.lastStageLayers;
 }
 } // namespace
 
@@ -50,28 +53,38 @@ LayoutSearchDialog::LayoutSearchDialog(PlanController* controller, QWidget* pare
     m_status = new QLabel;
     m_status->setWordWrap(true);
     v->addWidget(m_status);
-    const QStringList headers{tr("#"), tr("TP"), tr("PP"), tr("v"), tr("CP"), tr("DP"), tr("EP"), tr("Micro-batch"),
-                              tr("Recompute"), tr("ZeRO"), tr("Step"), tr("Tokens/s"), tr("MFU"), tr("Memory"), tr("Why")};
+    const QStringList headers{tr("#"),    tr("TP"),       tr("PP"),          tr("v"),         tr("CP"),
+                              tr("DP"),   tr("EP"),       tr("Micro-batch"), tr("Recompute"), tr("ZeRO"),
+                              tr("Step"), tr("Tokens/s"), tr("MFU"),         tr("Memory"),    tr("Why")};
     const QStringList tips{
-        tr("Rank by predicted step time"), tr("Tensor-parallel ranks"), tr("Pipeline stages (uneven: the first and last stage's layers in brackets)"),
-        tr("Virtual stages per pipeline rank (interleaved schedule), or \"dual\" for DualPipe"), tr("Context-parallel ranks"),
+        tr("Rank by predicted step time"),
+        tr("Tensor-parallel ranks"),
+        tr("Pipeline stages (uneven: the first and last stage's layers in brackets)"),
+        tr("Virtual stages per pipeline rank (interleaved schedule), or \"dual\" for DualPipe"),
+        tr("Context-parallel ranks"),
         tr("Data-parallel replicas: GPUs / (TP · PP · CP)"),
         tr("Expert-parallel ranks (mixtures of experts): each holds experts / EP of every MoE layer"),
         tr("Sequences per micro-batch"),
-        tr("Activation recomputation"), tr("ZeRO stage (FSDP off)"), tr("Predicted seconds per optimizer step (core/steptime.h)"),
-        tr("Global batch tokens / step time"), tr("Model FLOPs / (GPUs · peak · step)"),
-        tr("Most loaded rank's memory, overhead included"), tr("Why it wins, or what costs it against #1")};
+        tr("Activation recomputation"),
+        tr("ZeRO stage (FSDP off)"),
+        tr("Predicted seconds per optimizer step (core/steptime.h)"),
+        tr("Global batch tokens / step time"),
+        tr("Model FLOPs / (GPUs · peak · step)"),
+        tr("Most loaded rank's memory, overhead included"),
+        tr("Why it wins, or what costs it against #1")};
     m_table = resultsTable(headers, tips);
     v->addWidget(m_table, 1);
 
     auto* buttons = new QHBoxLayout;
     m_live = new QCheckBox(tr("Re-run as the scenario changes"));
     m_live->setChecked(true);
-    m_live->setToolTip(tr("Search again whenever an input other than the layout changes (the GPU count, the model, the batch)."));
+    m_live->setToolTip(
+        tr("Search again whenever an input other than the layout changes (the GPU count, the model, the batch)."));
     buttons->addWidget(m_live);
     m_uneven = new QCheckBox(tr("Uneven stages"));
-    m_uneven->setToolTip(tr("Also try pipeline depths that do not divide the layers, with fewer layers on the first and "
-                            "last stage (Llama 3.1 405B: 126 layers on 16 stages as 7 + 14 x 8 + 7). Many more layouts: slower."));
+    m_uneven->setToolTip(
+        tr("Also try pipeline depths that do not divide the layers, with fewer layers on the first and "
+           "last stage (Llama 3.1 405B: 126 layers on 16 stages as 7 + 14 x 8 + 7). Many more layouts: slower."));
     buttons->addWidget(m_uneven);
     buttons->addStretch(1);
     m_again = new QPushButton(tr("Search again"));
@@ -127,7 +140,8 @@ nlohmann::json LayoutSearchDialog::searchKey(const nlohmann::json& document)
     // The search's inputs: the document less what the search chooses itself (core/search.cpp
     // varies every layout field, recompute and ZeRO/FSDP) and the time mode it overrides.
     nlohmann::json key = document;
-    for (const char* k : {"tp", "pp", "virtual_stages", "pipeline_schedule", "first_stage_layers", "last_stage_layers", "pipeline_layout", "cp", "dp", "ep", "zero", "fsdp"})
+    for (const char* k : {"tp", "pp", "virtual_stages", "pipeline_schedule", "first_stage_layers", "last_stage_layers",
+                          "pipeline_layout", "cp", "dp", "ep", "zero", "fsdp"})
         if (key.contains("parallel") && key["parallel"].is_object())
             key["parallel"].erase(k);
     for (const char* k : {"micro_batch", "recompute"})
@@ -201,21 +215,20 @@ void LayoutSearchDialog::fillTable()
 {
     const auto& r = *m_result;
     const auto& sc = m_controller->scenario();
-    QString status = tr("Evaluated %1 layouts of %2 on %3 GPUs; %4 fit (%5 over memory, %6 skipped: the global batch of "
-                        "%7 is not a multiple of micro-batch × DP) in %8 ms. Ranked by predicted step time at a fixed global batch.")
-                         .arg(formatCount(double(r.evaluated)))
-                         .arg(QString::fromStdString(sc.model.name))
-                         .arg(sc.cluster.gpus)
-                         .arg(formatCount(double(r.feasible)))
-                         .arg(formatCount(double(r.rejectedMemory)))
-                         .arg(formatCount(double(r.rejectedBatch)))
-                         .arg(sc.training.globalBatch)
-                         .arg(r.elapsedSeconds * 1e3, 0, 'f', 1);
+    QString status =
+        tr("Evaluated %1 layouts of %2 on %3 GPUs; %4 fit (%5 over memory, %6 skipped: the global batch of "
+           "%7 is not a multiple of micro-batch × DP) in %8 ms. Ranked by predicted step time at a fixed global batch.")
+            .arg(formatCount(double(r.evaluated)), QString::fromStdString(sc.model.name))
+            .arg(sc.cluster.gpus)
+            .arg(formatCount(double(r.feasible)), formatCount(double(r.rejectedMemory)),
+                 formatCount(double(r.rejectedBatch)))
+            .arg(sc.training.globalBatch)
+            .arg(r.elapsedSeconds * 1e3, 0, 'f', 1);
     if (const auto& now = m_controller->plan().stepTime; now.valid)
         status += tr(" The scenario's layout now: %1 s, %2 tokens/s%3.")
                       .arg(now.step, 0, 'f', now.step < 100 ? 3 : 0)
-                      .arg(formatCount(std::round(now.tokensPerSecond)))
-                      .arg(m_controller->plan().memory.fits ? QString() : tr(", and it does not fit"));
+                      .arg(formatCount(std::round(now.tokensPerSecond)),
+                           m_controller->plan().memory.fits ? QString() : tr(", and it does not fit"));
     if (m_runs > 0 && r.best.empty())
         status += tr(" No layout fits: try more GPUs, recompute, or a smaller micro-batch.");
     if (m_stale && m_runs > 0)
@@ -229,19 +242,36 @@ void LayoutSearchDialog::fillTable()
         const auto& x = r.best[std::size_t(i)];
         const auto& l = x.layout;
         const QString cells[ColumnCount] = {
-            QString::number(i + 1), QString::number(l.tp), l.firstStageLayers > 0 ? QStringLiteral("%1 (%2/%3)").arg(l.pp).arg(l.firstStageLayers).arg(l.lastStageLayers) : QString::number(l.pp),
+            QString::number(i + 1),
+            QString::number(l.tp),
+            l.firstStageLayers > 0
+                ? QStringLiteral("%1 (%2/%3)").arg(l.pp).arg(l.firstStageLayers).arg(l.lastStageLayers)
+                : QString::number(l.pp),
             l.schedule == core::PipelineSchedule::DualPipe ? tr("dual") : QString::number(l.virtualStages),
-            QString::number(l.cp), QString::number(l.dp), QString::number(l.ep), QString::number(l.microBatch),
-            QString::fromLatin1(core::toString(l.recompute)), QString::number(l.zero),
-            QStringLiteral("%1 s").arg(x.time.step, 0, 'f', x.time.step < 100 ? 3 : 0), formatCount(std::round(x.time.tokensPerSecond)),
-            QString::number(x.time.mfu, 'f', 3), m_controller->formatBytes(x.memoryTotal), QString::fromStdString(x.why)};
+            QString::number(l.cp),
+            QString::number(l.dp),
+            QString::number(l.ep),
+            QString::number(l.microBatch),
+            QString::fromLatin1(core::toString(l.recompute)),
+            QString::number(l.zero),
+            QStringLiteral("%1 s").arg(x.time.step, 0, 'f', x.time.step < 100 ? 3 : 0),
+            formatCount(std::round(x.time.tokensPerSecond)),
+            QString::number(x.time.mfu, 'f', 3),
+            m_controller->formatBytes(x.memoryTotal),
+            QString::fromStdString(x.why)};
         const bool isCurrent = sc.parallel.fsdp == core::Fsdp::None && sameLayout(l, current);
-        const QString tip = tr("%1\ncompute %2 s, recompute %3 s, TP %4 s, CP %5 s, PP %6 s, bubble %7 s, DP %8 s, optimizer %9 s")
-                                .arg(QString::fromStdString(x.why))
-                                .arg(x.time.compute, 0, 'g', 3).arg(x.time.recompute, 0, 'g', 3)
-                                .arg(x.time.tpComm, 0, 'g', 3).arg(x.time.cpComm, 0, 'g', 3).arg(x.time.ppComm, 0, 'g', 3)
-                                .arg(x.time.bubble, 0, 'g', 3).arg(x.time.dpComm, 0, 'g', 3).arg(x.time.optimizer, 0, 'g', 3)
-                            + (isCurrent ? tr("\nThis is the scenario's layout now.") : QString());
+        const QString tip =
+            tr("%1\ncompute %2 s, recompute %3 s, TP %4 s, CP %5 s, PP %6 s, bubble %7 s, DP %8 s, optimizer %9 s")
+                .arg(QString::fromStdString(x.why))
+                .arg(x.time.compute, 0, 'g', 3)
+                .arg(x.time.recompute, 0, 'g', 3)
+                .arg(x.time.tpComm, 0, 'g', 3)
+                .arg(x.time.cpComm, 0, 'g', 3)
+                .arg(x.time.ppComm, 0, 'g', 3)
+                .arg(x.time.bubble, 0, 'g', 3)
+                .arg(x.time.dpComm, 0, 'g', 3)
+                .arg(x.time.optimizer, 0, 'g', 3) +
+            (isCurrent ? tr("\nThis is the scenario's layout now.") : QString());
         for (int c = 0; c < ColumnCount; ++c) {
             auto* item = m_table->item(i, c);
             if (!item) {

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Tools > Find best layout: core::searchLayouts on the current scenario in a worker thread, the top
 // ten layouts in a table (fastest first, with why each wins or loses), and Apply (or a double-click)
@@ -30,7 +32,24 @@ QTableWidget* resultsTable(const QStringList& headers, const QStringList& tips);
 class LayoutSearchDialog : public QDialog {
     Q_OBJECT
 public:
-    enum Column { Rank, Tp, Pp, Virtual, Cp, Dp, Ep, MicroBatch, Recompute, Zero, Step, TokensPerSecond, Mfu, Memory, Why, ColumnCount };
+    enum Column {
+        Rank,
+        Tp,
+        Pp,
+        Virtual,
+        Cp,
+        Dp,
+        Ep,
+        MicroBatch,
+        Recompute,
+        Zero,
+        Step,
+        TokensPerSecond,
+        Mfu,
+        Memory,
+        Why,
+        ColumnCount
+    };
 
     explicit LayoutSearchDialog(PlanController* controller, QWidget* parent = nullptr);
     ~LayoutSearchDialog() override;
@@ -73,7 +92,7 @@ private:
     QThread* m_worker = nullptr;
     std::shared_ptr<core::SearchResult> m_result;  // shown
     std::shared_ptr<core::SearchResult> m_running; // filled by the worker
-    nlohmann::json m_resultKey;  // the search inputs the shown result belongs to
+    nlohmann::json m_resultKey;                    // the search inputs the shown result belongs to
     nlohmann::json m_runningKey;
     bool m_pending = false;
     bool m_stale = true;

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "lecturecontroller.h"
 
 #include "plancontroller.h"
@@ -30,7 +32,8 @@ bool LectureController::load(const QString& fileOrId, QString* error)
     if (!lecture) {
         if (error)
             *error = fileOrId + QStringLiteral(": ") +
-                     QString::fromStdString(errors.empty() ? std::string("invalid walkthrough") : core::describe(errors.front()));
+                     QString::fromStdString(errors.empty() ? std::string("invalid walkthrough")
+                                                           : core::describe(errors.front()));
         return false;
     }
     setLecture(std::move(*lecture));

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Lecture mode's state: the walkthrough, the current step, and the document from before the
 // lecture. Each step's scenario goes through the PlanController (one undo step per move), so the

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "lecturepanel.h"
 
 #include "checkpointchart.h"
@@ -38,8 +40,8 @@ QString plain(const QString& html)
 } // namespace
 
 LecturePanel::LecturePanel(LectureController* lecture, PlanController* plan, QWidget* parent)
-    : QWidget(parent), m_lecture(lecture), m_plan(plan), m_counter(new QLabel), m_title(wrapped()), m_narration(wrapped()),
-      m_note(wrapped()), m_numbersHeading(new QLabel(tr("The numbers"))), m_numbers(wrapped()),
+    : QWidget(parent), m_lecture(lecture), m_plan(plan), m_counter(new QLabel), m_title(wrapped()),
+      m_narration(wrapped()), m_note(wrapped()), m_numbersHeading(new QLabel(tr("The numbers"))), m_numbers(wrapped()),
       m_derivationHeading(new QLabel(tr("Derivation"))), m_derivation(wrapped()), m_dtypeFrame(new QFrame),
       m_dtypeTable(new QTableWidget), m_chart(new charts::CheckpointChart), m_hint(wrapped()),
       m_keys(new QLabel(tr("Page Down / Space: next · Page Up: back · Home / End · Esc: leave")))
@@ -138,19 +140,23 @@ bool LecturePanel::eventFilter(QObject* watched, QEvent* event)
     case Qt::Key_PageUp: m_lecture->previous(); return true;
     case Qt::Key_Escape: m_lecture->stop(); return true;
     case Qt::Key_Space:
-        if (editing) return false;
+        if (editing)
+            return false;
         m_lecture->next();
         return true;
     case Qt::Key_Backspace:
-        if (editing) return false;
+        if (editing)
+            return false;
         m_lecture->previous();
         return true;
     case Qt::Key_Home:
-        if (editing) return false;
+        if (editing)
+            return false;
         m_lecture->first();
         return true;
     case Qt::Key_End:
-        if (editing) return false;
+        if (editing)
+            return false;
         m_lecture->last();
         return true;
     default: return false;
@@ -214,8 +220,10 @@ void LecturePanel::refreshStep()
     m_narration->setText(QString::fromStdString(step->narration).toHtmlEscaped());
     if (step->calibration) {
         m_note->setText(m_lecture->stepUsesCalibration()
-                            ? tr("Peaks measured on this machine: calibration profile %1.").arg(m_lecture->calibrationProfile().toHtmlEscaped())
-                            : QString::fromStdString(step->fallback.empty() ? "No calibration profile: spec-sheet peaks." : step->fallback)
+                            ? tr("Peaks measured on this machine: calibration profile %1.")
+                                  .arg(m_lecture->calibrationProfile().toHtmlEscaped())
+                            : QString::fromStdString(
+                                  step->fallback.empty() ? "No calibration profile: spec-sheet peaks." : step->fallback)
                                   .toHtmlEscaped());
         m_note->show();
     } else {
@@ -247,14 +255,16 @@ void LecturePanel::refreshStep()
                 m_dtypeTable->setItem(r, c, item);
             }
         }
-        m_dtypeTable->setHorizontalHeaderLabels({tr("Format"), tr("%1 is stored as").arg(QString::number(*step->dtypeValue, 'g', 9)),
+        m_dtypeTable->setHorizontalHeaderLabels({tr("Format"),
+                                                 tr("%1 is stored as").arg(QString::number(*step->dtypeValue, 'g', 9)),
                                                  tr("Bits: sign exponent mantissa")});
     }
     m_chart->setVisible(step->focus == core::LectureFocus::Checkpoint);
     m_dtypeFrame->setVisible(step->dtypeValue.has_value() || step->focus == core::LectureFocus::Checkpoint);
     const bool focusHere = step->focus == core::LectureFocus::Dtype || step->focus == core::LectureFocus::Checkpoint;
     const QString color = highContrastPalette().color(QPalette::Highlight).name();
-    m_dtypeFrame->setStyleSheet(focusHere ? QStringLiteral("QFrame#lectureFocusFrame { border: 4px solid %1; }").arg(color) : QString());
+    m_dtypeFrame->setStyleSheet(
+        focusHere ? QStringLiteral("QFrame#lectureFocusFrame { border: 4px solid %1; }").arg(color) : QString());
     m_dtypeFrame->setFont(font());
     refreshLive();
 }
@@ -267,7 +277,8 @@ void LecturePanel::refreshLive()
     m_numbers->setText(numbers);
     m_numbers->setVisible(!numbers.isEmpty());
     m_numbersHeading->setVisible(!numbers.isEmpty());
-    const QString derivation = step && !step->derivation.empty() ? report::lectureDerivationHtml(m_plan->plan(), step->derivation) : QString();
+    const QString derivation =
+        step && !step->derivation.empty() ? report::lectureDerivationHtml(m_plan->plan(), step->derivation) : QString();
     m_derivation->setText(derivation);
     m_derivation->setVisible(!derivation.isEmpty());
     m_derivationHeading->setVisible(!derivation.isEmpty());

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Lecture mode's presenter view: the step's title, narration, the numbers it claims (live: they
 // follow the sliders), the derivation in large type, and the dtype explorer or the checkpoint
@@ -31,8 +33,8 @@ public:
 
     // For tests and screenshots.
     QString titleText() const;
-    QString numbersText() const;     // plain text of the numbers table
-    QString derivationText() const;  // plain text of the derivation
+    QString numbersText() const;    // plain text of the numbers table
+    QString derivationText() const; // plain text of the derivation
     QTableWidget* dtypeTable() const { return m_dtypeTable; }
     charts::CheckpointChart* checkpointChart() const { return m_chart; }
 

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "ledgermodel.h"
 
 #include "buckets.h"
@@ -41,7 +43,7 @@ void LedgerModel::setPlan(const core::Plan& p, const core::Scenario& sc)
     auto perParam = [](const core::StateRate& r) {
         if (r.offloaded)
             return tr("offloaded: on the host");
-        return r.shard > 1 ? tr("%1 × %2 / %3").arg(num(r.valuesPerParam)).arg(num(r.bytesPerValue)).arg(num(r.shard)) +
+        return r.shard > 1 ? tr("%1 × %2 / %3").arg(num(r.valuesPerParam), num(r.bytesPerValue), num(r.shard)) +
                                  QStringLiteral(" = ") + num(r.bytesPerParam)
                            : num(r.bytesPerParam);
     };
@@ -54,37 +56,41 @@ void LedgerModel::setPlan(const core::Plan& p, const core::Scenario& sc)
         QString formula = rate ? (dtype ? perParam(*rate) : QStringLiteral("0")) : bucketFormula(b.bucket, mlp, m);
         // LoRA / QLoRA: the states exist for the adapters only, the weights mix the base's format and bf16.
         const auto& ft = p.finetune;
-        if (ft.adapters > 0 && rate && dtype && !rate->offloaded && b.bucket != core::Bucket::Weights)
-        {
+        if (ft.adapters > 0 && rate && dtype && !rate->offloaded && b.bucket != core::Bucket::Weights) {
             const double share = m.gradientsRate.valuesPerParam, states = share > 0 ? rate->valuesPerParam / share : 0;
             formula = tr("adapters %1% × %2%3 B")
                           .arg(100 * share, 0, 'f', 2)
-                          .arg(states != 1 ? num(states) + QStringLiteral(" × ") : QString())
-                          .arg(num(rate->bytesPerValue / rate->shard));
+                          .arg(states != 1 ? num(states) + QStringLiteral(" × ") : QString(),
+                               num(rate->bytesPerValue / rate->shard));
         }
         if (ft.adapters > 0 && b.bucket == core::Bucket::Weights && ft.quantised > 0) {
-            formula = tr("%1 %2 B, rest %3: mean %4")
-                          .arg(ft.baseDtype == std::string_view("int8") ? QStringLiteral("int8") : QStringLiteral("nf4"))
-                          .arg(ft.baseBytesPerValue, 0, 'f', 3)
-                          .arg(dtypeText)
-                          .arg(rate->bytesPerParam, 0, 'f', 3);
+            formula =
+                tr("%1 %2 B, rest %3: mean %4")
+                    .arg(ft.baseDtype == std::string_view("int8") ? QStringLiteral("int8") : QStringLiteral("nf4"))
+                    .arg(ft.baseBytesPerValue, 0, 'f', 3)
+                    .arg(dtypeText)
+                    .arg(rate->bytesPerParam, 0, 'f', 3);
             dtypeText = ft.baseDtype == std::string_view("int8") ? QStringLiteral("int8") : QStringLiteral("nf4");
         }
         const bool activations = b.bucket == core::Bucket::Activations && m.layerTensors.count > 0;
-        const QString title = activations ? (m_expanded ? QStringLiteral("- ") : QStringLiteral("+ ")) + tr(b.title) : tr(b.title);
-        m_rows.push_back({title, dtypeText, formula, core::bucketBytes(b, m), QString::fromLatin1(b.quantity), false, QString()});
+        const QString title =
+            activations ? (m_expanded ? QStringLiteral("- ") : QStringLiteral("+ ")) + tr(b.title) : tr(b.title);
+        m_rows.push_back(
+            {title, dtypeText, formula, core::bucketBytes(b, m), QString::fromLatin1(b.quantity), false, QString()});
         if (b.bucket == core::Bucket::Activations)
             m_rows.back().tensors = tensorsTip(m);
         if (b.bucket == core::Bucket::Overhead && m.comm.count > 0) {
             QStringList groups;
             for (int i = 0; i < m.comm.count; ++i) {
                 const auto& g = m.comm.groups[std::size_t(i)];
-                groups << tr("%1 (%2 ranks, %3): %4").arg(QString::fromLatin1(g.name).toUpper()).arg(num(g.ranks))
-                              .arg(g.p2p ? tr("p2p") : tr("collective"))
-                              .arg(m_controller->formatBytes(g.bytes + g.nvlsBytes));
+                groups << tr("%1 (%2 ranks, %3): %4")
+                              .arg(QString::fromLatin1(g.name).toUpper(), num(g.ranks),
+                                   g.p2p ? tr("p2p") : tr("collective"),
+                                   m_controller->formatBytes(g.bytes + g.nvlsBytes));
             }
-            m_rows.back().tensors = tr("<b>NCCL buffers per communicator</b><br>%1<br>Click to see how the overhead is derived")
-                                        .arg(groups.join(QStringLiteral("<br>")));
+            m_rows.back().tensors =
+                tr("<b>NCCL buffers per communicator</b><br>%1<br>Click to see how the overhead is derived")
+                    .arg(groups.join(QStringLiteral("<br>")));
         }
         if (activations && m_expanded)
             appendTensorRows(m);
@@ -92,10 +98,15 @@ void LedgerModel::setPlan(const core::Plan& p, const core::Scenario& sc)
     m_rows.push_back({tr("Total"), QString(), num(m.statesBytesPerParam) + tr(" B/param states"), m.total,
                       QStringLiteral("memory.per_gpu.total"), true, QString()});
     if (m.host.total > 0 || m.host.nvme > 0) {
-        Row host{tr("Host (offload)"), QString(),
-                 tr("per GPU; %1 per node%2").arg(m_controller->formatBytes(m.host.perNode),
-                                                  m.host.nvme > 0 ? tr(", NVMe %1").arg(m_controller->formatBytes(m.host.nvme)) : QString()),
-                 m.host.total, QStringLiteral("memory.per_gpu.total"), false, QString()};
+        Row host{tr("Host (offload)"),
+                 QString(),
+                 tr("per GPU; %1 per node%2")
+                     .arg(m_controller->formatBytes(m.host.perNode),
+                          m.host.nvme > 0 ? tr(", NVMe %1").arg(m_controller->formatBytes(m.host.nvme)) : QString()),
+                 m.host.total,
+                 QStringLiteral("memory.per_gpu.total"),
+                 false,
+                 QString()};
         host.host = true;
         m_rows.push_back(host);
     }
@@ -139,15 +150,19 @@ void LedgerModel::appendTensorRows(const core::MemoryLedger& m)
         QString shape;
         for (int d = 0; d < t.dims; ++d)
             shape += (d ? QStringLiteral(" × ") : QString()) + num(t.shape[std::size_t(d)]);
-        Row r{QStringLiteral("    ") + QString::fromLatin1(t.name), QString::fromLatin1(t.dtype),
-              QStringLiteral("%1 [%2]%3").arg(QString::fromLatin1(t.op), shape, t.kept ? QString() : tr(" · recomputed")),
-              t.bytes, QStringLiteral("memory.activations_per_layer"), false, QString()};
+        Row r{
+            QStringLiteral("    ") + QString::fromLatin1(t.name),
+            QString::fromLatin1(t.dtype),
+            QStringLiteral("%1 [%2]%3").arg(QString::fromLatin1(t.op), shape, t.kept ? QString() : tr(" · recomputed")),
+            t.bytes,
+            QStringLiteral("memory.activations_per_layer"),
+            false,
+            QString()};
         r.tensor = true;
         r.kept = t.kept;
-        r.tensors = tr("%1 (%2): %3 per layer per micro-batch, %4").arg(QString::fromLatin1(t.name), QString::fromLatin1(t.op),
-                                                                     m_controller->formatBytes(t.bytes),
-                                                                     t.kept ? tr("kept for the backward")
-                                                                            : tr("dropped by training.recompute and recomputed"));
+        r.tensors = tr("%1 (%2): %3 per layer per micro-batch, %4")
+                        .arg(QString::fromLatin1(t.name), QString::fromLatin1(t.op), m_controller->formatBytes(t.bytes),
+                             t.kept ? tr("kept for the backward") : tr("dropped by training.recompute and recomputed"));
         m_rows.push_back(r);
     }
 }
@@ -167,7 +182,8 @@ QString LedgerModel::tensorsTip(const core::MemoryLedger& m) const
             shape += (d ? QStringLiteral(" × ") : QString()) + num(t.shape[std::size_t(d)]);
         if (t.kept)
             kept += QStringLiteral("<tr><td>%1</td><td>[%2]</td><td>%3</td><td align=\"right\">%4</td></tr>")
-                        .arg(QString::fromLatin1(t.name), shape, QString::fromLatin1(t.dtype), m_controller->formatBytes(t.bytes));
+                        .arg(QString::fromLatin1(t.name), shape, QString::fromLatin1(t.dtype),
+                             m_controller->formatBytes(t.bytes));
         else if ((t.droppedBy & core::kDropNone) == 0)
             dropped += (dropped.isEmpty() ? QString() : QStringLiteral(", ")) + QString::fromLatin1(t.name);
     }
@@ -183,7 +199,9 @@ QString LedgerModel::bucketFormula(core::Bucket bucket, bool mlp, const core::Me
     case core::Bucket::Activations:
         if (mlp)
             return tr("B·D·L");
-        return tr("%1 tensors, %2/layer").arg(m.layerTensors.keptCount).arg(m_controller->formatBytes(m.activationsPerLayer));
+        return tr("%1 tensors, %2/layer")
+            .arg(m.layerTensors.keptCount)
+            .arg(m_controller->formatBytes(m.activationsPerLayer));
     case core::Bucket::Temporaries:
         return mlp ? QStringLiteral("—") : m.gatheredWeights > 0 ? tr("logits, loss, gathered") : tr("logits and loss");
     case core::Bucket::Overhead: return tr("context + workspace + comm + reserve");
@@ -202,7 +220,9 @@ QVariant LedgerModel::data(const QModelIndex& index, int role) const
         case Bucket: return r.name;
         case DType: return r.dtype;
         case PerParam: return r.perParam;
-        case Size: return r.tensor ? tr("%1/layer").arg(m_controller->formatBytes(r.bytes)) : m_controller->formatBytes(r.bytes);
+        case Size:
+            return r.tensor ? tr("%1/layer").arg(m_controller->formatBytes(r.bytes))
+                            : m_controller->formatBytes(r.bytes);
         case Share:
             if (r.tensor || r.host)
                 return QString();
@@ -210,7 +230,8 @@ QVariant LedgerModel::data(const QModelIndex& index, int role) const
         }
         break;
     case Qt::TextAlignmentRole:
-        return index.column() >= Size ? QVariant(Qt::AlignRight | Qt::AlignVCenter) : QVariant(Qt::AlignLeft | Qt::AlignVCenter);
+        return index.column() >= Size ? QVariant(Qt::AlignRight | Qt::AlignVCenter)
+                                      : QVariant(Qt::AlignLeft | Qt::AlignVCenter);
     case Qt::FontRole:
         if (r.total || r.tensor || r.host) {
             QFont f;
@@ -227,10 +248,8 @@ QVariant LedgerModel::data(const QModelIndex& index, int role) const
         if (!r.tensors.isEmpty())
             return r.tensors;
         return tr("Click to see how %1 is derived").arg(r.name.toLower());
-    case BytesRole:
-        return r.bytes;
-    case QuantityRole:
-        return r.quantity;
+    case BytesRole: return r.bytes;
+    case QuantityRole: return r.quantity;
     }
     return {};
 }

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The memory ledger as a table: bucket, dtype, bytes per parameter or formula, size, share.
 
@@ -42,10 +44,10 @@ private:
         double bytes = 0;
         QString quantity; // plan JSON path for the derivation
         bool total = false;
-        QString tensors; // the Activations row's saved tensors (tooltip)
-        bool tensor = false;   // a saved tensor below the expanded Activations row (bytes per layer)
+        QString tensors;     // the Activations row's saved tensors (tooltip)
+        bool tensor = false; // a saved tensor below the expanded Activations row (bytes per layer)
         bool kept = true;
-        bool host = false;     // the offloaded bytes on the host (memory.host)
+        bool host = false; // the offloaded bytes on the host (memory.host)
     };
     void appendTensorRows(const core::MemoryLedger& m);
     QString tensorsTip(const core::MemoryLedger& m) const;

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "mainwindow.h"
 
 #include "accuracydialog.h"
@@ -76,9 +78,9 @@ const QString kFilter = QObject::tr("Napkin scenarios (*.napkin.json *.json);;Al
 MainWindow::MainWindow(PlanController* controller, QWidget* parent)
     : QMainWindow(parent), m_controller(controller), m_controls(new ControlsPanel(controller)),
       m_ledgerModel(new LedgerModel(controller, this)), m_ledgerTable(new QTableView),
-      m_ledgerChart(followPlan(new charts::LedgerChart, controller)), m_roofline(followPlan(new charts::RooflineChart, controller)),
-      m_summary(new SummaryPanel(controller)), m_derivation(new DerivationPanel(controller)),
-      m_warnings(new WarningsPanel(controller))
+      m_ledgerChart(followPlan(new charts::LedgerChart, controller)),
+      m_roofline(followPlan(new charts::RooflineChart, controller)), m_summary(new SummaryPanel(controller)),
+      m_derivation(new DerivationPanel(controller)), m_warnings(new WarningsPanel(controller))
 {
     setAcceptDrops(true);
     m_baseFontPoints = QApplication::font().pointSize() > 0 ? QApplication::font().pointSize() : 10;
@@ -95,7 +97,8 @@ MainWindow::MainWindow(PlanController* controller, QWidget* parent)
     // than the rest of the table's repaint); the formula column takes what is left and elides.
     m_ledgerTable->resizeColumnsToContents();
     for (int c : {int(LedgerModel::Bucket), int(LedgerModel::Size), int(LedgerModel::Share)})
-        m_ledgerTable->setColumnWidth(c, m_ledgerTable->columnWidth(c) + m_ledgerTable->fontMetrics().horizontalAdvance(QStringLiteral("0000")));
+        m_ledgerTable->setColumnWidth(c, m_ledgerTable->columnWidth(c) +
+                                             m_ledgerTable->fontMetrics().horizontalAdvance(QStringLiteral("0000")));
     m_ledgerTable->horizontalHeader()->setSectionResizeMode(LedgerModel::PerParam, QHeaderView::Stretch);
     m_ledgerTable->setTextElideMode(Qt::ElideRight);
     m_ledgerTable->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -135,15 +138,17 @@ MainWindow::MainWindow(PlanController* controller, QWidget* parent)
     fitLayout->setContentsMargins(4, 2, 4, 2);
     m_fitLabel = new QLabel;
     m_makeFit = new QPushButton(tr("Make it fit…"));
-    m_makeFit->setToolTip(tr("The cheapest changes that bring the plan under the GPU's memory (micro-batch, recompute, "
-                             "ZeRO, 8-bit optimizer, LoRA / QLoRA, offload, more or larger GPUs), each re-planned in full"));
+    m_makeFit->setToolTip(
+        tr("The cheapest changes that bring the plan under the GPU's memory (micro-batch, recompute, "
+           "ZeRO, 8-bit optimizer, LoRA / QLoRA, offload, more or larger GPUs), each re-planned in full"));
     connect(m_makeFit, &QPushButton::clicked, this, &MainWindow::openMakeFit);
     fitLayout->addWidget(m_fitLabel, 1);
     fitLayout->addWidget(m_makeFit);
     lv->addWidget(m_fitBar);
     auto updateFitBar = [this](const core::Plan& p) {
         m_fitBar->setVisible(!p.memory.fits && !m_controller->hasErrors());
-        m_fitLabel->setText(tr("Short by %1 per GPU").arg(m_controller->formatBytes(p.memory.total - p.memory.capacity)));
+        m_fitLabel->setText(
+            tr("Short by %1 per GPU").arg(m_controller->formatBytes(p.memory.total - p.memory.capacity)));
     };
     connect(m_controller, &PlanController::planChanged, this, updateFitBar);
     updateFitBar(m_controller->plan());
@@ -172,7 +177,8 @@ MainWindow::MainWindow(PlanController* controller, QWidget* parent)
     m_chartTabs->addTab(m_timeline, tr("Memory through the step"));
     m_imbalance = followPlan(new charts::ImbalanceChart, controller);
     m_chartTabs->addTab(m_imbalance, tr("Routing imbalance"));
-    m_chartTabs->setTabToolTip(3, tr("Mixtures of experts: step time and memory as the busiest expert rank's load grows"));
+    m_chartTabs->setTabToolTip(3,
+                               tr("Mixtures of experts: step time and memory as the busiest expert rank's load grows"));
     bottom->addWidget(m_frames[QStringLiteral("roofline")] = framed(tr("Roofline and step time"), m_chartTabs));
     bottom->addWidget(framed(tr("Warnings"), m_warnings));
     bottom->setStretchFactor(0, 3);
@@ -255,7 +261,8 @@ void MainWindow::buildMenus()
     connect(m_recentMenu, &QMenu::aboutToShow, this, &MainWindow::updateRecentMenu);
     file->addAction(tr("&Save"), QKeySequence::Save, this, [this] {
         if (m_controller->fileName().isEmpty()) {
-            const QString f = QFileDialog::getSaveFileName(this, tr("Save scenario"), QStringLiteral("plan.napkin.json"), kFilter);
+            const QString f =
+                QFileDialog::getSaveFileName(this, tr("Save scenario"), QStringLiteral("plan.napkin.json"), kFilter);
             if (!f.isEmpty())
                 saveFile(f);
         } else {
@@ -263,7 +270,8 @@ void MainWindow::buildMenus()
         }
     });
     file->addAction(tr("Save &As…"), QKeySequence::SaveAs, this, [this] {
-        const QString f = QFileDialog::getSaveFileName(this, tr("Save scenario as"), QStringLiteral("plan.napkin.json"), kFilter);
+        const QString f =
+            QFileDialog::getSaveFileName(this, tr("Save scenario as"), QStringLiteral("plan.napkin.json"), kFilter);
         if (!f.isEmpty())
             saveFile(f);
     });
@@ -293,8 +301,9 @@ void MainWindow::buildMenus()
         if (dialog.exec() != QDialog::Accepted)
             return;
         const QString ext = format->currentData().toString();
-        const QString f = QFileDialog::getSaveFileName(this, tr("Export report"), QStringLiteral("napkin-report.") + ext,
-                                                       tr("%1 (*.%2)").arg(format->currentText(), ext));
+        const QString f =
+            QFileDialog::getSaveFileName(this, tr("Export report"), QStringLiteral("napkin-report.") + ext,
+                                         tr("%1 (*.%2)").arg(format->currentText(), ext));
         if (f.isEmpty())
             return;
         const QString why = exportReport(f, page->currentIndex() == 1, title->text());
@@ -311,8 +320,8 @@ void MainWindow::buildMenus()
                 return;
             }
         }
-        const QString f = QFileDialog::getSaveFileName(this, tr("Export lecture handout"), QStringLiteral("lecture-handout.pdf"),
-                                                       tr("PDF (*.pdf)"));
+        const QString f = QFileDialog::getSaveFileName(this, tr("Export lecture handout"),
+                                                       QStringLiteral("lecture-handout.pdf"), tr("PDF (*.pdf)"));
         if (f.isEmpty())
             return;
         const QString why = exportLectureHandout(f, false);
@@ -400,8 +409,10 @@ void MainWindow::buildMenus()
     });
 
     auto* tools = menuBar()->addMenu(tr("&Tools"));
-    tools->addAction(tr("Find best &layout…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_L), this, &MainWindow::openLayoutSearch);
-    tools->addAction(tr("&Make it fit…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_M), this, &MainWindow::openMakeFit);
+    tools->addAction(tr("Find best &layout…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_L), this,
+                     &MainWindow::openLayoutSearch);
+    tools->addAction(tr("&Make it fit…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_M), this,
+                     &MainWindow::openMakeFit);
     tools->addAction(tr("&Reconcile a measured run…"), this, [this] {
         auto* d = new ReconcileDialog(m_controller, this);
         d->setAttribute(Qt::WA_DeleteOnClose);
@@ -442,7 +453,8 @@ QString MainWindow::exportReport(const QString& file, bool letter, const QString
     options.gib = m_controller->units() == PlanController::Units::GiB;
     options.title = title;
     options.napkinVersion = QApplication::applicationVersion();
-    const QString baseDir = m_controller->fileName().isEmpty() ? QString() : QFileInfo(m_controller->fileName()).absolutePath();
+    const QString baseDir =
+        m_controller->fileName().isEmpty() ? QString() : QFileInfo(m_controller->fileName()).absolutePath();
     return report::writeReport({m_controller->document(), QString(), baseDir}, format, file, options);
 }
 
@@ -454,8 +466,10 @@ void MainWindow::addChartMenu(QCustomPlot* plot, const QString& title)
         for (const char* ext : {"png", "svg", "pdf"}) {
             const QString e = QLatin1String(ext);
             menu.addAction(tr("Save chart as %1…").arg(e.toUpper()), this, [this, plot, title, e] {
-                const QString f = QFileDialog::getSaveFileName(this, tr("Save chart"), title.toLower().replace(QLatin1Char(' '), QLatin1Char('-')) + QLatin1Char('.') + e,
-                                                               tr("%1 (*.%2)").arg(e.toUpper(), e));
+                const QString f = QFileDialog::getSaveFileName(
+                    this, tr("Save chart"),
+                    title.toLower().replace(QLatin1Char(' '), QLatin1Char('-')) + QLatin1Char('.') + e,
+                    tr("%1 (*.%2)").arg(e.toUpper(), e));
                 if (f.isEmpty())
                     return;
                 const QString why = charts::saveChart(plot, f, plot->size(), title);
@@ -535,11 +549,12 @@ void MainWindow::highlightPanel(const QString& focus)
     m_highlighted = m_frames.contains(focus) ? focus : QString();
     const QString color = LecturePanel::highContrastPalette().color(QPalette::Highlight).name();
     for (auto it = m_frames.begin(); it != m_frames.end(); ++it) {
-        it.value()->setStyleSheet(it.key() == m_highlighted
-                                      ? QStringLiteral("QGroupBox { border: 4px solid %1; margin-top: 1.2em; padding-top: 0.3em; }"
-                                                       "QGroupBox::title { subcontrol-origin: margin; left: 8px; color: %1; }")
-                                            .arg(color)
-                                      : QString());
+        it.value()->setStyleSheet(
+            it.key() == m_highlighted
+                ? QStringLiteral("QGroupBox { border: 4px solid %1; margin-top: 1.2em; padding-top: 0.3em; }"
+                                 "QGroupBox::title { subcontrol-origin: margin; left: 8px; color: %1; }")
+                      .arg(color)
+                : QString());
         // A style sheet resolves the font once: give the highlighted frame the projector size, and
         // let the others inherit again.
         it.value()->setFont(it.key() == m_highlighted ? QApplication::font() : QFont());
@@ -601,9 +616,9 @@ bool MainWindow::saveFile(const QString& file)
 
 void MainWindow::updateTitle()
 {
-    const QString name = m_controller->fileName().isEmpty() ? tr("Untitled") : QFileInfo(m_controller->fileName()).fileName();
+    const QString name =
+        m_controller->fileName().isEmpty() ? tr("Untitled") : QFileInfo(m_controller->fileName()).fileName();
     setWindowTitle(tr("%1%2 — Napkin").arg(name, m_controller->isModified() ? QStringLiteral(" *") : QString()));
-    
 }
 
 void MainWindow::updateRecentMenu()
@@ -622,8 +637,9 @@ bool MainWindow::maybeSave()
 {
     if (!m_controller->isModified())
         return true;
-    const auto answer = QMessageBox::question(this, tr("Unsaved changes"), tr("Save the changes to this scenario first?"),
-                                              QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
+    const auto answer =
+        QMessageBox::question(this, tr("Unsaved changes"), tr("Save the changes to this scenario first?"),
+                              QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
     if (answer == QMessageBox::Cancel)
         return false;
     if (answer == QMessageBox::Discard)

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "makefitdialog.h"
 
 #include "format.h"
@@ -22,10 +24,11 @@ MakeFitDialog::MakeFitDialog(PlanController* controller, QWidget* parent) : QDia
     m_status = new QLabel;
     m_status->setWordWrap(true);
     v->addWidget(m_status);
-    const QStringList tips{
-        tr("Whether the plan fits the GPU after the change"), tr("Most loaded GPU after the change, overhead included"),
-        tr("Memory per GPU the change saves"), tr("Predicted seconds per optimizer step after the change, and the difference"),
-        tr("What changes: the scenario keys it sets are in the tooltip")};
+    const QStringList tips{tr("Whether the plan fits the GPU after the change"),
+                           tr("Most loaded GPU after the change, overhead included"),
+                           tr("Memory per GPU the change saves"),
+                           tr("Predicted seconds per optimizer step after the change, and the difference"),
+                           tr("What changes: the scenario keys it sets are in the tooltip")};
     m_table = resultsTable({tr("Fits"), tr("Memory per GPU"), tr("Saved"), tr("Step (change)"), tr("Change")}, tips);
     v->addWidget(m_table, 1);
     auto* buttons = new QHBoxLayout;
@@ -69,15 +72,17 @@ void MakeFitDialog::refresh()
     if (!s.valid)
         m_status->setText(tr("The scenario has errors: fix them first."));
     else
-        m_status->setText(
-            (s.baselineFits ? tr("%1 per GPU fits the %2 (%3).").arg(m_controller->formatBytes(s.baselineTotal), qs(s.gpuName),
-                                                                     m_controller->formatBytes(s.capacity))
-                            : tr("%1 per GPU; the %2 has %3: short by %4.")
-                                  .arg(m_controller->formatBytes(s.baselineTotal), qs(s.gpuName), m_controller->formatBytes(s.capacity),
-                                       m_controller->formatBytes(s.baselineTotal - s.capacity))) +
-            QLatin1Char(' ') +
-            tr("Each change below is the scenario re-planned in full; fitting ones first, those that keep your training and "
-               "hardware before LoRA, more GPUs or another GPU."));
+        m_status->setText((s.baselineFits ? tr("%1 per GPU fits the %2 (%3).")
+                                                .arg(m_controller->formatBytes(s.baselineTotal), qs(s.gpuName),
+                                                     m_controller->formatBytes(s.capacity))
+                                          : tr("%1 per GPU; the %2 has %3: short by %4.")
+                                                .arg(m_controller->formatBytes(s.baselineTotal), qs(s.gpuName),
+                                                     m_controller->formatBytes(s.capacity),
+                                                     m_controller->formatBytes(s.baselineTotal - s.capacity))) +
+                          QLatin1Char(' ') +
+                          tr("Each change below is the scenario re-planned in full; fitting ones first, those that "
+                             "keep your training and "
+                             "hardware before LoRA, more GPUs or another GPU."));
     m_table->setRowCount(int(s.changes.size()));
     int row = 0;
     for (const auto& c : s.changes) {

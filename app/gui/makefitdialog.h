@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // "Make it fit": core::suggestFits on the current scenario (every change a full re-plan), the changes
 // in a table, fitting ones first, and Apply (or a double-click) to set a row's keys through the

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The sharded-data-parallel strategy beside the ZeRO stage: PyTorch FSDP's full, grad-op and hybrid
 // shards. Picking a strategy hands the sharding to it (the controller sets parallel.zero to 0), and

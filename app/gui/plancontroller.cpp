@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "plancontroller.h"
 
 #include "format.h"
@@ -22,9 +24,9 @@ namespace {
 class DocumentCommand : public QUndoCommand {
 public:
     DocumentCommand(PlanController* c, nlohmann::json before, nlohmann::json after, const QString& text, int mergeId)
-        : QUndoCommand(text), m_controller(c), m_before(std::move(before)), m_after(std::move(after)), m_mergeId(mergeId)
-    {
-    }
+        : QUndoCommand(text), m_controller(c), m_before(std::move(before)), m_after(std::move(after)),
+          m_mergeId(mergeId)
+    {}
     void undo() override { m_controller->applyDocument(m_before); }
     void redo() override { m_controller->applyDocument(m_after); }
     int id() const override { return m_mergeId; }
@@ -67,8 +69,7 @@ nlohmann::json scenarioDiff(const nlohmann::json& defaults, const nlohmann::json
     return out;
 }
 
-PlanController::PlanController(QObject* parent)
-    : QObject(parent), m_undo(new QUndoStack(this))
+PlanController::PlanController(QObject* parent) : QObject(parent), m_undo(new QUndoStack(this))
 {
     m_timer.setSingleShot(true);
     m_timer.setInterval(0);
@@ -139,8 +140,9 @@ void PlanController::recomputeNow()
 {
     m_timer.stop();
     core::Errors errors;
-    auto sc = core::parseScenario(m_document, core::builtinCatalog(), errors, m_baseDir.toStdString(),
-                                  [this](const std::string& path, std::string& error) { return cachedFile(path, error); });
+    auto sc =
+        core::parseScenario(m_document, core::builtinCatalog(), errors, m_baseDir.toStdString(),
+                            [this](const std::string& path, std::string& error) { return cachedFile(path, error); });
     const bool changedErrors = errors.size() != m_errors.size() || !errors.empty() || !m_errors.empty();
     m_errors = std::move(errors);
     if (changedErrors)
@@ -312,9 +314,10 @@ bool PlanController::recoverAutosave()
     f.close();
     if (!record.is_object() || !record.contains("document") || !record["document"].is_object())
         return false;
-    const QString file = record.value("file", std::string()).empty() ? QString()
-                                                                      : QString::fromStdString(record["file"].get<std::string>());
-    const nlohmann::json doc = record["document"];
+    const QString file = record.value("file", std::string()).empty()
+                             ? QString()
+                             : QString::fromStdString(record["file"].get<std::string>());
+    const nlohmann::json& doc = record["document"];
     // The saved state underneath is the file the work belonged to, else the defaults.
     QString ignored;
     if ((file.isEmpty() || !open(file, &ignored)) && !resetDocument(core::defaultScenarioJson(), QString()))
@@ -349,10 +352,7 @@ void PlanController::setUnits(Units u)
     emit unitsChanged();
 }
 
-QString PlanController::formatBytes(double bytes) const
-{
-    return charts::formatBytes(bytes, m_units);
-}
+QString PlanController::formatBytes(double bytes) const { return charts::formatBytes(bytes, m_units); }
 
 void PlanController::showDerivation(const QString& quantity)
 {

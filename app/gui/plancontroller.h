@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // PlanController owns the scenario document, the last valid Scenario and Plan, the undo stack and
 // the file state. Widgets hold no domain state: they call set...() and listen to planChanged().

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "quantityslider.h"
 
 #include "jsonreader.h"
@@ -81,13 +83,22 @@ QuantitySlider::QuantitySlider(const QString& label, double min, double max, Sca
 }
 
 void QuantitySlider::setUnit(const QString& unit) { m_unit->setText(unit); }
-void QuantitySlider::setInteger(bool integer) { m_integer = integer; showValue(); }
-void QuantitySlider::setDecimals(int decimals) { m_decimals = decimals; showValue(); }
+void QuantitySlider::setInteger(bool integer)
+{
+    m_integer = integer;
+    showValue();
+}
+void QuantitySlider::setDecimals(int decimals)
+{
+    m_decimals = decimals;
+    showValue();
+}
 
 int QuantitySlider::positionFor(double v) const
 {
     v = std::clamp(v, m_min, m_max);
-    const double f = m_scale == Scale::Log ? std::log(v / m_min) / std::log(m_max / m_min) : (v - m_min) / (m_max - m_min);
+    const double f =
+        m_scale == Scale::Log ? std::log(v / m_min) / std::log(m_max / m_min) : (v - m_min) / (m_max - m_min);
     return int(std::lround(f * kSteps));
 }
 
@@ -138,7 +149,10 @@ void QuantitySlider::onSliderMoved(int position)
     emit valueEdited(m_value);
 }
 
-QString QuantitySlider::errorText() const { return m_error->isVisible() || !m_error->text().isEmpty() ? m_error->text() : QString(); }
+QString QuantitySlider::errorText() const
+{
+    return m_error->isVisible() || !m_error->text().isEmpty() ? m_error->text() : QString();
+}
 
 void QuantitySlider::onEdited()
 {

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A slider over doubles (log or linear scale) with an editable number box that accepts what people
 // type: "7B", "15T", "2e12", "4k", "1,024". Invalid text shows an error beside the field; the last
@@ -22,10 +24,10 @@ public:
 
     QuantitySlider(const QString& label, double min, double max, Scale scale, QWidget* parent = nullptr);
 
-    void setUnit(const QString& unit);   // shown after the number box
-    void setInteger(bool integer);       // round to whole numbers
-    void setDecimals(int decimals);      // display precision for non-integers
-    void setValue(double v);             // programmatic: no valueEdited()
+    void setUnit(const QString& unit); // shown after the number box
+    void setInteger(bool integer);     // round to whole numbers
+    void setDecimals(int decimals);    // display precision for non-integers
+    void setValue(double v);           // programmatic: no valueEdited()
     // A marked point on the track (the Chinchilla tokens for this model); NaN hides it.
     void setMarker(double v, const QString& tooltip);
     double marker() const { return m_marker; }

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "reconciledialog.h"
 
 #include "format.h"
@@ -17,15 +19,16 @@
 namespace napkin::app {
 
 ReconcileDialog::ReconcileDialog(PlanController* controller, QWidget* parent)
-    : QDialog(parent), m_controller(controller), m_step(new QLineEdit), m_tokens(new QLineEdit), m_allocated(new QLineEdit),
-      m_reserved(new QLineEdit), m_error(new QLabel), m_mfuLabel(new QLabel), m_hfuLabel(new QLabel), m_throughput(new QLabel),
-      m_memory(new QLabel), m_reasons(new QTableWidget)
+    : QDialog(parent), m_controller(controller), m_step(new QLineEdit), m_tokens(new QLineEdit),
+      m_allocated(new QLineEdit), m_reserved(new QLineEdit), m_error(new QLabel), m_mfuLabel(new QLabel),
+      m_hfuLabel(new QLabel), m_throughput(new QLabel), m_memory(new QLabel), m_reasons(new QTableWidget)
 {
     setWindowTitle(tr("Reconcile a measured run"));
     auto* v = new QVBoxLayout(this);
-    auto* intro = new QLabel(tr("Enter what the run measured. MFU and HFU use the plan's FLOPs per token, tokens per step "
-                                "and GPU count; the memory is compared with torch.cuda.max_memory_allocated() on one GPU. "
-                                "Numbers accept suffixes: 2.1, 1.5e5, 61.2G."));
+    auto* intro =
+        new QLabel(tr("Enter what the run measured. MFU and HFU use the plan's FLOPs per token, tokens per step "
+                      "and GPU count; the memory is compared with torch.cuda.max_memory_allocated() on one GPU. "
+                      "Numbers accept suffixes: 2.1, 1.5e5, 61.2G."));
     intro->setWordWrap(true);
     v->addWidget(intro);
     auto* form = new QFormLayout;
@@ -68,8 +71,8 @@ ReconcileDialog::ReconcileDialog(PlanController* controller, QWidget* parent)
     update();
 }
 
-void ReconcileDialog::setInputs(const QString& stepSeconds, const QString& tokensPerSecond, const QString& peakAllocated,
-                                const QString& peakReserved)
+void ReconcileDialog::setInputs(const QString& stepSeconds, const QString& tokensPerSecond,
+                                const QString& peakAllocated, const QString& peakReserved)
 {
     const QSignalBlocker b1(m_step), b2(m_tokens), b3(m_allocated), b4(m_reserved);
     m_step->setText(stepSeconds);
@@ -107,7 +110,8 @@ void ReconcileDialog::update()
     core::Reconciliation r;
     if (problems.isEmpty()) {
         if (m_controller->hasErrors())
-            problems << tr("The scenario has errors: %1").arg(QString::fromStdString(core::describe(m_controller->errors().front())));
+            problems << tr("The scenario has errors: %1")
+                            .arg(QString::fromStdString(core::describe(m_controller->errors().front())));
         else
             r = core::reconcile(m_controller->scenario(), m_controller->plan(), m, errors);
     }
@@ -131,7 +135,8 @@ void ReconcileDialog::update()
     m_mfu = r.mfu;
     // CS336 lecture 2: MFU = model FLOPs per token · tokens/s / (GPUs · dense peak).
     m_mfuLabel->setText(tr("%1%  = %2 FLOP/token · %3 tokens/s / (%4 GPUs · %5 FLOP/s); the plan assumes %6%")
-                            .arg(QString::number(100 * r.mfu, 'f', 1), QString::fromStdString(core::formatNumber(plan.compute.flopsPerToken)),
+                            .arg(QString::number(100 * r.mfu, 'f', 1),
+                                 QString::fromStdString(core::formatNumber(plan.compute.flopsPerToken)),
                                  QString::fromStdString(core::formatNumber(r.tokensPerSecond)),
                                  QString::number(m_controller->scenario().cluster.gpus),
                                  QString::fromStdString(core::formatNumber(plan.hardware.peakFlops)),
@@ -146,18 +151,19 @@ void ReconcileDialog::update()
         m_memory->setText(tr("enter the peak allocated bytes to compare memory"));
         return;
     }
-    QString mem = tr("predicted %1 allocated, measured %2: gap %3%4 (%5%)")
-                      .arg(m_controller->formatBytes(r.predictedAllocated), m_controller->formatBytes(r.peakAllocated),
-                           r.gapBytes >= 0 ? QStringLiteral("+") : QStringLiteral("−"), m_controller->formatBytes(std::fabs(r.gapBytes)),
-                           QString::number(100 * r.gapFraction, 'f', 1));
+    QString mem =
+        tr("predicted %1 allocated, measured %2: gap %3%4 (%5%)")
+            .arg(m_controller->formatBytes(r.predictedAllocated), m_controller->formatBytes(r.peakAllocated),
+                 r.gapBytes >= 0 ? QStringLiteral("+") : QStringLiteral("−"),
+                 m_controller->formatBytes(std::fabs(r.gapBytes)), QString::number(100 * r.gapFraction, 'f', 1));
     if (r.peakReserved > 0)
         mem += tr("; reserved %1").arg(m_controller->formatBytes(r.peakReserved));
     m_memory->setText(mem);
     m_reasons->setRowCount(int(r.reasons.size()));
     for (int i = 0; i < int(r.reasons.size()); ++i) {
         const auto& g = r.reasons[std::size_t(i)];
-        const QString cells[] = {QString::number(100 * g.explainsFraction, 'f', 0) + QLatin1Char('%'), m_controller->formatBytes(g.bytes),
-                                 QString::fromStdString(g.reason)};
+        const QString cells[] = {QString::number(100 * g.explainsFraction, 'f', 0) + QLatin1Char('%'),
+                                 m_controller->formatBytes(g.bytes), QString::fromStdString(g.reason)};
         for (int c = 0; c < 3; ++c)
             m_reasons->setItem(i, c, new QTableWidgetItem(cells[c]));
     }

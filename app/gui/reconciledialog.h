@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Tools > Reconcile a measured run: what the run measured (step time or throughput, peak allocated
 // and reserved memory) against the current plan, through core::reconcile (CS336 lecture 2

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "stagemodel.h"
 
 #include "buckets.h"
@@ -73,15 +75,16 @@ QVariant StageModel::data(const QModelIndex& index, int role) const
     case Qt::DisplayRole:
         switch (index.column()) {
         case Stage:
-            return row == 0 && last > 0 ? tr("%1 (first)").arg(row)
-                 : row == last && last > 0 ? tr("%1 (last)").arg(row)
-                                           : QString::number(row);
+            return row == 0 && last > 0      ? tr("%1 (first)").arg(row)
+                   : row == last && last > 0 ? tr("%1 (last)").arg(row)
+                                             : QString::number(row);
         case Params: return formatCount(s.params);
         case InFlight: return QString::number(s.inFlight, 'g', 3);
         default: return m_controller->formatBytes(value(s, index.column()));
         }
     case Qt::TextAlignmentRole:
-        return index.column() == Stage ? QVariant(Qt::AlignLeft | Qt::AlignVCenter) : QVariant(Qt::AlignRight | Qt::AlignVCenter);
+        return index.column() == Stage ? QVariant(Qt::AlignLeft | Qt::AlignVCenter)
+                                       : QVariant(Qt::AlignRight | Qt::AlignVCenter);
     case Qt::FontRole:
         if (loaded) {
             QFont f;
@@ -104,10 +107,8 @@ QVariant StageModel::data(const QModelIndex& index, int role) const
         if (row == last)
             return tr("The last stage holds the output layer and the logits.");
         return tr("A middle stage: its layers only, min(p - i, m) micro-batches in flight (Narayanan et al. 2021).");
-    case ValueRole:
-        return index.column() == Stage ? QVariant(row) : QVariant(value(s, index.column()));
-    case MostLoadedRole:
-        return loaded;
+    case ValueRole: return index.column() == Stage ? QVariant(row) : QVariant(value(s, index.column()));
+    case MostLoadedRole: return loaded;
     }
     return {};
 }

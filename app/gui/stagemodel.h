@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Every pipeline stage's tensors on one of its ranks (core MemoryLedger::perStage): parameters,
 // weights, gradients, master weights, optimizer states, activations, temporaries, their total and
@@ -21,7 +23,19 @@ class PlanController;
 class StageModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column { Stage, Params, Weights, Gradients, Master, Optimizer, Activations, Temporaries, Tensors, InFlight, ColumnCount };
+    enum Column {
+        Stage,
+        Params,
+        Weights,
+        Gradients,
+        Master,
+        Optimizer,
+        Activations,
+        Temporaries,
+        Tensors,
+        InFlight,
+        ColumnCount
+    };
     enum Role { ValueRole = Qt::UserRole + 1, MostLoadedRole };
 
     explicit StageModel(PlanController* controller, QObject* parent = nullptr);

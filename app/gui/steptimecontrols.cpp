@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "steptimecontrols.h"
 
 #include "jsonreader.h"
@@ -31,7 +33,8 @@ StepTimeControls::StepTimeControls(PlanController* controller, QWidget* parent)
     auto* v = new QVBoxLayout(this);
     v->setContentsMargins(0, 0, 0, 0);
     m_find = new QPushButton(tr("Find best layout…"));
-    m_find->setToolTip(tr("Search every TP, PP, CP, DP, micro-batch, recompute and ZeRO choice for the fastest that fits."));
+    m_find->setToolTip(
+        tr("Search every TP, PP, CP, DP, micro-batch, recompute and ZeRO choice for the fastest that fits."));
     connect(m_find, &QPushButton::clicked, this, [this] { LayoutSearchDialog::showFor(m_controller, window()); });
     v->addWidget(m_find);
 
@@ -42,7 +45,8 @@ StepTimeControls::StepTimeControls(PlanController* controller, QWidget* parent)
     m_mode->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
     m_mode->addItem(tr("Assume MFU"), QStringLiteral("mfu"));
     m_mode->addItem(tr("Predict from layout"), QStringLiteral("predicted"));
-    m_mode->setToolTip(tr("Take the MFU below as given, or predict the step time from roofline op times, communication and the bubble."));
+    m_mode->setToolTip(tr(
+        "Take the MFU below as given, or predict the step time from roofline op times, communication and the bubble."));
     form->addRow(tr("Step time"), m_mode);
     m_inter = new QDoubleSpinBox;
     m_inter->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
@@ -51,11 +55,13 @@ StepTimeControls::StepTimeControls(PlanController* controller, QWidget* parent)
     m_inter->setDecimals(1);
     m_inter->setSuffix(tr(" GB/s"));
     m_inter->setKeyboardTracking(false); // one edit when the number is complete, not one per digit
-    m_inter->setToolTip(tr("Network bandwidth per GPU, one direction, between nodes (50 GB/s = one 400 Gb/s NIC per GPU)."));
+    m_inter->setToolTip(
+        tr("Network bandwidth per GPU, one direction, between nodes (50 GB/s = one 400 Gb/s NIC per GPU)."));
     form->addRow(tr("Between nodes"), m_inter);
     v->addWidget(rows);
     m_overlap = new QCheckBox(tr("Overlap DP communication"));
-    m_overlap->setToolTip(tr("Hide the data-parallel gradient reduce behind the backward pass where it fits (PyTorch DDP buckets)."));
+    m_overlap->setToolTip(
+        tr("Hide the data-parallel gradient reduce behind the backward pass where it fits (PyTorch DDP buckets)."));
     v->addWidget(m_overlap);
 
     connect(m_mode, &QComboBox::activated, this, [this] {
@@ -86,7 +92,8 @@ void StepTimeControls::syncFromDocument()
     m_syncing = true;
     const auto& doc = m_controller->document();
     const auto* mode = stepTimeKey(doc, "mode");
-    const int index = m_mode->findData(mode && mode->is_string() ? QString::fromStdString(mode->get<std::string>()) : QStringLiteral("mfu"));
+    const int index = m_mode->findData(mode && mode->is_string() ? QString::fromStdString(mode->get<std::string>())
+                                                                 : QStringLiteral("mfu"));
     if (index >= 0)
         m_mode->setCurrentIndex(index);
     if (const auto* bw = stepTimeKey(doc, "inter_node_bandwidth"))
@@ -94,7 +101,8 @@ void StepTimeControls::syncFromDocument()
             m_inter->setValue(*q / 1e9);
     // "auto" shows what the framework's rule resolved to (core/framework.h).
     const auto* overlap = stepTimeKey(doc, "overlap_dp");
-    m_overlap->setChecked(overlap && overlap->is_boolean() ? overlap->get<bool>() : m_controller->scenario().stepTime.overlapDp);
+    m_overlap->setChecked(overlap && overlap->is_boolean() ? overlap->get<bool>()
+                                                           : m_controller->scenario().stepTime.overlapDp);
     m_syncing = false;
     updateMfuSlider();
 }
@@ -105,8 +113,9 @@ void StepTimeControls::updateMfuSlider()
         return;
     const bool predicted = m_mode->currentData().toString() == QLatin1String("predicted");
     m_mfu->setEnabled(!predicted);
-    m_mfu->setToolTip(predicted ? tr("Unused while the step time is predicted from the layout; the summary shows the predicted MFU.")
-                                : m_mfuTip);
+    m_mfu->setToolTip(
+        predicted ? tr("Unused while the step time is predicted from the layout; the summary shows the predicted MFU.")
+                  : m_mfuTip);
 }
 
 } // namespace napkin::app

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // How the plan gets its step time: the seeds' "assume an MFU", or predicted from the layout
 // (core/steptime.h) over the interconnect, with the network bandwidth between nodes and whether the

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "summarypanel.h"
 
 #include "format.h"
@@ -16,17 +18,21 @@
 
 namespace napkin::app {
 
-SummaryPanel::SummaryPanel(PlanController* controller, QWidget* parent)
-    : QWidget(parent), m_controller(controller)
+SummaryPanel::SummaryPanel(PlanController* controller, QWidget* parent) : QWidget(parent), m_controller(controller)
 {
     setAutoFillBackground(true); // value changes repaint this panel, not the window behind it
     auto* grid = new QGridLayout(this);
     grid->setContentsMargins(6, 6, 6, 6);
     grid->setVerticalSpacing(0);
-    struct Item { const char* quantity; QString label; QString tip; };
+    struct Item {
+        const char* quantity;
+        QString label;
+        QString tip;
+    };
     const Item items[] = {
         {"params.total", tr("Parameters"), tr("Exact count from the architecture, or as given")},
-        {"params.trainable", tr("Trainable"), tr("Parameters with gradients and optimizer states: all of them, or the LoRA adapters")},
+        {"params.trainable", tr("Trainable"),
+         tr("Parameters with gradients and optimizer states: all of them, or the LoRA adapters")},
         {"compute.flops_per_token", tr("FLOPs per token"), tr("Model FLOPs per token under the chosen convention")},
         {"compute.training_flops", tr("Training FLOPs"), tr("FLOPs per token × training tokens")},
         {"compute.hardware_flops", tr("Hardware FLOPs"), tr("Including recomputation")},
@@ -35,7 +41,8 @@ SummaryPanel::SummaryPanel(PlanController* controller, QWidget* parent)
         {"cost.usd", tr("Cost"), tr("GPU-hours × price per GPU-hour")},
         {"cost.energy_kwh", tr("Energy"), tr("GPU-hours × TDP: an upper bound for the GPUs alone")},
         {"time.hfu", tr("MFU / HFU"), tr("HFU counts recomputed FLOPs as well (Korthikanti et al. 2022)")},
-        {"time.step_seconds", tr("Step time"), tr("One optimizer step: at the assumed MFU, or predicted from the layout (Step time control)")},
+        {"time.step_seconds", tr("Step time"),
+         tr("One optimizer step: at the assumed MFU, or predicted from the layout (Step time control)")},
         {"hardware.ridge", tr("Ridge point"), tr("Dense peak / memory bandwidth: below it an op waits on memory")},
         {"roofline.max_mfu", tr("Roofline MFU bound"), tr("Model FLOPs over the ideal time of the layer's ops")},
     };
@@ -84,8 +91,9 @@ void SummaryPanel::fixValueSizes()
         // The widest values the panel shows (core::humanNumber's forms): MFU / HFU and the step in the
         // predicted mode, a parameter count, FLOPs.
         int text = 0;
-        for (const QString& sample : {tr("0.00 / 0.00 (predicted)"), tr("999 s (predicted)"), QStringLiteral("999.9 B parameters"),
-                                      QStringLiteral("9.99e99 FLOPs"), QStringLiteral("999 K GPU-hours")})
+        for (const QString& sample :
+             {tr("0.00 / 0.00 (predicted)"), tr("999 s (predicted)"), QStringLiteral("999.9 B parameters"),
+              QStringLiteral("9.99e99 FLOPs"), QStringLiteral("999 K GPU-hours")})
             text = std::max(text, fm.horizontalAdvance(sample));
         const QSize hint = value->sizeHint();
         value->parentWidget()->setFixedSize(text + 12, std::max(hint.height(), fm.height() + 4));
@@ -120,14 +128,15 @@ void SummaryPanel::updateValues()
     auto human = [](double v, core::Quantity q) { return QString::fromStdString(core::humanNumber(v, q)); };
     QString params = human(p.params.total, core::Quantity::Parameters);
     if (p.params.active < p.params.total) // mixture of experts: total and what a token runs through
-        params = tr("%1 · %2 active").arg(QString::fromStdString(core::formatCount(p.params.total)),
-                                          QString::fromStdString(core::formatCount(p.params.active)));
+        params = tr("%1 · %2 active")
+                     .arg(QString::fromStdString(core::formatCount(p.params.total)),
+                          QString::fromStdString(core::formatCount(p.params.active)));
     set("params.total", params);
     const auto& ft = p.finetune;
     if (ft.adapters > 0) // LoRA / QLoRA: the adapters, their share of all parameters, the method
-        set("params.trainable", tr("%1 · %2")
-                                    .arg(QString::fromStdString(core::formatCount(ft.trainable)),
-                                         QString::fromLatin1(ft.method) == QLatin1String("qlora") ? tr("QLoRA") : tr("LoRA")));
+        set("params.trainable",
+            tr("%1 · %2").arg(QString::fromStdString(core::formatCount(ft.trainable)),
+                              QString::fromLatin1(ft.method) == QLatin1String("qlora") ? tr("QLoRA") : tr("LoRA")));
     else
         set("params.trainable", tr("all (full training)"));
     set("compute.flops_per_token", human(p.compute.flopsPerToken, core::Quantity::Flops));

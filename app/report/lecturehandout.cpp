@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "lecturehandout.h"
 
 #include "checkpointchart.h"
@@ -24,8 +26,9 @@ bool isBytesQuantity(const std::string& q)
     if (q == "memory.states_bytes_per_param" || q.rfind("fit.", 0) == 0)
         return false;
     return q.rfind("memory.per_gpu.", 0) == 0 || q == "memory.capacity" || q == "memory.headroom" ||
-           q == "memory.activations_per_layer" || q.rfind("tensor.bytes", 0) == 0 || q.rfind("checkpoint.bytes_at.", 0) == 0 ||
-           q == "checkpoint.min_bytes" || (q.size() > 6 && q.compare(q.size() - 6, 6, ".bytes") == 0);
+           q == "memory.activations_per_layer" || q.rfind("tensor.bytes", 0) == 0 ||
+           q.rfind("checkpoint.bytes_at.", 0) == 0 || q == "checkpoint.min_bytes" ||
+           (q.size() > 6 && q.compare(q.size() - 6, 6, ".bytes") == 0);
 }
 
 QString grouped(double v) { return QString::fromStdString(core::formatGrouped(std::round(v))); }
@@ -59,7 +62,8 @@ QString lectureNumbersHtml(const std::vector<core::ExpectCheck>& checks, bool gi
         if (!c.ok)
             claim = QStringLiteral(" <span style=\"color:#e65100\">(the lecture: %1)</span>")
                         .arg(lectureValueText(c.expect.quantity, c.expect.value, gib).toHtmlEscaped());
-        html += QStringLiteral("<tr><td>%1</td><td><b>%2</b>%3</td></tr>").arg(label.toHtmlEscaped(), value.toHtmlEscaped(), claim);
+        html += QStringLiteral("<tr><td>%1</td><td><b>%2</b>%3</td></tr>")
+                    .arg(label.toHtmlEscaped(), value.toHtmlEscaped(), claim);
     }
     return html + QStringLiteral("</table>");
 }
@@ -108,16 +112,21 @@ QByteArray renderLectureHandout(const core::Lecture& lecture, const Options& o, 
         if (i == 0)
             html += QStringLiteral("<p style=\"color:#555\">%1%2</p>")
                         .arg(detail::esc(QString::fromStdString(lecture.title)),
-                             lecture.description.empty() ? QString()
-                                                         : QStringLiteral(": ") + detail::esc(QString::fromStdString(lecture.description)));
+                             lecture.description.empty()
+                                 ? QString()
+                                 : QStringLiteral(": ") + detail::esc(QString::fromStdString(lecture.description)));
         html += QStringLiteral("<h1>%1. %2</h1>").arg(i + 1).arg(detail::esc(QString::fromStdString(step.title)));
         html += QStringLiteral("<p>%1</p>").arg(detail::esc(QString::fromStdString(step.narration)));
         if (step.calibration)
             html += QStringLiteral("<p><i>%1</i></p>")
-                        .arg(calibrated ? QStringLiteral("Peaks measured: calibration profile %1.").arg(detail::esc(calibrationProfile))
-                                        : detail::esc(QString::fromStdString(step.fallback.empty() ? std::string("No calibration profile: spec-sheet peaks.")
-                                                                                                   : step.fallback)));
-        html += QStringLiteral("<h2>The numbers</h2>") + lectureNumbersHtml(core::checkExpectations(step, c.scenario, c.plan), o.gib);
+                        .arg(calibrated
+                                 ? QStringLiteral("Peaks measured: calibration profile %1.")
+                                       .arg(detail::esc(calibrationProfile))
+                                 : detail::esc(QString::fromStdString(
+                                       step.fallback.empty() ? std::string("No calibration profile: spec-sheet peaks.")
+                                                             : step.fallback)));
+        html += QStringLiteral("<h2>The numbers</h2>") +
+                lectureNumbersHtml(core::checkExpectations(step, c.scenario, c.plan), o.gib);
         if (!step.derivation.empty())
             html += QStringLiteral("<h2>Derivation</h2>") + lectureDerivationHtml(c.plan, step.derivation);
         if (!step.hint.empty())
@@ -125,12 +134,14 @@ QByteArray renderLectureHandout(const core::Lecture& lecture, const Options& o, 
         html += QStringLiteral("<p style=\"color:#555\">Scenario: %1 (%2, %3 × %4).</p>")
                     .arg(detail::esc(QString::fromStdString(c.scenario.model.name)),
                          detail::esc(QString::fromStdString(c.scenario.precision.plan)),
-                         QString::number(c.scenario.cluster.gpus), detail::esc(QString::fromStdString(c.scenario.gpu->name)));
+                         QString::number(c.scenario.cluster.gpus),
+                         detail::esc(QString::fromStdString(c.scenario.gpu->name)));
         QTextDocument text;
         QFont f(QStringLiteral("DejaVu Sans"));
         f.setPointSizeF(10);
         text.setDefaultFont(f);
-        text.setDefaultStyleSheet(QStringLiteral("h1 { font-size: 17pt; } h2 { font-size: 12pt; } td { padding-right: 12px; }"));
+        text.setDefaultStyleSheet(
+            QStringLiteral("h1 { font-size: 17pt; } h2 { font-size: 12pt; } td { padding-right: 12px; }"));
         text.setHtml(html);
         text.setTextWidth(W);
         text.drawContents(&painter);

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Lecture walkthroughs on paper and on screen: the step's numbers and derivation as rich text
 // (shared by the lecture panel and the handout), and the PDF handout, one page per step (title,

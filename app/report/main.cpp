@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // napkin-report: writes the reports and charts that need Qt's painters (PDF, HTML, Markdown with
 // chart images, PNG/SVG/PDF charts) for napkin-cli, which stays free of Qt Widgets. Installed in
 // libexec/napkin/; users run napkin-cli, which finds it (NAPKIN_REPORT overrides). Reads one
@@ -15,6 +17,7 @@
 #include <clocale>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -34,9 +37,7 @@ void prepareEnvironment()
     }
 }
 
-} // namespace
-
-int main(int argc, char** argv)
+int run(int argc, char** argv)
 {
     if (argc != 2 || std::strcmp(argv[1], "--help") == 0) {
         std::fprintf(argc == 2 ? stdout : stderr,
@@ -69,4 +70,20 @@ int main(int argc, char** argv)
     if (status != napkin::report::RequestOk)
         std::fprintf(stderr, "error: %s\n", message.toUtf8().constData());
     return status;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    // Nothing is expected to throw past runRequest (it reports through its message); an allocation
+    // failure or a library exception still ends as an error line and an exit status, not abort().
+    try {
+        return run(argc, argv);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "error: %s\n", e.what());
+    } catch (...) {
+        std::fprintf(stderr, "error: unexpected exception\n");
+    }
+    return napkin::report::RequestFailed;
 }

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "report.h"
 
 #include "reportcharts.h"
@@ -65,8 +67,7 @@ QSize chartSize(Chart c)
 
 // Lays the sections out on pages: text through QTextDocument, charts as vector pictures, a block
 // never split across a page unless it is taller than a page.
-QByteArray renderPdf(const std::vector<Section>& sections, const std::vector<const Evaluated*>& plans,
-                     const Options& o)
+QByteArray renderPdf(const std::vector<Section>& sections, const std::vector<const Evaluated*>& plans, const Options& o)
 {
     QByteArray bytes;
     QBuffer buffer(&bytes);
@@ -88,8 +89,9 @@ QByteArray renderPdf(const std::vector<Section>& sections, const std::vector<con
         QFont f(QStringLiteral("DejaVu Sans"));
         f.setPointSizeF(9);
         doc.setDefaultFont(f);
-        doc.setDefaultStyleSheet(QStringLiteral("h1 { font-size: 16pt; } h2 { font-size: 12pt; } th { background-color: #eef1f5; }"
-                                                " p.ok { color: #1b5e20; } p.bad { color: #b71c1c; }"));
+        doc.setDefaultStyleSheet(
+            QStringLiteral("h1 { font-size: 16pt; } h2 { font-size: 12pt; } th { background-color: #eef1f5; }"
+                           " p.ok { color: #1b5e20; } p.bad { color: #b71c1c; }"));
         doc.setHtml(html);
         doc.setTextWidth(W);
         double h = doc.size().height();
@@ -120,7 +122,8 @@ QByteArray renderPdf(const std::vector<Section>& sections, const std::vector<con
     };
     std::size_t chartIndex = 0;
     for (const auto& s : sections) {
-        drawHtml((s.title.isEmpty() ? QString() : QStringLiteral("<h2>") + esc(s.title) + QStringLiteral("</h2>")) + s.html);
+        drawHtml((s.title.isEmpty() ? QString() : QStringLiteral("<h2>") + esc(s.title) + QStringLiteral("</h2>")) +
+                 s.html);
         if (!s.chart.isEmpty()) {
             const Chart kind = chartFromName(s.chart);
             const auto* evaluated = plans[std::min(chartIndex, plans.size() - 1)];
@@ -136,6 +139,10 @@ QByteArray renderPdf(const std::vector<Section>& sections, const std::vector<con
             painter.drawPicture(0, 0, pic);
             painter.restore();
             y += size.height() * scale + 8;
+        }
+        if (s.pageBreakAfter && &s != &sections.back()) { // the executive summary: page 1 by itself
+            pdf.newPage();
+            y = 0;
         }
     }
     painter.end();
@@ -163,16 +170,19 @@ QByteArray renderHtml(const std::vector<Section>& sections, const std::vector<co
             const auto* evaluated = plans[std::min(chartIndex, plans.size() - 1)];
             if (plans.size() > 1)
                 ++chartIndex;
-            body += QStringLiteral("<div class=\"chart\">") +
-                    inlineSvg(*evaluated, chartFromName(s.chart)) +
+            body += QStringLiteral("<div class=\"chart\">") + inlineSvg(*evaluated, chartFromName(s.chart)) +
                     QStringLiteral("</div>\n");
         }
+        if (s.pageBreakAfter) // printed, the executive summary is a page by itself
+            body += QStringLiteral("<div style=\"page-break-after: always\"></div>\n");
     }
     const QString title = o.title.isEmpty() ? QStringLiteral("Napkin report") : o.title;
     // Well-formed XHTML so that any XML parser reads it (no named entities beyond the XML five).
-    const QString html = QStringLiteral("<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head>\n"
-                                        "<meta charset=\"utf-8\"/>\n<title>%1</title>\n<style>%2</style>\n</head>\n<body>\n%3</body>\n</html>\n")
-                             .arg(esc(title), QString::fromLatin1(kCss), body);
+    const QString html =
+        QStringLiteral(
+            "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head>\n"
+            "<meta charset=\"utf-8\"/>\n<title>%1</title>\n<style>%2</style>\n</head>\n<body>\n%3</body>\n</html>\n")
+            .arg(esc(title), QString::fromLatin1(kCss), body);
     return html.toUtf8();
 }
 
@@ -199,22 +209,32 @@ QByteArray compareCsv(const std::vector<const Evaluated*>& cs, const QStringList
 bool parseFormat(const QString& text, Format* out)
 {
     const QString t = text.toLower();
-    if (t == QLatin1String("pdf")) *out = Format::Pdf;
-    else if (t == QLatin1String("html")) *out = Format::Html;
-    else if (t == QLatin1String("md") || t == QLatin1String("markdown")) *out = Format::Markdown;
-    else if (t == QLatin1String("csv")) *out = Format::Csv;
-    else if (t == QLatin1String("json")) *out = Format::Json;
-    else return false;
+    if (t == QLatin1String("pdf"))
+        *out = Format::Pdf;
+    else if (t == QLatin1String("html"))
+        *out = Format::Html;
+    else if (t == QLatin1String("md") || t == QLatin1String("markdown"))
+        *out = Format::Markdown;
+    else if (t == QLatin1String("csv"))
+        *out = Format::Csv;
+    else if (t == QLatin1String("json"))
+        *out = Format::Json;
+    else
+        return false;
     return true;
 }
 
 bool parseChartFormat(const QString& text, ChartFormat* out)
 {
     const QString t = text.toLower();
-    if (t == QLatin1String("png")) *out = ChartFormat::Png;
-    else if (t == QLatin1String("svg")) *out = ChartFormat::Svg;
-    else if (t == QLatin1String("pdf")) *out = ChartFormat::Pdf;
-    else return false;
+    if (t == QLatin1String("png"))
+        *out = ChartFormat::Png;
+    else if (t == QLatin1String("svg"))
+        *out = ChartFormat::Svg;
+    else if (t == QLatin1String("pdf"))
+        *out = ChartFormat::Pdf;
+    else
+        return false;
     return true;
 }
 
@@ -233,7 +253,8 @@ QByteArray renderReport(const Input& input, Format format, const Options& givenO
     switch (format) {
     case Format::Pdf: return renderPdf(reportSections(e, options), cs, options);
     case Format::Html: return renderHtml(reportSections(e, options), cs, options);
-    case Format::Markdown: return reportMarkdown(e, options, QStringLiteral("ledger.png"), QStringLiteral("roofline.png")).toUtf8();
+    case Format::Markdown:
+        return reportMarkdown(e, options, QStringLiteral("ledger.png"), QStringLiteral("roofline.png")).toUtf8();
     case Format::Csv: return QByteArray::fromStdString(core::planToCsv(e.plan));
     case Format::Json: return QByteArray::fromStdString(core::planToJson(e.plan).dump(1) + "\n");
     }
@@ -260,7 +281,7 @@ QString writeReport(const Input& input, Format format, const QString& outPath, c
     if (auto err = saveBytes(roofline, pictureToPng(chartPicture(e, Chart::Roofline, rs), rs)); !err.isEmpty())
         return err;
     const QString md = reportMarkdown(e, options, QFileInfo(ledger).fileName(), QFileInfo(roofline).fileName());
-    const QString why = saveBytes(outPath, md.toUtf8());
+    QString why = saveBytes(outPath, md.toUtf8());
     if (!why.isEmpty()) { // all or nothing: no charts without their report
         QFile::remove(ledger);
         QFile::remove(roofline);
@@ -303,13 +324,16 @@ QString writeComparison(const std::vector<Input>& inputs, Format format, const Q
     return saveBytes(outPath, bytes);
 }
 
-QString writeChart(const Input& input, Chart chart, ChartFormat format, const QString& outPath, QSize size, double scale)
+QString writeChart(const Input& input, Chart chart, ChartFormat format, const QString& outPath, QSize size,
+                   double scale)
 {
     auto e = evaluate(input, false);
     if (!e.error.isEmpty())
         return e.error;
     if (!size.isValid() || size.width() < 200 || size.height() < 120 || size.width() > 8000 || size.height() > 8000)
-        return QStringLiteral("chart size %1x%2 out of range (200x120 to 8000x8000)").arg(size.width()).arg(size.height());
+        return QStringLiteral("chart size %1x%2 out of range (200x120 to 8000x8000)")
+            .arg(size.width())
+            .arg(size.height());
     const QPicture pic = chartPicture(e, chart, size);
     const QString title = chartTitle(chart);
     switch (format) {

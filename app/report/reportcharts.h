@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Charts for reports, drawn by napkin_charts (the window's own chart code) into a QPicture so that
 // PDF and SVG stay vector.
@@ -24,11 +26,11 @@ namespace napkin::report::detail {
 // say where they came from. No window, no controller.
 struct Evaluated {
     nlohmann::json document;
-    QString baseDir;    // resolves the document's relative file paths
+    QString baseDir; // resolves the document's relative file paths
     core::Scenario scenario;
     core::Plan plan;
     charts::Units units = charts::Units::GB;
-    QString error;      // empty when the scenario is valid
+    QString error; // empty when the scenario is valid
 };
 Evaluated evaluate(const Input& input, bool gib);
 

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The report's sections as XHTML fragments (shared by the PDF and HTML outputs) and as Markdown.
 
@@ -13,14 +15,17 @@
 namespace napkin::report::detail {
 
 struct Section {
-    QString title;   // "" for the header
-    QString html;    // XHTML fragment without the title
-    QString chart;   // "ledger" or "roofline": a chart follows the text
+    QString title;               // "" for the header
+    QString html;                // XHTML fragment without the title
+    QString chart;               // "ledger", "roofline", "timeline", "steptime": a chart follows the text
+    bool pageBreakAfter = false; // the executive summary is page 1 of a PDF by itself
 };
 
 QString esc(const QString& s);
-QString num(double v);            // 6.738e+09 style for large, 34.3 for small
+QString num(double v); // 6.738e+09 style for large, 34.3 for small
 QString bytesText(double bytes, bool gib);
+// An XHTML table, full width; the columns in rightAligned right-aligned.
+QString table(const QStringList& header, const QList<QStringList>& rows, const QList<int>& rightAligned = {});
 
 // Header, scenario in words, memory, compute, roofline, derivations, warnings, sensitivity.
 std::vector<Section> reportSections(const Evaluated& c, const Options& options);
@@ -29,7 +34,6 @@ std::vector<Section> comparisonSections(const std::vector<const Evaluated*>& cs,
                                         const Options& options);
 QString reportMarkdown(const Evaluated& c, const Options& options, const QString& ledgerPng,
                        const QString& rooflinePng);
-QString comparisonMarkdown(const std::vector<const Evaluated*>& cs, const QStringList& labels,
-                           const Options& options);
+QString comparisonMarkdown(const std::vector<const Evaluated*>& cs, const QStringList& labels, const Options& options);
 
 } // namespace napkin::report::detail

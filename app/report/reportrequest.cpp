@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "reportrequest.h"
 
 #include "report.h"
@@ -59,13 +61,15 @@ int runChart(const json& request, const Input& input, const QString& output, QSt
 {
     ChartFormat format = ChartFormat::Png;
     if (!parseChartFormat(str(request, "format"), &format)) {
-        *message = QStringLiteral("format = %1: unknown chart format (allowed: png, svg, pdf)").arg(str(request, "format"));
+        *message =
+            QStringLiteral("format = %1: unknown chart format (allowed: png, svg, pdf)").arg(str(request, "format"));
         return RequestInvalid;
     }
     const QString kind = str(request, "chart");
     if (kind != QLatin1String("ledger") && kind != QLatin1String("roofline") && kind != QLatin1String("timeline") &&
         kind != QLatin1String("steptime")) {
-        *message = QStringLiteral("chart = %1: unknown chart (allowed: ledger, roofline, timeline, steptime)").arg(kind);
+        *message =
+            QStringLiteral("chart = %1: unknown chart (allowed: ledger, roofline, timeline, steptime)").arg(kind);
         return RequestInvalid;
     }
     const json size = request.value("size", json::array());
@@ -75,7 +79,8 @@ int runChart(const json& request, const Input& input, const QString& output, QSt
     }
     const QSize s(size[0].get<int>(), size[1].get<int>());
     if (s.width() < 200 || s.height() < 120 || s.width() > 8000 || s.height() > 8000) {
-        *message = QStringLiteral("size = %1x%2: out of range (allowed: 200x120 to 8000x8000)").arg(s.width()).arg(s.height());
+        *message =
+            QStringLiteral("size = %1x%2: out of range (allowed: 200x120 to 8000x8000)").arg(s.width()).arg(s.height());
         return RequestInvalid;
     }
     const double scale = request.value("scale", 2.0);
@@ -114,7 +119,8 @@ int runRequest(const json& request, QString* message)
         return RequestInvalid;
     Format format = Format::Pdf;
     if (!parseFormat(str(request, "format"), &format)) {
-        *message = QStringLiteral("format = %1: unknown report format (allowed: pdf, html, md, csv, json)").arg(str(request, "format"));
+        *message = QStringLiteral("format = %1: unknown report format (allowed: pdf, html, md, csv, json)")
+                       .arg(str(request, "format"));
         return RequestInvalid;
     }
     if (job == QLatin1String("report"))

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // napkin.report-request/1: what napkin-cli hands napkin-report for the formats that need Qt's
 // painters (PDF, HTML, Markdown with chart images, chart PNG/SVG/PDF). The CLI has already read the

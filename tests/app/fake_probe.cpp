@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A stand-in for napkin-probe in the app tests (NAPKIN_PROBE points here). FAKE_PROBE_MODE picks
 // the behaviour: good (progress lines, then the profile in FAKE_PROBE_PROFILE on stdout, exit 0),
 // crash (abort after one progress line), hang (progress, then sleep), garbage (not JSON, exit 0),
@@ -17,8 +19,8 @@ namespace {
 
 void progress(int step, int of, const char* id)
 {
-    std::fprintf(stderr, "{\"event\":\"progress\",\"step\":%d,\"of\":%d,\"id\":\"%s\",\"fraction\":%.4f}\n", step, of, id,
-                 double(step) / of);
+    std::fprintf(stderr, "{\"event\":\"progress\",\"step\":%d,\"of\":%d,\"id\":\"%s\",\"fraction\":%.4f}\n", step, of,
+                 id, double(step) / of);
     std::fflush(stderr);
 }
 
@@ -64,8 +66,9 @@ int main()
         return 0;
     }
     if (mode == "no_driver") {
-        std::cout << R"({"schema":"napkin.calibration/1","status":"no_driver","message":"No NVIDIA driver found: install the driver (>= 580 for CUDA 13), then run napkin-probe again.","probe":{"version":"0.1.0","mode":"quick","started_utc":"2026-03-02T10:14:07Z","elapsed_seconds":0.01},"runtime_version":13000,"driver_version":0,"libraries":{"cublaslt":{"loaded":false,"version":0,"error":"not loaded"},"nccl":{"loaded":false,"version":0,"error":"not loaded"}},"devices":[],"links":[]})"
-                  << "\n";
+        std::cout
+            << R"({"schema":"napkin.calibration/1","status":"no_driver","message":"No NVIDIA driver found: install the driver (>= 580 for CUDA 13), then run napkin-probe again.","probe":{"version":"0.1.0","mode":"quick","started_utc":"2026-03-02T10:14:07Z","elapsed_seconds":0.01},"runtime_version":13000,"driver_version":0,"libraries":{"cublaslt":{"loaded":false,"version":0,"error":"not loaded"},"nccl":{"loaded":false,"version":0,"error":"not loaded"}},"devices":[],"links":[]})"
+            << "\n";
         std::fprintf(stderr, "napkin-probe: no_driver: No NVIDIA driver found\n");
         return 3;
     }

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A small JSON-Schema validator for the tests (type, required, properties, items, enum, minimum).
 
@@ -27,12 +29,18 @@ inline QString escapePointerToken(const std::string& key)
 
 inline bool hasType(const json& v, const std::string& type)
 {
-    if (type == "object") return v.is_object();
-    if (type == "array") return v.is_array();
-    if (type == "string") return v.is_string();
-    if (type == "boolean") return v.is_boolean();
-    if (type == "null") return v.is_null();
-    if (type == "number") return v.is_number();
+    if (type == "object")
+        return v.is_object();
+    if (type == "array")
+        return v.is_array();
+    if (type == "string")
+        return v.is_string();
+    if (type == "boolean")
+        return v.is_boolean();
+    if (type == "null")
+        return v.is_null();
+    if (type == "number")
+        return v.is_number();
     if (type == "integer") {
         if (v.is_number_integer())
             return true;
@@ -52,8 +60,8 @@ inline QString validate(const json& schema, const json& value, const QString& po
     if (!schema.is_object())
         return where + QStringLiteral(": schema is not an object");
     for (const auto& [keyword, _] : schema.items()) {
-        static const std::vector<std::string> known{"type", "required", "properties", "items", "enum", "minimum",
-                                                    "$schema", "title", "description"};
+        static const std::vector<std::string> known{"type",    "required", "properties", "items",      "enum",
+                                                    "minimum", "$schema",  "title",      "description"};
         if (std::find(known.begin(), known.end(), keyword) == known.end())
             return where + QStringLiteral(": unsupported schema keyword ") + QString::fromStdString(keyword);
     }
@@ -66,36 +74,39 @@ inline QString validate(const json& schema, const json& value, const QString& po
             for (const auto& one : t)
                 ok = ok || hasType(value, one.get<std::string>());
         if (!ok)
-            return where + QStringLiteral(": expected type ") + QString::fromStdString(t.dump()) + QStringLiteral(", got ") +
-                   QString::fromStdString(value.dump());
+            return where + QStringLiteral(": expected type ") + QString::fromStdString(t.dump()) +
+                   QStringLiteral(", got ") + QString::fromStdString(value.dump());
     }
     if (schema.contains("enum")) {
         bool found = false;
         for (const auto& e : schema["enum"])
             found = found || e == value;
         if (!found)
-            return where + QStringLiteral(": ") + QString::fromStdString(value.dump()) + QStringLiteral(" not in enum ") +
-                   QString::fromStdString(schema["enum"].dump());
+            return where + QStringLiteral(": ") + QString::fromStdString(value.dump()) +
+                   QStringLiteral(" not in enum ") + QString::fromStdString(schema["enum"].dump());
     }
     if (schema.contains("minimum") && value.is_number()) {
         if (!(value.get<double>() >= schema["minimum"].get<double>()))
-            return where + QStringLiteral(": ") + QString::fromStdString(value.dump()) + QStringLiteral(" is below the minimum ") +
-                   QString::fromStdString(schema["minimum"].dump());
+            return where + QStringLiteral(": ") + QString::fromStdString(value.dump()) +
+                   QStringLiteral(" is below the minimum ") + QString::fromStdString(schema["minimum"].dump());
     }
     if (value.is_object()) {
         if (schema.contains("required"))
             for (const auto& r : schema["required"])
                 if (!value.contains(r.get<std::string>()))
-                    return pointer + QStringLiteral("/") + escapePointerToken(r.get<std::string>()) + QStringLiteral(": required but missing");
+                    return pointer + QStringLiteral("/") + escapePointerToken(r.get<std::string>()) +
+                           QStringLiteral(": required but missing");
         if (schema.contains("properties"))
             for (const auto& [key, sub] : schema["properties"].items())
                 if (value.contains(key))
-                    if (auto e = validate(sub, value[key], pointer + QStringLiteral("/") + escapePointerToken(key)); !e.isEmpty())
+                    if (auto e = validate(sub, value[key], pointer + QStringLiteral("/") + escapePointerToken(key));
+                        !e.isEmpty())
                         return e;
     }
     if (value.is_array() && schema.contains("items"))
         for (std::size_t i = 0; i < value.size(); ++i)
-            if (auto e = validate(schema["items"], value[i], pointer + QStringLiteral("/") + QString::number(i)); !e.isEmpty())
+            if (auto e = validate(schema["items"], value[i], pointer + QStringLiteral("/") + QString::number(i));
+                !e.isEmpty())
                 return e;
     return {};
 }

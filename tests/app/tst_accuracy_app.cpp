@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Help > How accurate is this? (app/gui/accuracydialog.h): the validation summary, the runs most like
 // the scenario (a validated run's own scenario finds itself first) and the chart's rows and highlights.
 #include "accuracydialog.h"

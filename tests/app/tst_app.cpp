@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The desktop app offscreen: controls drive the ledger, typed text, errors, files, undo, import.
 #include "chartexport.h"
 #include "chartstyle.h"
@@ -41,7 +43,10 @@ using napkin::app::PlanController;
 
 namespace {
 // Bytes shown in a row of the ledger model (BytesRole), by bucket row.
-double rowBytes(const LedgerModel* m, int row) { return m->index(row, LedgerModel::Size).data(LedgerModel::BytesRole).toDouble(); }
+double rowBytes(const LedgerModel* m, int row)
+{
+    return m->index(row, LedgerModel::Size).data(LedgerModel::BytesRole).toDouble();
+}
 enum Row { Weights, Gradients, Master, Optimizer, Activations, Temporaries, Overhead, Total };
 
 void typeInto(QLineEdit* edit, const QString& text)
@@ -71,7 +76,8 @@ private slots:
 
     void ledgerModelPassesTester()
     {
-        QAbstractItemModelTester tester(m_window->ledgerModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester tester(m_window->ledgerModel(),
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
         m_controller->set(QStringLiteral("training.micro_batch"), 2);
         m_controller->recomputeNow();
         QCOMPARE(m_window->ledgerModel()->rowCount(), 8);
@@ -92,7 +98,8 @@ private slots:
         emit view->clicked(model->index(Activations, LedgerModel::Bucket));
         QVERIFY(model->activationsExpanded());
         // The click also opens the derivation, which names the tensors it sums.
-        QVERIFY2(m_window->derivation()->html().contains(QStringLiteral("Per layer")), qPrintable(m_window->derivation()->html()));
+        QVERIFY2(m_window->derivation()->html().contains(QStringLiteral("Per layer")),
+                 qPrintable(m_window->derivation()->html()));
         QVERIFY(m_window->derivation()->html().contains(QLatin1String(lt.tensors[0].name)));
         QCOMPARE(model->rowCount(), 8 + lt.count);
         for (int i = 0; i < lt.count; ++i) {
@@ -100,14 +107,20 @@ private slots:
             QVERIFY(model->isTensorRow(row));
             QCOMPARE(rowBytes(model, row), lt.tensors[std::size_t(i)].bytes);
             QVERIFY(model->index(row, LedgerModel::Size).data().toString().endsWith(QStringLiteral("/layer")));
-            QVERIFY(model->index(row, LedgerModel::Bucket).data().toString().contains(QLatin1String(lt.tensors[std::size_t(i)].name)));
+            QVERIFY(model->index(row, LedgerModel::Bucket)
+                        .data()
+                        .toString()
+                        .contains(QLatin1String(lt.tensors[std::size_t(i)].name)));
         }
         // Still the ledger's total in the Total row, which moved down.
         QCOMPARE(rowBytes(model, Total + lt.count), m_controller->plan().memory.total);
         // A recompute policy marks the dropped tensors.
         m_controller->set(QStringLiteral("training.recompute"), "full");
         m_controller->recomputeNow();
-        QVERIFY(model->index(Activations + 2, LedgerModel::PerParam).data().toString().contains(QStringLiteral("recomputed")));
+        QVERIFY(model->index(Activations + 2, LedgerModel::PerParam)
+                    .data()
+                    .toString()
+                    .contains(QStringLiteral("recomputed")));
         emit view->clicked(model->index(Activations, LedgerModel::Bucket));
         QVERIFY(!model->activationsExpanded());
         QCOMPARE(model->rowCount(), 8);
@@ -124,7 +137,8 @@ private slots:
         m_controller->set(QStringLiteral("offload.optimizer"), "cpu");
         m_controller->recomputeNow();
         QVERIFY2(!m_controller->hasErrors(), "offload.optimizer cpu with ZeRO-1 is valid");
-        QCOMPARE(m_window->timeline()->peakAllocated(), m_controller->plan().memory.total - m_controller->plan().memory.overheadAllocator);
+        QCOMPARE(m_window->timeline()->peakAllocated(),
+                 m_controller->plan().memory.total - m_controller->plan().memory.overheadAllocator);
         // The host row appears under the total with what the host holds.
         QCOMPARE(m_window->ledgerModel()->rowCount(), 9);
         QCOMPARE(rowBytes(m_window->ledgerModel(), 8), m_controller->plan().memory.host.total);
@@ -177,6 +191,7 @@ private slots:
         QTest::addColumn<QString>("changed"); // W G M O A T, '.' = unchanged
         QTest::addColumn<bool>("daysMove");
         QTest::addColumn<bool>("rooflineMoves");
+        // clang-format off
         QTest::newRow("micro-batch") << QStringLiteral("training.micro_batch") << QStringLiteral("2") << QStringLiteral("....AT") << false << true;
         QTest::newRow("sequence") << QStringLiteral("training.seq_len") << QStringLiteral("2048") << QStringLiteral("....AT") << true << true;
         QTest::newRow("GPUs (ZeRO-1 shards optimizer states)") << QStringLiteral("cluster.gpus") << QStringLiteral("32") << QStringLiteral("...O..") << true << false;
@@ -184,6 +199,7 @@ private slots:
         QTest::newRow("tokens") << QStringLiteral("training.tokens") << QStringLiteral("4T") << QStringLiteral("......") << true << false;
         QTest::newRow("MFU") << QStringLiteral("cluster.mfu") << QStringLiteral("0.4") << QStringLiteral("......") << true << false;
         QTest::newRow("global batch") << QStringLiteral("training.global_batch") << QStringLiteral("2048") << QStringLiteral("......") << false << false;
+        // clang-format on
     }
     void eachSliderChangesTheRightCells()
     {
@@ -207,7 +223,9 @@ private slots:
         for (int r = Weights; r <= Temporaries; ++r) {
             const bool moved = rowBytes(model, r) != before[r];
             QVERIFY2(moved == (changed[r] != QLatin1Char('.')),
-                     qPrintable(QStringLiteral("row %1 %2").arg(r).arg(moved ? QStringLiteral("moved") : QStringLiteral("did not move"))));
+                     qPrintable(QStringLiteral("row %1 %2")
+                                    .arg(r)
+                                    .arg(moved ? QStringLiteral("moved") : QStringLiteral("did not move"))));
         }
         QCOMPARE(m_controller->plan().time.days != days, daysMove);
         QCOMPARE(m_window->roofline()->opPoints() != points, rooflineMoves);
@@ -238,10 +256,10 @@ private slots:
         m_controller->recomputeNow();
         QVERIFY(!m_controller->hasErrors());
         const auto& sc = m_controller->scenario();
-        const double got = path == QLatin1String("model.params")          ? m_controller->plan().params.total
-                         : path == QLatin1String("training.tokens")       ? sc.training.tokens
-                         : path == QLatin1String("cluster.gpus")          ? double(sc.cluster.gpus)
-                                                                          : double(sc.training.globalBatch);
+        const double got = path == QLatin1String("model.params")      ? m_controller->plan().params.total
+                           : path == QLatin1String("training.tokens") ? sc.training.tokens
+                           : path == QLatin1String("cluster.gpus")    ? double(sc.cluster.gpus)
+                                                                      : double(sc.training.globalBatch);
         QCOMPARE(got, value);
     }
 
@@ -303,11 +321,13 @@ private slots:
         QTemporaryDir dir;
         const QString file = dir.filePath(QStringLiteral("run.napkin.json"));
         auto* c = m_window->controls();
-        c->combo(QStringLiteral("precision.plan"))->setCurrentIndex(c->combo(QStringLiteral("precision.plan"))->findData(QStringLiteral("megatron")));
+        c->combo(QStringLiteral("precision.plan"))
+            ->setCurrentIndex(c->combo(QStringLiteral("precision.plan"))->findData(QStringLiteral("megatron")));
         emit c->combo(QStringLiteral("precision.plan"))->activated(0);
         typeInto(c->slider(QStringLiteral("training.seq_len"))->edit(), QStringLiteral("8192"));
         typeInto(c->slider(QStringLiteral("cluster.mfu"))->edit(), QStringLiteral("0.42"));
-        c->combo(QStringLiteral("cluster.gpu"))->setCurrentIndex(c->combo(QStringLiteral("cluster.gpu"))->findData(QStringLiteral("b200")));
+        c->combo(QStringLiteral("cluster.gpu"))
+            ->setCurrentIndex(c->combo(QStringLiteral("cluster.gpu"))->findData(QStringLiteral("b200")));
         emit c->combo(QStringLiteral("cluster.gpu"))->activated(0);
         m_controller->recomputeNow();
         QVERIFY(m_controller->isModified());
@@ -335,19 +355,27 @@ private slots:
         // control shows its value again and the document is the same.
         auto* c = m_window->controls();
         const QList<QPair<QString, QString>> sliders{
-            {QStringLiteral("training.tokens"), QStringLiteral("3T")},   {QStringLiteral("training.seq_len"), QStringLiteral("2048")},
-            {QStringLiteral("training.micro_batch"), QStringLiteral("2")}, {QStringLiteral("training.global_batch"), QStringLiteral("512")},
-            {QStringLiteral("cluster.gpus"), QStringLiteral("128")},      {QStringLiteral("cluster.mfu"), QStringLiteral("0.45")},
-            {QStringLiteral("cluster.price_per_gpu_hour"), QStringLiteral("3.1")}, {QStringLiteral("parallel.tp"), QStringLiteral("2")},
-            {QStringLiteral("parallel.pp"), QStringLiteral("2")},          {QStringLiteral("parallel.cp"), QStringLiteral("2")}};
+            {QStringLiteral("training.tokens"), QStringLiteral("3T")},
+            {QStringLiteral("training.seq_len"), QStringLiteral("2048")},
+            {QStringLiteral("training.micro_batch"), QStringLiteral("2")},
+            {QStringLiteral("training.global_batch"), QStringLiteral("512")},
+            {QStringLiteral("cluster.gpus"), QStringLiteral("128")},
+            {QStringLiteral("cluster.mfu"), QStringLiteral("0.45")},
+            {QStringLiteral("cluster.price_per_gpu_hour"), QStringLiteral("3.1")},
+            {QStringLiteral("parallel.tp"), QStringLiteral("2")},
+            {QStringLiteral("parallel.pp"), QStringLiteral("2")},
+            {QStringLiteral("parallel.cp"), QStringLiteral("2")}};
         for (const auto& [path, text] : sliders) {
             QVERIFY2(c->slider(path), qPrintable(path));
             typeInto(c->slider(path)->edit(), text);
         }
         const QList<QPair<QString, QString>> combos{
-            {QStringLiteral("training.recompute"), QStringLiteral("selective")}, {QStringLiteral("precision.plan"), QStringLiteral("bf16-mixed-master")},
-            {QStringLiteral("precision.activations"), QStringLiteral("fp16")},  {QStringLiteral("optimizer.name"), QStringLiteral("lion")},
-            {QStringLiteral("cluster.gpu"), QStringLiteral("h200-sxm")},         {QStringLiteral("parallel.zero"), QStringLiteral("2")},
+            {QStringLiteral("training.recompute"), QStringLiteral("selective")},
+            {QStringLiteral("precision.plan"), QStringLiteral("bf16-mixed-master")},
+            {QStringLiteral("precision.activations"), QStringLiteral("fp16")},
+            {QStringLiteral("optimizer.name"), QStringLiteral("lion")},
+            {QStringLiteral("cluster.gpu"), QStringLiteral("h200-sxm")},
+            {QStringLiteral("parallel.zero"), QStringLiteral("2")},
             {QStringLiteral("flops.convention"), QStringLiteral("megatron")}};
         for (const auto& [path, id] : combos) {
             auto* box = c->combo(path);
@@ -365,7 +393,8 @@ private slots:
         stepTime->interNodeBox()->setValue(25);
         stepTime->overlapCheck()->setChecked(false);
         m_controller->recomputeNow();
-        QVERIFY2(!m_controller->hasErrors(), m_controller->hasErrors() ? core::describe(m_controller->errors().front()).c_str() : "");
+        QVERIFY2(!m_controller->hasErrors(),
+                 m_controller->hasErrors() ? core::describe(m_controller->errors().front()).c_str() : "");
         QCOMPARE(m_controller->scenario().stepTime.interNodeBandwidth, 25e9);
         const auto doc = m_controller->document();
         QTemporaryDir dir;
@@ -401,7 +430,8 @@ private slots:
                     "step_time": {"inter_node_bandwidth": "25G"}})");
         f.close();
         QVERIFY(m_window->openFile(file));
-        QVERIFY2(!m_controller->hasErrors(), m_controller->hasErrors() ? core::describe(m_controller->errors().front()).c_str() : "");
+        QVERIFY2(!m_controller->hasErrors(),
+                 m_controller->hasErrors() ? core::describe(m_controller->errors().front()).c_str() : "");
         const auto& sc = m_controller->scenario();
         auto* c = m_window->findChild<app::ControlsPanel*>();
         QVERIFY(c);
@@ -421,8 +451,9 @@ private slots:
         // Every slider against the parsed scenario value of its path, read back from the document
         // the way the core reads it.
         const auto& doc = m_controller->document();
-        for (const char* path : {"training.tokens", "training.seq_len", "training.global_batch", "training.micro_batch",
-                                 "cluster.gpus", "cluster.mfu", "cluster.price_per_gpu_hour", "parallel.tp", "parallel.pp"}) {
+        for (const char* path :
+             {"training.tokens", "training.seq_len", "training.global_batch", "training.micro_batch", "cluster.gpus",
+              "cluster.mfu", "cluster.price_per_gpu_hour", "parallel.tp", "parallel.pp"}) {
             const auto dot = std::string_view(path).find('.');
             const auto& v = doc[std::string(path, dot)][std::string(path + dot + 1)];
             QCOMPARE(c->slider(QString::fromLatin1(path))->value(), core::jsonQuantity(v).value());
@@ -464,7 +495,8 @@ private slots:
         m_controller->recomputeNow();
         QCOMPARE(m_controller->plan().params.total, 7241732096.0);
         // A broken config is refused with the field named, and nothing changes.
-        QVERIFY(!m_controller->importHfConfig(QStringLiteral(NAPKIN_TEST_DATA "/hf/llama_no_hidden_size.json"), &error));
+        QVERIFY(
+            !m_controller->importHfConfig(QStringLiteral(NAPKIN_TEST_DATA "/hf/llama_no_hidden_size.json"), &error));
         QVERIFY(error.contains(QStringLiteral("hidden_size")));
         QCOMPARE(m_controller->plan().params.total, 7241732096.0);
     }
@@ -506,7 +538,9 @@ private slots:
         QVERIFY(!m_window->exportReport(dir.filePath(QStringLiteral("report.docx")), false, {}).isEmpty());
         for (const char* ext : {"png", "svg", "pdf"}) {
             const QString f = dir.filePath(QStringLiteral("chart.") + QLatin1String(ext));
-            QCOMPARE(napkin::charts::saveChart(m_window->roofline()->plot(), f, QSize(600, 400), QStringLiteral("Roofline")), QString());
+            QCOMPARE(
+                napkin::charts::saveChart(m_window->roofline()->plot(), f, QSize(600, 400), QStringLiteral("Roofline")),
+                QString());
             QVERIFY(QFileInfo(f).size() > 100);
         }
         QImage png(dir.filePath(QStringLiteral("chart.png")));
@@ -617,7 +651,8 @@ private slots:
         emit attention->activated(attention->currentIndex());
         m_controller->recomputeNow();
         QVERIFY2(!m_controller->hasErrors(), "latent attention left an invalid scenario");
-        const double perLayer = 4096.0 * 1536 + 1536 + 1536.0 * 32 * 192 + 4096.0 * 576 + 512 + 512.0 * 32 * 256 + 32.0 * 128 * 4096;
+        const double perLayer =
+            4096.0 * 1536 + 1536 + 1536.0 * 32 * 192 + 4096.0 * 576 + 512 + 512.0 * 32 * 256 + 32.0 * 128 * 4096;
         QCOMPARE(m_controller->plan().params.total, 6738415616.0 - 32 * (4 * 4096.0 * 4096 - perLayer));
         QVERIFY(enabled(kvRank));
         QVERIFY(!enabled(m_window->controls()->slider(QStringLiteral("model.kv_heads"))));
@@ -641,15 +676,15 @@ private slots:
         auto* t = d.table();
         QCOMPARE(t->rowCount(), 7);
         QCOMPARE(t->item(1, 0)->text(), QStringLiteral("fp16"));
-        QCOMPARE(t->item(1, 2)->text(), QStringLiteral("0"));             // 1e-8 underflows in fp16
+        QCOMPARE(t->item(1, 2)->text(), QStringLiteral("0")); // 1e-8 underflows in fp16
         QVERIFY(t->item(1, 5)->text().contains(QStringLiteral("underflow")));
-        QVERIFY(t->item(2, 2)->text().toDouble() > 0);                     // and survives in bf16
+        QVERIFY(t->item(2, 2)->text().toDouble() > 0); // and survives in bf16
         d.setValueText(QStringLiteral("1.001"));
-        QCOMPARE(t->item(2, 2)->text(), QStringLiteral("1"));             // bf16: 1 + 0.001 is 1
+        QCOMPARE(t->item(2, 2)->text(), QStringLiteral("1")); // bf16: 1 + 0.001 is 1
         QCOMPARE(t->item(0, 1)->text(), QStringLiteral("0 | 01111111 | 00000000010000011000101"));
         d.setValueText(QStringLiteral("lots"));
         QVERIFY(!d.errorText().isEmpty());
-        QCOMPARE(t->item(2, 2)->text(), QStringLiteral("1"));             // the last table stays
+        QCOMPARE(t->item(2, 2)->text(), QStringLiteral("1")); // the last table stays
     }
 
     void unitsToggle()
@@ -657,7 +692,8 @@ private slots:
         QCOMPARE(m_controller->formatBytes(80e9), QStringLiteral("80.00 GB"));
         m_controller->setUnits(PlanController::Units::GiB);
         QCOMPARE(m_controller->formatBytes(80e9), QStringLiteral("74.51 GiB"));
-        QVERIFY(m_window->ledgerModel()->index(Total, LedgerModel::Size).data().toString().endsWith(QStringLiteral("GiB")));
+        QVERIFY(
+            m_window->ledgerModel()->index(Total, LedgerModel::Size).data().toString().endsWith(QStringLiteral("GiB")));
     }
 
 private:

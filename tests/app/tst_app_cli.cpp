@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The desktop app's command line, run as a separate process: a bad --scenario with --screenshot
 // is an error on stderr and exit 2 (it used to wait forever on a dialog nobody could see), and
 // --help needs no display.
@@ -51,10 +53,12 @@ private slots:
     {
         QTest::addColumn<QByteArray>("content"); // empty: the file does not exist
         QTest::addColumn<QByteArray>("named");   // what stderr must name
+        // clang-format off
         QTest::newRow("truncated JSON") << QByteArray(R"({"training": {"tokens": )") << QByteArray("bad.napkin.json");
         QTest::newRow("unknown key") << QByteArray(R"({"training": {"tokenz": 1e12}})") << QByteArray("training.tokenz");
         QTest::newRow("out of range") << QByteArray(R"({"cluster": {"gpus": 0}})") << QByteArray("cluster.gpus");
         QTest::newRow("missing file") << QByteArray() << QByteArray("bad.napkin.json");
+        // clang-format on
     }
     void badScenarioWithScreenshotExits2()
     {
@@ -74,7 +78,7 @@ private slots:
         QVERIFY2(r.err.startsWith("error: "), r.err.constData());
         QVERIFY2(r.err.contains(named), r.err.constData());
         QVERIFY2(!r.err.contains("[json.exception"), r.err.constData()); // the library's id is not the user's business
-        QVERIFY2(r.err.count('\n') == 1, r.err.constData());              // one line: no Qt warnings around it
+        QVERIFY2(r.err.count('\n') == 1, r.err.constData());             // one line: no Qt warnings around it
         QVERIFY(!QFile::exists(png));
     }
 

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Tools > Calibrate this GPU with a fake napkin-probe (NAPKIN_PROBE): a good run streams progress and
 // ends with its profile saved and selected (measured values in the plan, the roofline and the
 // table); a crash, a hang (short timeout), garbage, a refusal (no_driver, exit 3), Cancel and a
@@ -101,7 +103,8 @@ private slots:
         QVERIFY(saved.startsWith(CalibrationRunner::profileDir() + u'/'));
         QVERIFY(QFile::exists(saved));
         QCOMPARE(storedFiles().size(), 1);
-        QVERIFY2(dialog->messageText().contains(QStringLiteral("NVIDIA H100 80GB HBM3 (measured)")), qPrintable(dialog->messageText()));
+        QVERIFY2(dialog->messageText().contains(QStringLiteral("NVIDIA H100 80GB HBM3 (measured)")),
+                 qPrintable(dialog->messageText()));
 
         // Selected: the plan uses the hand-set measured values (hbm_read 3.00e12 B/s, gemm_bf16 7.9e14).
         const std::string id = "calibration:" + saved.toStdString();
@@ -140,11 +143,13 @@ private slots:
         QTest::addColumn<int>("timeoutMs");
         QTest::addColumn<int>("outcome");
         QTest::addColumn<QString>("message");
-        QTest::newRow("crash") << QByteArray("crash") << 10000 << int(Outcome::Crashed) << QStringLiteral("napkin-probe crashed");
+        QTest::newRow("crash") << QByteArray("crash") << 10000 << int(Outcome::Crashed)
+                               << QStringLiteral("napkin-probe crashed");
         QTest::newRow("garbage") << QByteArray("garbage") << 10000 << int(Outcome::Garbage)
                                  << QStringLiteral("printed no valid profile: profile: invalid JSON");
-        QTest::newRow("no_driver, exit 3") << QByteArray("no_driver") << 10000 << int(Outcome::Refused)
-                                           << QStringLiteral("The probe did not measure (no_driver): No NVIDIA driver found");
+        QTest::newRow("no_driver, exit 3")
+            << QByteArray("no_driver") << 10000 << int(Outcome::Refused)
+            << QStringLiteral("The probe did not measure (no_driver): No NVIDIA driver found");
         QTest::newRow("hang, timeout") << QByteArray("hang") << 700 << int(Outcome::TimedOut)
                                        << QStringLiteral("did not finish within 0.7 s and was stopped");
     }
@@ -157,7 +162,8 @@ private slots:
         QCOMPARE(int(run(mode.constData(), timeoutMs)), outcome);
         auto* dialog = m_window->openCalibration();
         QVERIFY2(dialog->messageText().contains(message), qPrintable(dialog->messageText()));
-        QVERIFY2(dialog->messageText().contains(QStringLiteral("The current plan is unchanged")), qPrintable(dialog->messageText()));
+        QVERIFY2(dialog->messageText().contains(QStringLiteral("The current plan is unchanged")),
+                 qPrintable(dialog->messageText()));
         verifyPlanUnchanged();
         QVERIFY(dialog->calibrateButton()->isEnabled());
         QVERIFY(!dialog->cancelButton()->isEnabled());

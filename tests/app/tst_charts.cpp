@@ -1,5 +1,7 @@
-// The charts (napkin_charts) offscreen, following a PlanController as the window's panels do: the ledger bar and the roofline points follow the plan, the units and
-// the seeds' overlay, and never plot a NaN.
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The charts (napkin_charts) offscreen, following a PlanController as the window's panels do: the ledger bar and the
+// roofline points follow the plan, the units and the seeds' overlay, and never plot a NaN.
 #include "chartpanels.h"
 #include "chartstyle.h"
 #include "ledgerchart.h"
@@ -13,8 +15,8 @@
 #include <cmath>
 #include <memory>
 
-using napkin::charts::LedgerChart;
 using napkin::app::PlanController;
+using napkin::charts::LedgerChart;
 using napkin::charts::RooflineChart;
 
 namespace {
@@ -109,10 +111,11 @@ private slots:
             m_controller->set(QStringLiteral("training.micro_batch"), microBatch);
             m_controller->recomputeNow();
             const auto& memory = m_controller->plan().memory;
-            const QString expected = memory.fits
-                                         ? QStringLiteral("headroom %1").arg(m_controller->formatBytes(memory.headroom))
-                                         : QStringLiteral("short by %1").arg(m_controller->formatBytes(-memory.headroom));
-            QVERIFY2(itemTexts(m_ledger->plot()).contains(expected), qPrintable(itemTexts(m_ledger->plot()).join(u'|')));
+            const QString expected =
+                memory.fits ? QStringLiteral("headroom %1").arg(m_controller->formatBytes(memory.headroom))
+                            : QStringLiteral("short by %1").arg(m_controller->formatBytes(-memory.headroom));
+            QVERIFY2(itemTexts(m_ledger->plot()).contains(expected),
+                     qPrintable(itemTexts(m_ledger->plot()).join(u'|')));
             QVERIFY(m_ledger->plot()->xAxis->range().contains(memory.capacity / 1e9));
             QVERIFY(m_ledger->plot()->xAxis->range().contains(memory.total / 1e9));
         }
@@ -206,8 +209,8 @@ private slots:
             QVERIFY(finiteRange(plot->xAxis->range()));
             QVERIFY(finiteRange(plot->yAxis->range()));
             for (const QString& t : itemTexts(plot))
-                QVERIFY2(!t.contains(QStringLiteral("nan"), Qt::CaseInsensitive)
-                             && !t.contains(QStringLiteral("inf"), Qt::CaseInsensitive),
+                QVERIFY2(!t.contains(QStringLiteral("nan"), Qt::CaseInsensitive) &&
+                             !t.contains(QStringLiteral("inf"), Qt::CaseInsensitive),
                          qPrintable(t));
         }
     }

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Lecture mode offscreen: the presenter's keys move through the walkthrough and each step sets the
 // scenario through the PlanController, sliders stay live inside a step, Esc leaves and restores the
 // scenario, the PDF handout holds every step; and the reconcile dialog reproduces Korthikanti et al.
@@ -121,8 +123,8 @@ private slots:
         QCOMPARE(m_window->highlightedPanel(), QStringLiteral("ledger"));
 
         m_window->startLecture(stepIndexOf(l, "7b-ledger"));
-        QCOMPARE(m_controller->plan().memory.weights, 7e9 * 2);           // bf16
-        QCOMPARE(m_controller->plan().memory.optimizerStates, 7e9 * 8);   // two fp32 moments
+        QCOMPARE(m_controller->plan().memory.weights, 7e9 * 2);         // bf16
+        QCOMPARE(m_controller->plan().memory.optimizerStates, 7e9 * 8); // two fp32 moments
         QVERIFY(m_window->lecturePanel()->numbersText().contains(QStringLiteral("14.00 GB")));
 
         m_window->startLecture(stepIndexOf(l, "roofline-gemm"));
@@ -135,7 +137,7 @@ private slots:
         QCOMPARE(table->item(1, 0)->text(), QStringLiteral("fp16"));
         QCOMPARE(table->item(1, 1)->text(), QStringLiteral("0 (underflow)")); // 1e-8 underflows in fp16
         QCOMPARE(table->item(2, 0)->text(), QStringLiteral("bf16"));
-        QCOMPARE(table->item(2, 1)->text(), QStringLiteral("1.00117e-08"));   // and survives in bf16
+        QCOMPARE(table->item(2, 1)->text(), QStringLiteral("1.00117e-08")); // and survives in bf16
         QCOMPARE(table->item(2, 2)->text(), QStringLiteral("0 01100100 0101100"));
         QVERIFY(!m_window->roofline()->showSeedOps());
 
@@ -199,7 +201,8 @@ private slots:
         for (const auto& step : m_window->lecture()->lecture().steps)
             QVERIFY2(text.contains(squeeze(QString::fromStdString(step.title))), step.title.c_str());
         // The seeds' numbers, as the handout prints them.
-        for (const char* n : {"524,288bytes", "262,144bytes", "143.9", "14.00GB", "56.00GB", "295.37", "0.9995", "120.47", "682.66", "40B", "53.33B"})
+        for (const char* n : {"524,288bytes", "262,144bytes", "143.9", "14.00GB", "56.00GB", "295.37", "0.9995",
+                              "120.47", "682.66", "40B", "53.33B"})
             QVERIFY2(text.contains(QLatin1String(n)), n);
     }
 
@@ -209,19 +212,25 @@ private slots:
     // 2021 eq. 3 without recompute): 72 B s l h² (1 + s/6h + V/12lh).
     void reconcileReproducesKorthikanti22B()
     {
-        const nlohmann::json model = {{"kind", "transformer"}, {"layers", 48}, {"d_model", 6144}, {"heads", 64}, {"ffn", 24576},
-                                      {"ffn_kind", "gelu"}, {"vocab", 51200}, {"positions", "learned"}, {"max_positions", 2048},
-                                      {"norm", "layernorm"}, {"biases", "all"}, {"tied_embeddings", true}};
+        const nlohmann::json model = {{"kind", "transformer"}, {"layers", 48},           {"d_model", 6144},
+                                      {"heads", 64},           {"ffn", 24576},           {"ffn_kind", "gelu"},
+                                      {"vocab", 51200},        {"positions", "learned"}, {"max_positions", 2048},
+                                      {"norm", "layernorm"},   {"biases", "all"},        {"tied_embeddings", true}};
         m_controller->set(QStringLiteral("model"), model);
-        for (const auto& [path, value] : std::vector<std::pair<QString, nlohmann::json>>{
-                 {QStringLiteral("cluster.gpu"), "a100-sxm4-80gb"}, {QStringLiteral("cluster.gpus"), 8},
-                 {QStringLiteral("parallel.tp"), 8}, {QStringLiteral("parallel.sequence_parallel"), true},
-                 {QStringLiteral("training.seq_len"), 2048}, {QStringLiteral("training.micro_batch"), 4},
-                 {QStringLiteral("training.global_batch"), 4}, {QStringLiteral("training.recompute"), "selective"},
-                 {QStringLiteral("flops.convention"), "megatron"}})
+        for (const auto& [path, value] :
+             std::vector<std::pair<QString, nlohmann::json>>{{QStringLiteral("cluster.gpu"), "a100-sxm4-80gb"},
+                                                             {QStringLiteral("cluster.gpus"), 8},
+                                                             {QStringLiteral("parallel.tp"), 8},
+                                                             {QStringLiteral("parallel.sequence_parallel"), true},
+                                                             {QStringLiteral("training.seq_len"), 2048},
+                                                             {QStringLiteral("training.micro_batch"), 4},
+                                                             {QStringLiteral("training.global_batch"), 4},
+                                                             {QStringLiteral("training.recompute"), "selective"},
+                                                             {QStringLiteral("flops.convention"), "megatron"}})
             m_controller->set(path, value);
         m_controller->recomputeNow();
-        QVERIFY2(!m_controller->hasErrors(), m_controller->hasErrors() ? core::describe(m_controller->errors().front()).c_str() : "");
+        QVERIFY2(!m_controller->hasErrors(),
+                 m_controller->hasErrors() ? core::describe(m_controller->errors().front()).c_str() : "");
         app::ReconcileDialog dialog(m_controller);
         dialog.setInputs(QStringLiteral("1.10"), QString(), QString(), QString());
         QCOMPARE(dialog.errorText(), QString());
@@ -229,14 +238,15 @@ private slots:
         const double flops = 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
         const double byHand = flops / (1.10 * 8 * 312e12);
         QVERIFY2(std::abs(dialog.mfu() - byHand) < 1e-9, qPrintable(QString::number(dialog.mfu())));
-        QVERIFY2(std::abs(dialog.mfu() - 0.415) < 0.005, qPrintable(QString::number(dialog.mfu()))); // the paper's 41.5%
+        QVERIFY2(std::abs(dialog.mfu() - 0.415) < 0.005,
+                 qPrintable(QString::number(dialog.mfu()))); // the paper's 41.5%
         QVERIFY(dialog.mfuText().startsWith(QStringLiteral("41.")));
         QVERIFY(dialog.hfuText().contains(QLatin1Char('%')));
 
         // Memory: a run that keeps an fp32 master copy the plan does not count shows it as the first reason.
         const auto& m = m_controller->plan().memory;
-        const double predicted = m.weights + m.gradients + m.masterWeights + m.optimizerStates + m.activations + m.temporaries +
-                                 m.overheadWorkspace;
+        const double predicted = m.weights + m.gradients + m.masterWeights + m.optimizerStates + m.activations +
+                                 m.temporaries + m.overheadWorkspace;
         const double master = 4 * m.paramsPerRank; // fp32, ZeRO-1 over dp = 1
         dialog.setInputs(QStringLiteral("1.10"), QString(), QString::number(predicted + master, 'f', 0), QString());
         QVERIFY(dialog.memoryText().contains(QStringLiteral("gap +")));

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Parallelism in the app offscreen: the time-mode switch, the FSDP strategy beside the ZeRO stage,
 // the step-time chart, the per-stage ledger and "Find best layout" with Apply as one undo step.
 #include "controlspanel.h"
@@ -97,7 +99,9 @@ private slots:
         const QString predicted = m_window->summary()->text(QStringLiteral("time.step_seconds"));
         QCOMPARE(predicted, QString::number(plan.stepTime.step, 'g', 3) + QStringLiteral(" s (predicted)"));
         QVERIFY(predicted != mfuStep);
-        QVERIFY(m_window->summary()->text(QStringLiteral("time.hfu")).startsWith(QString::number(plan.stepTime.mfu, 'f', 2)));
+        QVERIFY(m_window->summary()
+                    ->text(QStringLiteral("time.hfu"))
+                    .startsWith(QString::number(plan.stepTime.mfu, 'f', 2)));
         QVERIFY(m_window->stepTime()->headline().contains(QStringLiteral("Predicted")));
         // Clicking the step time shows the predicted derivation (the breakdown's sum).
         m_controller->showDerivation(QStringLiteral("time.step_seconds"));
@@ -119,12 +123,14 @@ private slots:
         // Links are achieved bus bandwidths: nominal one-direction rate x 0.8 (collective efficiency).
         // Default: 64 GPUs, 8 per node: DP 64 crosses nodes with 8 ranks per node, so NCCL rings
         // through 8 NICs of 50 GB/s: min(450, 8 x 50) x 0.8 = 320 GB/s.
-        QTest::newRow("DP 64") << QStringLiteral("{}") << QStringLiteral("none") << QStringLiteral("DP 64 crosses nodes at 320 GB/s");
+        QTest::newRow("DP 64") << QStringLiteral("{}") << QStringLiteral("none")
+                               << QStringLiteral("DP 64 crosses nodes at 320 GB/s");
         // TP 8 fills a node: NVLink 4 (H100 SXM 900 GB/s bidirectional) = 450 GB/s each way, x 0.8.
         QTest::newRow("TP 8 x PP 2") << QStringLiteral(R"({"tp": 8, "pp": 2})") << QStringLiteral("selective")
                                      << QStringLiteral("TP 8 inside a node at 360 GB/s");
-        QTest::newRow("TP 2 x CP 2 x PP 4, full") << QStringLiteral(R"({"tp": 2, "cp": 2, "pp": 4, "zero": 0})")
-                                                   << QStringLiteral("full") << QStringLiteral("CP 2 inside a node at 360 GB/s");
+        QTest::newRow("TP 2 x CP 2 x PP 4, full")
+            << QStringLiteral(R"({"tp": 2, "cp": 2, "pp": 4, "zero": 0})") << QStringLiteral("full")
+            << QStringLiteral("CP 2 inside a node at 360 GB/s");
     }
     void stepTimeChartEqualsPlanBreakdown()
     {
@@ -136,11 +142,13 @@ private slots:
         doc["training"]["recompute"] = recompute.toStdString();
         m_controller->setDocument(doc, QStringLiteral("layout"));
         m_controller->recomputeNow();
-        QVERIFY2(!m_controller->hasErrors(), m_controller->hasErrors() ? core::describe(m_controller->errors().front()).c_str() : "");
+        QVERIFY2(!m_controller->hasErrors(),
+                 m_controller->hasErrors() ? core::describe(m_controller->errors().front()).c_str() : "");
         const auto& st = m_controller->plan().stepTime;
         QVERIFY(st.valid);
         const QVector<double> bars = m_window->stepTime()->partValues();
-        const QVector<double> expected{st.compute, st.recompute, st.tpComm, st.cpComm, st.epComm, st.ppComm, st.bubble, st.dpComm, st.optimizer, st.offload, st.overheads};
+        const QVector<double> expected{st.compute, st.recompute, st.tpComm,    st.cpComm,  st.epComm,   st.ppComm,
+                                       st.bubble,  st.dpComm,    st.optimizer, st.offload, st.overheads};
         QCOMPARE(bars, expected);
         double sum = 0;
         for (double v : bars)
@@ -200,7 +208,8 @@ private slots:
         doc["step_time"]["mode"] = "predicted";
         m_controller->setDocument(doc, QStringLiteral("moe"));
         m_controller->recomputeNow();
-        QVERIFY2(!m_controller->hasErrors(), m_controller->hasErrors() ? core::describe(m_controller->errors().front()).c_str() : "");
+        QVERIFY2(!m_controller->hasErrors(),
+                 m_controller->hasErrors() ? core::describe(m_controller->errors().front()).c_str() : "");
         const auto sweep = core::imbalanceSweep(m_controller->scenario());
         QCOMPARE(sweep.size(), std::size_t(4));
         QCOMPARE(panel->stepSeconds().size(), 4);
@@ -253,7 +262,8 @@ private slots:
             QCOMPARE(stageValue(model, row, StageModel::Gradients), 2 * p);
             QCOMPARE(stageValue(model, row, StageModel::Master), 0.0);
             QCOMPARE(stageValue(model, row, StageModel::Optimizer), 8 * p);
-            QCOMPARE(stageValue(model, row, StageModel::Tensors), m_controller->plan().memory.perStage[std::size_t(row)].tensors);
+            QCOMPARE(stageValue(model, row, StageModel::Tensors),
+                     m_controller->plan().memory.perStage[std::size_t(row)].tensors);
         }
         // 1F1B with m = 1024 / (1 · 32) = 32 micro-batches: stage i holds min(p - i, m) in flight.
         QCOMPARE(stageValue(model, 0, StageModel::InFlight), 2.0);
@@ -277,7 +287,8 @@ private slots:
         QTest::addColumn<QString>("fsdp");
         QTest::addColumn<bool>("fsdpLast");
         QTest::addColumn<int>("effective"); // ZeRO stage in force (FULL_SHARD = 3, SHARD_GRAD_OP = 2)
-        const QStringList fsdps{QStringLiteral("none"), QStringLiteral("full"), QStringLiteral("grad_op"), QStringLiteral("hybrid")};
+        const QStringList fsdps{QStringLiteral("none"), QStringLiteral("full"), QStringLiteral("grad_op"),
+                                QStringLiteral("hybrid")};
         const int stage[] = {-1, 3, 2, 3};
         for (int z = 0; z <= 3; ++z)
             for (int f = 0; f < 4; ++f)
@@ -307,12 +318,13 @@ private slots:
             choose(zeroBox, QString::number(zero));
         }
         m_controller->recomputeNow();
-        QVERIFY2(!m_controller->hasErrors(), m_controller->hasErrors() ? core::describe(m_controller->errors().front()).c_str() : "");
+        QVERIFY2(!m_controller->hasErrors(),
+                 m_controller->hasErrors() ? core::describe(m_controller->errors().front()).c_str() : "");
         QCOMPARE(core::effectiveZeroStage(m_controller->scenario()), effective);
         // The controls show what is in force: the last choice wins, the other one steps aside.
-        QCOMPARE(m_parallel->fsdpCombo()->currentData().toString(),
-                 fsdpLast ? fsdp : QStringLiteral("none"));
-        QCOMPARE(zeroBox->currentData().toString(), QString::number(fsdpLast && fsdp != QLatin1String("none") ? 0 : zero));
+        QCOMPARE(m_parallel->fsdpCombo()->currentData().toString(), fsdpLast ? fsdp : QStringLiteral("none"));
+        QCOMPARE(zeroBox->currentData().toString(),
+                 QString::number(fsdpLast && fsdp != QLatin1String("none") ? 0 : zero));
         // Each pick is one undo step that also carries the other field back.
         if (m_controller->undoStack()->index() > undoBefore) {
             while (m_controller->undoStack()->index() > undoBefore)

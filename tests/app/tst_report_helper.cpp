@@ -1,11 +1,15 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // napkin-cli hands PDF, HTML and charts to napkin-report (app/cli/reportclient.h,
 // app/report/reportrequest.h): found beside an installed napkin-cli (bin/../libexec/napkin), named by
-// NAPKIN_REPORT, or missing with a clear error; a bad request names its field; nothing half-written.
+// NAPKIN_REPORT, or missing with a clear error; a bad request names its field; nothing half-written;
+// with no display it picks the offscreen platform itself.
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
 #include <QImage>
 #include <QProcess>
+#include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -66,8 +70,9 @@ private slots:
         QVERIFY(QFile::copy(Cli, cli));
         QVERIFY(QFile::copy(Helper, prefix.filePath(QStringLiteral("libexec/napkin/napkin-report"))));
         const QString out = prefix.filePath(QStringLiteral("ledger.svg"));
-        const Run r = run(cli, {QStringLiteral("chart"), QStringLiteral("ledger"), QStringLiteral("--format"), QStringLiteral("svg"),
-                                QStringLiteral("-o"), out},
+        const Run r = run(cli,
+                          {QStringLiteral("chart"), QStringLiteral("ledger"), QStringLiteral("--format"),
+                           QStringLiteral("svg"), QStringLiteral("-o"), out},
                           environment(QString()));
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         QVERIFY(head(out, 200).contains("<svg") || head(out, 200).contains("<?xml"));
@@ -78,9 +83,11 @@ private slots:
     {
         QTemporaryDir dir;
         const QString out = dir.filePath(QStringLiteral("step.png"));
-        const Run r = run(Cli, {QStringLiteral("chart"), QStringLiteral("steptime"), QStringLiteral("--set"), QStringLiteral("step_time.mode=predicted"),
-                                QStringLiteral("--format"), QStringLiteral("png"), QStringLiteral("--size"), QStringLiteral("640x300"),
-                                QStringLiteral("--scale"), QStringLiteral("1"), QStringLiteral("-o"), out},
+        const Run r = run(Cli,
+                          {QStringLiteral("chart"), QStringLiteral("steptime"), QStringLiteral("--set"),
+                           QStringLiteral("step_time.mode=predicted"), QStringLiteral("--format"),
+                           QStringLiteral("png"), QStringLiteral("--size"), QStringLiteral("640x300"),
+                           QStringLiteral("--scale"), QStringLiteral("1"), QStringLiteral("-o"), out},
                           environment(Helper));
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         QCOMPARE(QImage(out).size(), QSize(640, 300));
@@ -91,10 +98,12 @@ private slots:
     {
         QTemporaryDir dir;
         const QString out = dir.filePath(QStringLiteral("plan.pdf"));
-        const Run r = run(Cli, {QStringLiteral("plan"), QStringLiteral("--format"), QStringLiteral("pdf"), QStringLiteral("-o"), out},
-                          environment(dir.filePath(QStringLiteral("no-such-napkin-report"))));
+        const Run r = run(
+            Cli, {QStringLiteral("plan"), QStringLiteral("--format"), QStringLiteral("pdf"), QStringLiteral("-o"), out},
+            environment(dir.filePath(QStringLiteral("no-such-napkin-report"))));
         QCOMPARE(r.exitCode, 1);
-        QVERIFY2(r.err.contains(QLatin1String("napkin-report")) && r.err.contains(QLatin1String("NAPKIN_REPORT")), qPrintable(r.err));
+        QVERIFY2(r.err.contains(QLatin1String("napkin-report")) && r.err.contains(QLatin1String("NAPKIN_REPORT")),
+                 qPrintable(r.err));
         QVERIFY(!QFileInfo::exists(out));
     }
 
@@ -102,8 +111,10 @@ private slots:
     void cliValidatesFirst()
     {
         QTemporaryDir dir;
-        const Run r = run(Cli, {QStringLiteral("chart"), QStringLiteral("ledger"), QStringLiteral("--format"), QStringLiteral("png"),
-                                QStringLiteral("--size"), QStringLiteral("10x10"), QStringLiteral("-o"), dir.filePath(QStringLiteral("x.png"))},
+        const Run r = run(Cli,
+                          {QStringLiteral("chart"), QStringLiteral("ledger"), QStringLiteral("--format"),
+                           QStringLiteral("png"), QStringLiteral("--size"), QStringLiteral("10x10"),
+                           QStringLiteral("-o"), dir.filePath(QStringLiteral("x.png"))},
                           environment(dir.filePath(QStringLiteral("absent"))));
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains(QLatin1String("--size")), qPrintable(r.err));
@@ -116,21 +127,32 @@ private slots:
         const QByteArray input = R"("inputs": [{"document": {"schema": "napkin.scenario/1"}}])";
         QTest::newRow("not json") << QByteArray("{") << QStringLiteral("not JSON");
         QTest::newRow("schema") << QByteArray(R"({"schema": "napkin.plan/1"})") << QStringLiteral("schema");
-        QTest::newRow("no output") << QByteArray(R"({"schema": "napkin.report-request/1", "job": "report", "format": "pdf", )" + input + "}")
-                                   << QStringLiteral("output");
-        QTest::newRow("no inputs") << QByteArray(R"({"schema": "napkin.report-request/1", "job": "report", "format": "pdf", "output": "OUT"})")
-                                   << QStringLiteral("inputs");
-        QTest::newRow("job") << QByteArray(R"({"schema": "napkin.report-request/1", "job": "poster", "format": "pdf", "output": "OUT", )" + input + "}")
-                             << QStringLiteral("job = poster");
-        QTest::newRow("page") << QByteArray(R"({"schema": "napkin.report-request/1", "job": "report", "format": "pdf", "output": "OUT", )" + input +
-                                            R"(, "options": {"page": "a3"}})")
-                              << QStringLiteral("options.page = a3");
-        QTest::newRow("chart size") << QByteArray(R"({"schema": "napkin.report-request/1", "job": "chart", "chart": "ledger", "format": "png", "size": [50, 50], "output": "OUT", )" +
-                                                  input + "}")
-                                    << QStringLiteral("size = 50x50");
-        QTest::newRow("chart kind") << QByteArray(R"({"schema": "napkin.report-request/1", "job": "chart", "chart": "pie", "format": "png", "size": [900, 260], "output": "OUT", )" +
-                                                  input + "}")
-                                    << QStringLiteral("chart = pie");
+        QTest::newRow("no output")
+            << QByteArray(R"({"schema": "napkin.report-request/1", "job": "report", "format": "pdf", )" + input + "}")
+            << QStringLiteral("output");
+        QTest::newRow("no inputs")
+            << QByteArray(R"({"schema": "napkin.report-request/1", "job": "report", "format": "pdf", "output": "OUT"})")
+            << QStringLiteral("inputs");
+        QTest::newRow("job")
+            << QByteArray(
+                   R"({"schema": "napkin.report-request/1", "job": "poster", "format": "pdf", "output": "OUT", )" +
+                   input + "}")
+            << QStringLiteral("job = poster");
+        QTest::newRow("page")
+            << QByteArray(
+                   R"({"schema": "napkin.report-request/1", "job": "report", "format": "pdf", "output": "OUT", )" +
+                   input + R"(, "options": {"page": "a3"}})")
+            << QStringLiteral("options.page = a3");
+        QTest::newRow("chart size")
+            << QByteArray(
+                   R"({"schema": "napkin.report-request/1", "job": "chart", "chart": "ledger", "format": "png", "size": [50, 50], "output": "OUT", )" +
+                   input + "}")
+            << QStringLiteral("size = 50x50");
+        QTest::newRow("chart kind")
+            << QByteArray(
+                   R"({"schema": "napkin.report-request/1", "job": "chart", "chart": "pie", "format": "png", "size": [900, 260], "output": "OUT", )" +
+                   input + "}")
+            << QStringLiteral("chart = pie");
     }
     // napkin-report on a bad request: exit 2, one line naming the field, nothing written.
     void badRequests()
@@ -149,6 +171,62 @@ private slots:
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.startsWith(QLatin1String("error: ")) && r.err.contains(field), qPrintable(r.err));
         QVERIFY(!QFileInfo::exists(out));
+    }
+
+    // napkin-cli without a display: it must pick the offscreen platform itself.
+    void cliHeadless_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("out");
+        QTest::addColumn<QByteArray>("magic");
+        QTest::newRow("plan pdf") << QStringList{QStringLiteral("plan"), QStringLiteral("--format"),
+                                                 QStringLiteral("pdf")}
+                                  << QStringLiteral("plan.pdf") << QByteArray("%PDF");
+        QTest::newRow("plan pdf letter") << QStringList{QStringLiteral("plan"), QStringLiteral("--format"),
+                                                        QStringLiteral("pdf"), QStringLiteral("--page"),
+                                                        QStringLiteral("letter")}
+                                         << QStringLiteral("letter.pdf") << QByteArray("%PDF");
+        QTest::newRow("plan html") << QStringList{QStringLiteral("plan"), QStringLiteral("--format"),
+                                                  QStringLiteral("html")}
+                                   << QStringLiteral("plan.html") << QByteArray("<!DOCTYPE html>");
+        QTest::newRow("chart png") << QStringList{QStringLiteral("chart"), QStringLiteral("roofline"),
+                                                  QStringLiteral("--format"), QStringLiteral("png")}
+                                   << QStringLiteral("roofline.png") << QByteArray("\x89PNG");
+        QTest::newRow("chart timeline scale 1")
+            << QStringList{QStringLiteral("chart"),   QStringLiteral("timeline"), QStringLiteral("--format"),
+                           QStringLiteral("png"),     QStringLiteral("--size"),   QStringLiteral("640x360"),
+                           QStringLiteral("--scale"), QStringLiteral("1")}
+            << QStringLiteral("timeline.png") << QByteArray("\x89PNG");
+    }
+    void cliHeadless()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(QString, out);
+        QFETCH(QByteArray, magic);
+        const QString pdfinfo = QStandardPaths::findExecutable(QStringLiteral("pdfinfo"));
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString path = dir.filePath(out);
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        for (const char* var : {"QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY"})
+            env.remove(QLatin1String(var));
+        p.setProcessEnvironment(env);
+        p.start(Cli, args + QStringList{QStringLiteral("-o"), path});
+        QVERIFY(p.waitForFinished(60000));
+        const QString err = QString::fromUtf8(p.readAllStandardError());
+        QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+        QVERIFY2(p.exitCode() == 0, qPrintable(err));
+        QVERIFY2(head(path, int(magic.size())) == magic, qPrintable(path));
+        if (out == QLatin1String("letter.pdf") && !pdfinfo.isEmpty()) {
+            QProcess info;
+            info.start(pdfinfo, {path});
+            QVERIFY(info.waitForFinished(60000));
+            QVERIFY(QString::fromUtf8(info.readAllStandardOutput())
+                        .contains(QLatin1String("(letter)"), Qt::CaseInsensitive));
+        }
+        if (out == QLatin1String("timeline.png")) // --size 640x360 --scale 1: exactly those pixels
+            QCOMPARE(QImage(path).size(), QSize(640, 360));
     }
 };
 

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Nanoseconds per full plan evaluation (estimate(): ledger, FLOPs, time, cost, roofline ops and
 // derivations) for Llama-3-70B on 1,024 H100s. Usage: bench_estimate [iterations]
 #include "estimate.h"

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Live update: from a slider value change to a recomputed and repainted ledger, table and roofline,
 // driving the real window offscreen (QT_QPA_PLATFORM=offscreen unless set). Each sample: move the
 // slider as a drag does, run the event loop (coalesced recompute, view updates, queued replots),

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Milliseconds per exhaustive layout search (core/search.h), two cases: Llama-3.1-405B on 16,384
 // H100s, global batch 2,048 sequences of 8,192 tokens (Llama 3's 16M-token batch); DeepSeek-V3 on
 // 2,048 H800s, global batch 15,360 sequences of 4,096 tokens (its report's batch), where the search

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Runs napkin-cli as a separate process for the CLI test suites (tst_cli, tst_locale).
 

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // napkin-cli's contract, checked from outside: the binary is run with QProcess.
 //   * invalid input (a corpus of bad scenario files, bad --set overrides): exit code exactly 2, nothing
 //     on stdout, one "error: ..." line per problem on stderr, naming the offending field path;

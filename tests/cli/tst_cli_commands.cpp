@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // napkin-cli's command line as CLI11 declares it (issue 13): per-command --help, options of other
 // commands refused, --opt=value everywhere, --check's exit 3, the man page, and the batch that
 // gpus-for keeps fixed unless told otherwise.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Numbers do not change with the user's locale: under a comma-decimal locale (de_DE) the core
 // parses "2.5T" as 2.5e12 and prints "989.5", in process and through napkin-cli. ctest runs this
 // suite with LC_ALL=de_DE.UTF-8; a machine without that locale fails it (CI installs locales-all):

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // How far to trust a prediction (core/accuracy.h): the similarity score by hand, and the closest
 // validated runs of a scenario that is one of them.
 #include "accuracy.h"

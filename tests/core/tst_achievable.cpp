@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Achievable rates (core/achievable.h), NCCL α–β collectives (core/collectives.h), the frameworks'
 // overlap rules (core/framework.h), uneven pipeline stages and the validation set (core/validate.h),
 // each against hand computations or published figures.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Activation memory per layer: Korthikanti et al. 2022 Table 2 (tests/data/golden.json) and the
 // seeds' worked "will it fit" example.
 #include "testsupport.h"

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The memory-bucket table (core/buckets.h) against the plan schema (docs/plan-schema.md §4) it
 // stands for: keys, ledger order, derivations, and the accessors reading the right field.
 #include "testsupport.h"

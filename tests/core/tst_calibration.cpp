@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Calibration profiles (napkin.calibration/1): strict loading of hostile profiles, device-name
 // matching, and a hand-set H100 profile whose measured values must reach the plan exactly.
 #include "testsupport.h"

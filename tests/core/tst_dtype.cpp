@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Number formats: storage bytes with block scales, and rounding against known bit patterns.
 #include "testsupport.h"
 

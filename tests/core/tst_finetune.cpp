@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // LoRA, QLoRA and 8-bit optimizer states (core/finetune.h): PEFT's printed trainable counts, QLoRA's
 // 65B-on-48-GB headline, and the ledger, FLOPs and step-time ops of a frozen base by hand.
 

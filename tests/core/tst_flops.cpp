@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Model FLOPs of the 2025-26 architectures: Megatron-Core's convention (core/flops_megatron.h) by
 // hand on DeepSeek-V3, Qwen3-235B-A22B and gpt-oss-120b at s = 4096, and 6PT / palm on the active
 // parameters of a mixture of experts.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The kernels a framework launches for each memory-bound op (core/kernels.h), dropout and RoPE
 // traffic, the fp32 loss, the power-limit clock and the per-dtype achievable GEMM rate, each
 // against a hand count of the bytes the code reads and writes.

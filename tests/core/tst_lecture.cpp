@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Lecture walkthroughs (napkin.lecture/1): the built-in CS336 walkthrough loads, every step's claims
 // match the engine, the seeds' numbers hold at each step's scenario, and hostile files are refused
 // with errors naming the field.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // FP8 / FP4 recipes (core/lowprecision.h): what runs in 8 bits and what stays in BF16, the quantise
 // kernels and the memory Transformer Engine adds or saves, each by hand.
 

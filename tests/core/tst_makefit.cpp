@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // "Make it fit" (core/makefit.h): the RTX 4090 question of issue 17 gets a fitting recipe, a
 // pre-training plan gets changes that keep its training first, and every suggestion is a full re-plan.
 

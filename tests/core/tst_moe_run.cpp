@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Mixture-of-experts run properties: precision.expert_weights in the weights ledger (gpt-oss's MXFP4
 // experts), training.routing_imbalance and training.moe_capacity_factor as plan.moe resolves them,
 // and the errors and warnings of each key. Every expected value is derived by hand below.

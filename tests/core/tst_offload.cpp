@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // NCCL buffers per communicator, the frameworks' gradient buckets, offload (ZeRO-Offload,
 // ZeRO-Infinity, activation offload) and memory.timeline, each against hand-computed values.
 

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Model parallelism per rank (Megatron layout): Korthikanti Table 2 through the whole plan at t = 8,
 // the pipeline bubble, parameters per rank, ZeRO over the data-parallel group, and the constraints.
 #include "testsupport.h"

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Exact parameter counts of every preset and of Hugging Face configs (tests/data/golden.json).
 #include "testsupport.h"
 

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Pipeline schedules (parallel.pipeline_schedule): the loader's rules, DualPipe's memory per rank and
 // its bubble and overlap, checked by hand against DeepSeek-V3's Table 2 and deepseek-ai/DualPipe.
 

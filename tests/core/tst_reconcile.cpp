@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Reconciling a measured run with its plan (CS336 lecture 2 exercises 2 and 3).
 #include "testsupport.h"
 

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Hostile and extreme input: fuzz regressions, numeric edges, and a sweep of random valid scenarios.
 #include "testsupport.h"
 

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Issue 14: activations as a list of saved tensors, the recompute policies users run, the peak phase,
 // and two published real-run memory figures.
 #include "format.h"

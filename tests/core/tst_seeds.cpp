@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // CS336 lecture 2 worked examples (tests/data/golden.json, CS-1 .. CS-17).
 #include "testsupport.h"
 

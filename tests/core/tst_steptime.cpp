@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The predicted step time (core/steptime.h), the layout search and the GPU-count solver
 // (core/search.h), checked against Megatron-LM (Narayanan et al. 2021, arXiv 2104.04473) equations 2-4
 // on that paper's Table 1 configurations, and against hand computations.

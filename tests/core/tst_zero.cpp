@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ZeRO (Rajbhandari et al. 2019, §3) worked example: Ψ = 7.5B, N_d = 64 (tests/data/golden.json).
 #include "testsupport.h"
 

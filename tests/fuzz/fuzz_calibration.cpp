@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // libFuzzer target: a napkin-probe calibration profile, loaded strictly and used as cluster.gpu.
 #include "fuzz_common.h"
 

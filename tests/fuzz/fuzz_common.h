@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Shared checks for the fuzz targets: whatever the input, a valid scenario yields a plan whose every
 // number is finite, and an invalid one yields errors that name a field. Anything else aborts, which

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // libFuzzer target: typed numbers ("7B", "15T", "2e12", "4k", "1,024").
 #include "jsonreader.h"
 

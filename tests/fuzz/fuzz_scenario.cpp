@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // libFuzzer target: a scenario file as napkin-cli and the app read it.
 #include "fuzz_common.h"
 

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The napkin-probe contract (docs/probe.md) on whatever machine runs the tests: exit codes, the
 // profile on stdout, the human line on stderr, usage errors, -o failures that leave nothing behind.
 // On a machine without a usable GPU (this project's CI) the status must be one of the "no usable GPU"

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Label `gpu`: the real suite in --quick mode on the local GPU; every kernel's output verified and its
 // figures bounded by plausible limits. QSKIPs with the probe's own reason where no GPU is usable, and
 // then exits with kSkipReturnCode, which CTest's SKIP_RETURN_CODE turns into "Skipped" (not "Passed").

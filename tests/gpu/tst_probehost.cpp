@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2025-2026 The Napkin developers
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Host-side pieces of napkin_gpu against independently known values: the cudaError -> status table of
 // probe-methods.md section 2, exit codes, sample statistics, nccl-tests' busbw, bytes per kernel
 // (BabelStream weights), the JSON writer, options, atomic writes.
