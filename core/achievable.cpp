@@ -39,6 +39,12 @@ constexpr const char* kSrcGroupedGemm =
     "hardware.achievable_flops scaled by the shape efficiency; the routed experts' share as one grouped GEMM over the "
     "local experts (Transformer Engine / Megatron-Core grouped GEMM: one grid of every expert's tiles), rows per "
     "expert = tokens x top-k x ep / experts (roofline.ops[].grouped_gemm)";
+constexpr const char* kSrcFlash1 =
+    "FlashAttention-2's fractions on this device halved: Dao 2023 (FlashAttention-2, arXiv 2307.08691), abstract: "
+    "FlashAttention reaches 'only 25-40% of the theoretical maximum FLOPs/s' on A100 and FlashAttention-2 'around 2x "
+    "speedup compared to FlashAttention'; the Triton port (Dao-AILab/flash-attention flash_attn/flash_attn_triton.py, "
+    "docstring): 'Overall Triton forward + backward is slightly slower than CUDA forward + backward' (CUDA: "
+    "FlashAttention-1). The same 2x assumed on Hopper, where neither uses Hopper's instructions";
 constexpr const char* kSrcFlashOther =
     "FlashAttention-2's A100 fractions (Dao 2023) assumed: no published figure for this device";
 
@@ -47,6 +53,10 @@ constexpr const char* kSrcFlashOther =
 AttentionEfficiency attentionEfficiency(AttentionKernel kernel, int computeCapability)
 {
     const bool hopperPlus = computeCapability >= 90;
+    if (kernel == AttentionKernel::Flash1) { // half of FlashAttention-2 on the same device (kSrcFlash1)
+        const auto fa2 = attentionEfficiency(AttentionKernel::Flash2, computeCapability);
+        return {fa2.forward / 2, fa2.backward / 2, kSrcFlash1};
+    }
     if (kernel == AttentionKernel::Flash3 && hopperPlus)
         return {0.62, 0.50, computeCapability >= 100 ? kSrcFlash3Blackwell : kSrcFlash3};
     if (computeCapability >= 80 && computeCapability < 90)

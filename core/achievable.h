@@ -22,7 +22,7 @@
 
 namespace napkin::core {
 
-enum class AttentionKernel { Auto, Flash2, Flash3 };
+enum class AttentionKernel { Auto, Flash1, Flash2, Flash3 };
 
 struct AttentionEfficiency {
     double forward = 0, backward = 0; // fractions of the dense peak at long sequences, head dim 128
@@ -30,7 +30,8 @@ struct AttentionEfficiency {
 };
 
 // Published efficiency of a FlashAttention-class kernel on an NVIDIA compute capability (×10).
-// Flash3 stands for the Hopper-native kernels (FlashAttention-3, cuDNN 9 fused attention).
+// Flash3 stands for the Hopper-native kernels (FlashAttention-3, cuDNN 9 fused attention); Flash1 for
+// the first FlashAttention and its Triton port (flash_attn_triton.py, MosaicML's attn_impl triton).
 AttentionEfficiency attentionEfficiency(AttentionKernel kernel, int computeCapability);
 
 struct RateModel {

@@ -71,6 +71,7 @@ void resolveFramework(Scenario& sc)
 AttentionKernel attentionKernelFor(const Scenario& sc)
 {
     switch (sc.stepTime.attentionKernel) {
+    case AttentionKernelChoice::Flash1: return AttentionKernel::Flash1;
     case AttentionKernelChoice::Flash2: return AttentionKernel::Flash2;
     case AttentionKernelChoice::Flash3: return AttentionKernel::Flash3;
     case AttentionKernelChoice::Auto: break;

@@ -140,6 +140,7 @@ const char* toString(AttentionKernelChoice k)
 {
     switch (k) {
     case AttentionKernelChoice::Auto: return "auto";
+    case AttentionKernelChoice::Flash1: return "flash1";
     case AttentionKernelChoice::Flash2: return "flash2";
     case AttentionKernelChoice::Flash3: return "flash3";
     }

@@ -34,7 +34,7 @@ enum class PipelineSchedule { OneFOneB, Interleaved, DualPipe };
 enum class TimeMode { Mfu, Predicted };
 // Whose rules decide what overlaps with what in the predicted step (core/framework.h).
 enum class Framework { Auto, Megatron, Torchtitan, Deepspeed };
-enum class AttentionKernelChoice { Auto, Flash2, Flash3 };
+enum class AttentionKernelChoice { Auto, Flash1, Flash2, Flash3 };
 // How the elementwise ops of a layer run (core/kernels.h): fused kernels (Megatron/Transformer
 // Engine, Apex, torch.compile) read and write each tensor once; eager PyTorch runs every ATen op of
 // the model's Python code as its own kernel, with fp32 intermediates where the code upcasts.

@@ -535,6 +535,7 @@ void readStepTime(const nlohmann::json& node, Scenario& sc, Errors& errors)
     st.frameworkAuto = st.framework == Framework::Auto;
     st.attentionKernel =
         r.choice<AttentionKernelChoice>("attention_kernel", {{"auto", AttentionKernelChoice::Auto},
+                                                             {"flash1", AttentionKernelChoice::Flash1},
                                                              {"flash2", AttentionKernelChoice::Flash2},
                                                              {"flash3", AttentionKernelChoice::Flash3}})
             .value_or(AttentionKernelChoice::Auto);

@@ -124,6 +124,33 @@ private slots:
         QCOMPARE(int(core::attentionKernelFor(forced)), int(core::AttentionKernel::Flash3));
     }
 
+    // FlashAttention-1 and its Triton port: half of FlashAttention-2 on the same device (Dao 2023, abstract:
+    // FlashAttention-2 is "around 2x" faster). A100: 0.70 / 2 forward, 0.55 / 2 backward; H100: 0.33 / 2, 0.31 / 2.
+    void flashAttention1IsHalfOfFlashAttention2()
+    {
+        const auto a100 = core::attentionEfficiency(core::AttentionKernel::Flash1, 80);
+        QCOMPARE(a100.forward, 0.35);
+        QCOMPARE(a100.backward, 0.275);
+        const auto h100 = core::attentionEfficiency(core::AttentionKernel::Flash1, 90);
+        QCOMPARE(h100.forward, 0.165);
+        QCOMPARE(h100.backward, 0.155);
+        QVERIFY(std::string(h100.source).find("2307.08691") != std::string::npos);
+        const auto chosen = test::scenario({"step_time.mode=predicted", "step_time.attention_kernel=flash1"});
+        QCOMPARE(int(core::attentionKernelFor(chosen)), int(core::AttentionKernel::Flash1));
+        // The attention ops of the plan take twice the time of the FlashAttention-2 plan's (the GEMMs do not move).
+        const auto fa2 =
+            core::estimate(test::scenario({"step_time.mode=predicted", "step_time.attention_kernel=flash2"}));
+        const auto fa1 = core::estimate(chosen);
+        QCOMPARE(fa1.ops.size(), fa2.ops.size());
+        for (std::size_t i = 0; i < fa1.ops.size(); ++i) {
+            const double ratio = fa1.ops[i].achievableSeconds / fa2.ops[i].achievableSeconds;
+            if (fa1.ops[i].kind == core::OpKind::Attention)
+                QVERIFY2(std::abs(ratio - 2.0) < 1e-9, fa1.ops[i].name);
+            else
+                QVERIFY2(std::abs(ratio - 1.0) < 1e-12, fa1.ops[i].name);
+        }
+    }
+
     void collectivesPickNcclsFastestProtocol()
     {
         // 8 ranks on NVLink at 360 GB/s achieved. 1 MB: LL (bandwidth / 4, 10.18 µs latency) wins;
