@@ -1,6 +1,7 @@
 // SPDX-FileCopyrightText: 2025-2026 The Napkin developers
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "format.h"
+#include "scenario.h"
 #include "format_memory.h"
 
 #include "buckets.h"
@@ -724,6 +725,39 @@ std::string planToMarkdown(const Plan& p)
         o << "| " << d.quantity << " | " << formulaText(d) << " | " << substitutedText(d) << " | "
           << formatNumber(d.value) << " " << d.unit << " | " << sourceText(d, p) << " |\n";
     return o.str();
+}
+
+std::string planToCsv(const Plan& p, const Scenario& sc)
+{
+    std::ostringstream o;
+    auto number = [&](const char* name, double v, const char* unit) {
+        o << "input," << name << "," << fmt::format("{:.17g}", v) << "," << unit << "\n";
+    };
+    auto text = [&](const char* name, const std::string& v) {
+        o << "input," << name << "," << csvEscape(v) << ",text\n";
+    };
+    const auto& pa = sc.parallel;
+    text("model", sc.model.name);
+    number("tokens", sc.training.tokens, "tokens");
+    number("seq_len", double(sc.training.seqLen), "tokens");
+    number("micro_batch", double(sc.training.microBatch), "sequences");
+    number("global_batch", double(p.compute.effectiveGlobalBatch), "sequences");
+    text("gpu", sc.gpu ? sc.gpu->id : sc.cluster.gpuId);
+    number("gpus", double(sc.cluster.gpus), "GPUs");
+    number("tp", pa.tp, "ranks");
+    number("pp", pa.pp, "ranks");
+    number("cp", pa.cp, "ranks");
+    number("dp", double(p.compute.dataParallel), "ranks");
+    number("ep", pa.ep, "ranks");
+    number("zero", pa.zeroStage, "stage");
+    text("fsdp", toString(pa.fsdp));
+    text("precision_plan", sc.precision.plan);
+    text("step_time_mode", toString(sc.stepTime.mode));
+    if (sc.stepTime.mode == TimeMode::Mfu)
+        number("mfu", sc.cluster.mfu, "fraction");
+    std::string rows = planToCsv(p);
+    const auto header = rows.find('\n') + 1; // after "section,name,value,unit"
+    return rows.substr(0, header) + o.str() + rows.substr(header);
 }
 
 std::string planToCsv(const Plan& p)

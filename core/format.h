@@ -11,6 +11,8 @@
 
 namespace napkin::core {
 
+struct Scenario; // scenario.h
+
 // "6 · P · T" and "6 · 7e+10 · 1.5e+13".
 std::string formulaText(const Derivation& d);
 std::string substitutedText(const Derivation& d);
@@ -38,5 +40,8 @@ nlohmann::json stepTimeToJson(const StepTimeBreakdown& breakdown);
 std::string planToText(const Plan& plan);
 std::string planToMarkdown(const Plan& plan);
 std::string planToCsv(const Plan& plan);
+// The same, after the inputs that made the plan (section "input": model, tokens, GPUs, the layout,
+// the batch, the precision plan and the step-time mode), so that a CSV says what it is a plan of.
+std::string planToCsv(const Plan& plan, const Scenario& sc);
 
 } // namespace napkin::core

@@ -225,7 +225,7 @@ int cmdPlan(const Options& o, std::ostream& out, std::ostream& err)
     } else if (o.format == "md")
         text = core::planToMarkdown(plan);
     else if (o.format == "csv")
-        text = core::planToCsv(plan);
+        text = core::planToCsv(plan, *sc);
     else
         text = core::planToText(plan) + core::imbalanceSweepText(sweep);
     return checked(o, writeOutput(o, text, out, err), !plan.memory.fits);

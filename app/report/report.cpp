@@ -255,7 +255,7 @@ QByteArray renderReport(const Input& input, Format format, const Options& givenO
     case Format::Html: return renderHtml(reportSections(e, options), cs, options);
     case Format::Markdown:
         return reportMarkdown(e, options, QStringLiteral("ledger.png"), QStringLiteral("roofline.png")).toUtf8();
-    case Format::Csv: return QByteArray::fromStdString(core::planToCsv(e.plan));
+    case Format::Csv: return QByteArray::fromStdString(core::planToCsv(e.plan, e.scenario));
     case Format::Json: return QByteArray::fromStdString(core::planToJson(e.plan).dump(1) + "\n");
     }
     return {};

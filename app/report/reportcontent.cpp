@@ -26,12 +26,14 @@ QString intText(double v) { return QString::fromStdString(core::formatGrouped(st
 
 } // namespace
 
-QString table(const QStringList& header, const QList<QStringList>& rows, const QList<int>& rightAligned)
+QString table(const QStringList& header, const QList<QStringList>& rows, const QList<int>& rightAligned,
+              const QList<int>& widths)
 {
     QString h =
         QStringLiteral("<table class=\"t\" border=\"1\" cellspacing=\"0\" cellpadding=\"3\" width=\"100%\"><tr>");
-    for (const auto& c : header)
-        h += QStringLiteral("<th>") + esc(c) + QStringLiteral("</th>");
+    for (qsizetype i = 0; i < header.size(); ++i)
+        h += (i < widths.size() ? QStringLiteral("<th width=\"%1%\">").arg(widths[i]) : QStringLiteral("<th>")) +
+             esc(header[i]) + QStringLiteral("</th>");
     h += QStringLiteral("</tr>");
     for (const auto& r : rows) {
         h += QStringLiteral("<tr>");
@@ -53,7 +55,40 @@ const core::Derivation* find(const core::Plan& p, const char* q)
     return nullptr;
 }
 
-QString words(const Evaluated& c, const Options& o)
+// A plan-JSON path may break after its dots, never inside a word: a zero-width space after each.
+QString breakAtDots(QString id) { return id.replace(QLatin1Char('.'), QStringLiteral(".\u200B")); }
+
+// Sources cited by number in the body, listed in an appendix (issue 20): the body stays readable
+// and each URL or code excerpt is printed once.
+class Citations {
+public:
+    QString cite(const QString& source)
+    {
+        if (source.isEmpty())
+            return {};
+        qsizetype i = m_sources.indexOf(source);
+        if (i < 0) {
+            m_sources << source;
+            i = m_sources.size() - 1;
+        }
+        return QStringLiteral("[%1]").arg(i + 1);
+    }
+    // The "Sources" appendix, or no section when nothing was cited.
+    void appendTo(std::vector<Section>& out) const
+    {
+        if (m_sources.isEmpty())
+            return;
+        QString h;
+        for (qsizetype i = 0; i < m_sources.size(); ++i)
+            h += QStringLiteral("<p>[%1] %2</p>").arg(i + 1).arg(esc(m_sources[i]));
+        out.push_back({QStringLiteral("Sources"), h, {}});
+    }
+
+private:
+    QStringList m_sources;
+};
+
+QString words(const Evaluated& c, const Options& o, Citations& citations)
 {
     const auto& sc = c.scenario;
     const auto& p = c.plan;
@@ -138,7 +173,7 @@ QString words(const Evaluated& c, const Options& o)
              .arg(esc(qs(sc.gpu->name)))
              .arg(sc.parallel.zeroStage)
              .arg(sc.cluster.pricePerGpuHour, 0, 'f', 2)
-             .arg(esc(qs(p.hardware.source())));
+             .arg(esc(qs(p.hardware.gpu->origin) + QLatin1Char(' ') + citations.cite(qs(p.hardware.source()))));
     // MFU is against the spec sheet's dense peak in both modes; in the predicted mode it is an output.
     const QString mfu = sc.stepTime.mode == core::TimeMode::Predicted
                             ? QStringLiteral("MFU predicted %1 (the step-time model) of the dense %2 peak (%3 TFLOP/s)")
@@ -237,7 +272,8 @@ std::vector<Section> reportSections(const Evaluated& c, const Options& o)
     // Sensitivities once: the summary's main risk and the last section read them.
     const auto sens = core::sensitivities(c.document, 3, c.baseDir.toStdString());
     out.push_back(summarySection(c, o, sens));
-    out.push_back({QStringLiteral("The plan"), words(c, o), {}});
+    Citations citations;
+    out.push_back({QStringLiteral("The plan"), words(c, o, citations), {}});
     if (auto s = layoutSection(c))
         out.push_back(*s);
     const QString verdict =
@@ -311,13 +347,18 @@ std::vector<Section> reportSections(const Evaluated& c, const Options& o)
                           "memory.per_gpu.total", "compute.flops_per_token", "compute.training_flops", "time.seconds",
                           "time.days", "time.gpu_hours", "cost.usd", "cost.energy_kwh", "hardware.ridge"}) {
         if (const auto* d = find(p, q))
-            ders.push_back({QLatin1String(d->quantity), qs(core::formulaText(*d)), qs(core::substitutedText(*d)),
-                            num(d->value) + QStringLiteral(" ") + QLatin1String(d->unit), qs(core::sourceText(*d, p))});
+            ders.push_back({breakAtDots(QLatin1String(d->quantity)), qs(core::formulaText(*d)),
+                            qs(core::substitutedText(*d)), num(d->value) + QStringLiteral(" ") + QLatin1String(d->unit),
+                            citations.cite(qs(core::sourceText(*d, p)))});
     }
     const QStringList derHeader{QStringLiteral("Quantity"), QStringLiteral("Formula"), QStringLiteral("Values"),
                                 QStringLiteral("Result"), QStringLiteral("Source")};
     for (int i = 0; i < ders.size(); i += 5)
-        out.push_back({i == 0 ? QStringLiteral("Derivations") : QString(), table(derHeader, ders.mid(i, 5)), {}});
+        // Quantities break after their dots (breakAtDots), formulas and values at the spaces around
+        // their operators.
+        out.push_back({i == 0 ? QStringLiteral("Derivations") : QString(),
+                       table(derHeader, ders.mid(i, 5), {}, {24, 25, 25, 18, 8}),
+                       {}});
     QString warn;
     for (const auto& w : p.warnings)
         warn += QStringLiteral("<li>") + esc(qs(w.message)) + QStringLiteral("</li>");
@@ -341,6 +382,7 @@ std::vector<Section> reportSections(const Evaluated& c, const Options& o)
                               QStringLiteral("Days")},
                              sensRows, {2, 3}),
                    {}});
+    citations.appendTo(out);
     return out;
 }
 
@@ -418,8 +460,10 @@ std::vector<Section> comparisonSections(const std::vector<const Evaluated*>& cs,
     }
     body << fits;
     out.push_back({QStringLiteral("Side by side"), table(header, body, right), {}});
+    Citations citations;
     for (int i = 0; i < int(cs.size()); ++i)
-        out.push_back({labels.value(i), words(*cs[std::size_t(i)], o), QStringLiteral("ledger")});
+        out.push_back({labels.value(i), words(*cs[std::size_t(i)], o, citations), QStringLiteral("ledger")});
+    citations.appendTo(out);
     return out;
 }
 

@@ -24,8 +24,10 @@ struct Section {
 QString esc(const QString& s);
 QString num(double v); // 6.738e+09 style for large, 34.3 for small
 QString bytesText(double bytes, bool gib);
-// An XHTML table, full width; the columns in rightAligned right-aligned.
-QString table(const QStringList& header, const QList<QStringList>& rows, const QList<int>& rightAligned = {});
+// An XHTML table, full width; the columns in rightAligned right-aligned; widths: each column's share
+// of the width in percent (empty: the layout decides), so that identifiers are not broken mid-word.
+QString table(const QStringList& header, const QList<QStringList>& rows, const QList<int>& rightAligned = {},
+              const QList<int>& widths = {});
 
 // Header, scenario in words, memory, compute, roofline, derivations, warnings, sensitivity.
 std::vector<Section> reportSections(const Evaluated& c, const Options& options);

@@ -74,6 +74,7 @@ inline QString squeeze(QString s)
     s.replace(QChar(0xFB02), QStringLiteral("fl"));
     s.replace(QChar(0xFB03), QStringLiteral("ffi"));
     s.replace(QChar(0xFB04), QStringLiteral("ffl"));
+    s.remove(QChar(0x200B)); // the zero-width spaces that let identifiers break after a dot
     s.remove(QRegularExpression(QStringLiteral("\\s+")));
     return s;
 }

@@ -331,6 +331,11 @@ private slots:
               plan.memory.fits ? QStringLiteral("Fits:") : QStringLiteral("Does not fit:")})
             QVERIFY2(page1.contains(squeeze(needle)), qPrintable(QStringLiteral("page 1 lacks \"%1\"").arg(needle)));
         QVERIFY2(!page1.contains(squeeze(QStringLiteral("Roofline of one layer"))), "page 1 is not the summary alone");
+        // Sources are cited by number; their URLs are printed once, in the appendix at the end.
+        const qsizetype appendix = text.lastIndexOf(QStringLiteral("Sources[1]"));
+        QVERIFY2(appendix > 0, "no Sources appendix");
+        QVERIFY2(text.indexOf(QStringLiteral("http")) > appendix, "a URL in the body, before the Sources appendix");
+        QVERIFY(text.contains(QStringLiteral("specsheet[1]"))); // "GPU figures: spec sheet [1]"
         // Assumed MFU (the default mode): said so, never "predicted".
         expect(QStringLiteral("MFU assumed 0.50"));
         QVERIFY(!text.contains(squeeze(QStringLiteral("MFU predicted"))));
@@ -421,6 +426,16 @@ private slots:
             if (it.key().startsWith(QLatin1String("memory.")))
                 QCOMPARE(it->value(1), QStringLiteral("bytes"));
         QCOMPARE(value("params.total"), params); // and equal to the hand count
+        // The inputs come first (issue 20): what the plan is a plan of.
+        const json doc = in.document;
+        QCOMPARE(value("input.gpus"), doc["cluster"]["gpus"].get<double>());
+        QCOMPARE(value("input.tokens"), doc["training"]["tokens"].get<double>());
+        QCOMPARE(value("input.micro_batch"), doc["training"]["micro_batch"].get<double>());
+        QCOMPARE(rows.value(QStringLiteral("input.gpu")).value(0), qs(doc["cluster"]["gpu"].get<std::string>()));
+        QCOMPARE(rows.value(QStringLiteral("input.step_time_mode")).value(0), QStringLiteral("mfu"));
+        QCOMPARE(value("input.mfu"), 0.5);
+        QVERIFY(QString::fromUtf8(csv).indexOf(QLatin1String("\ninput,")) <
+                QString::fromUtf8(csv).indexOf(QLatin1String("\nparams,")));
     }
 
     void predictedPlanValidates()

@@ -63,19 +63,22 @@ private slots:
         env.insert(QStringLiteral("LC_ALL"), QStringLiteral("de_DE.UTF-8"));
         QTemporaryDir dir;
         const QString md = dir.filePath(QStringLiteral("r.md"));
-        // The report: a Markdown report with a decimal quantity failed under de_DE.
-        const QStringList args{QStringLiteral("plan"),
-                               QStringLiteral("--set"),
-                               QStringLiteral("training.tokens=2.5T"),
-                               QStringLiteral("--format"),
-                               QStringLiteral("md"),
-                               QStringLiteral("-o"),
-                               md};
+        // The report: a Markdown report with a decimal quantity failed under de_DE. With
+        // napkin-report built, the report with its charts (-o); else the Markdown on stdout.
+        QStringList args{QStringLiteral("plan"), QStringLiteral("--set"), QStringLiteral("training.tokens=2.5T"),
+                         QStringLiteral("--format"), QStringLiteral("md")};
+#ifdef NAPKIN_HAVE_REPORT
+        args << QStringLiteral("-o") << md;
+#endif
         const CliResult r = runCli(args, env);
         QVERIFY2(r.finished && r.exitCode == 0, qPrintable(describe(args, r)));
+#ifdef NAPKIN_HAVE_REPORT
         QFile f(md);
         QVERIFY(f.open(QIODevice::ReadOnly));
         const QByteArray report = f.readAll();
+#else
+        const QByteArray report = r.out;
+#endif
         QVERIFY(report.contains("989.5"));
         QVERIFY(!report.contains("989,5"));
         // CSV fields stay comma-separated with decimal points.
