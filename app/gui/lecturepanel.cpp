@@ -44,7 +44,7 @@ LecturePanel::LecturePanel(LectureController* lecture, PlanController* plan, QWi
       m_narration(wrapped()), m_note(wrapped()), m_numbersHeading(new QLabel(tr("The numbers"))), m_numbers(wrapped()),
       m_derivationHeading(new QLabel(tr("Derivation"))), m_derivation(wrapped()), m_dtypeFrame(new QFrame),
       m_dtypeTable(new QTableWidget), m_chart(new charts::CheckpointChart), m_hint(wrapped()),
-      m_keys(new QLabel(tr("Page Down / Space: next · Page Up: back · Home / End · Esc: leave")))
+      m_keys(new QLabel(tr("Page Down / Space: next · Page Up: back · Home / End · F6: whole window · Esc: leave")))
 {
     setObjectName(QStringLiteral("lecturePanel"));
     setAutoFillBackground(true);
@@ -73,6 +73,11 @@ LecturePanel::LecturePanel(LectureController* lecture, PlanController* plan, QWi
     m_dtypeTable->setFocusPolicy(Qt::NoFocus);
     m_dtypeTable->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_dtypeTable->horizontalHeader()->setStretchLastSection(true);
+    // Every line wraps: a label that does not sets the panel's minimum width, and on a 1024- or
+    // 1366-pixel projector the presenter text would run past the screen's edge (issue 20).
+    for (QLabel* l : {m_counter, m_numbersHeading, m_derivationHeading, m_keys})
+        l->setWordWrap(true);
+    m_dtypeTable->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Expanding);
     m_note->setStyleSheet(QStringLiteral("font-style: italic;"));
     m_hint->setStyleSheet(QStringLiteral("font-style: italic;"));
     connect(lecture, &LectureController::stepChanged, this, &LecturePanel::refreshStep);

@@ -86,6 +86,7 @@ MainWindow::MainWindow(PlanController* controller, QWidget* parent)
     m_baseFontPoints = QApplication::font().pointSize() > 0 ? QApplication::font().pointSize() : 10;
 
     auto* scroll = new QScrollArea;
+    m_controlsScroll = scroll;
     scroll->setWidget(m_controls);
     scroll->setWidgetResizable(true);
     scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
@@ -156,8 +157,10 @@ MainWindow::MainWindow(PlanController* controller, QWidget* parent)
 
     auto* right = new QSplitter(Qt::Vertical);
     auto* top = new QSplitter(Qt::Horizontal);
+    m_topSplit = top;
     top->addWidget(m_frames[QStringLiteral("ledger")] = framed(tr("Memory per GPU"), ledger));
     auto* side = new QSplitter(Qt::Vertical);
+    m_sideSplit = side;
     side->addWidget(m_frames[QStringLiteral("summary")] = framed(tr("Compute and time"), m_summary));
     side->addWidget(m_frames[QStringLiteral("derivation")] = framed(tr("Derivation"), m_derivation));
     side->setStretchFactor(0, 0);
@@ -166,6 +169,7 @@ MainWindow::MainWindow(PlanController* controller, QWidget* parent)
     top->setStretchFactor(0, 5);
     top->setStretchFactor(1, 2);
     auto* bottom = new QSplitter(Qt::Horizontal);
+    m_bottomSplit = bottom;
     m_stepTime = followPlan(new charts::StepTimeChart, controller);
     m_chartTabs = new QTabWidget;
     m_chartTabs->setDocumentMode(true);
@@ -180,7 +184,7 @@ MainWindow::MainWindow(PlanController* controller, QWidget* parent)
     m_chartTabs->setTabToolTip(3,
                                tr("Mixtures of experts: step time and memory as the busiest expert rank's load grows"));
     bottom->addWidget(m_frames[QStringLiteral("roofline")] = framed(tr("Roofline and step time"), m_chartTabs));
-    bottom->addWidget(framed(tr("Warnings"), m_warnings));
+    bottom->addWidget(m_warningsFrame = framed(tr("Warnings"), m_warnings));
     bottom->setStretchFactor(0, 3);
     bottom->setStretchFactor(1, 1);
     right->addWidget(top);
@@ -396,6 +400,14 @@ void MainWindow::buildMenus()
         }
         startLecture(0);
     });
+    auto* whole = view->addAction(tr("&Whole window in lecture mode"));
+    whole->setCheckable(true);
+    whole->setShortcut(QKeySequence(Qt::Key_F6));
+    whole->setToolTip(tr("In lecture mode, show every panel and the controls instead of the step's panel alone"));
+    connect(whole, &QAction::toggled, this, [this](bool on) {
+        m_lectureWholeWindow = on;
+        applyLectureLayout();
+    });
     view->addAction(tr("Open a lecture &walkthrough…"), this, [this] {
         const QString f = QFileDialog::getOpenFileName(this, tr("Open a lecture walkthrough"), QString(),
                                                        tr("Napkin lectures (*.json);;All files (*)"));
@@ -538,8 +550,9 @@ void MainWindow::setLectureMode(bool on)
         m_roofline->setShowSeedOps(false);
     }
     m_lectureDock->setVisible(on);
-    if (on) // the presenter panel takes about a third of the screen
-        resizeDocks({m_lectureDock}, {width() * 32 / 100}, Qt::Horizontal);
+    applyLectureLayout();
+    if (on) // the presenter panel takes about 40% of the screen beside the step's panel
+        resizeDocks({m_lectureDock}, {width() * 40 / 100}, Qt::Horizontal);
     if (m_lectureFullScreen)
         on ? showFullScreen() : showNormal();
 }
@@ -559,6 +572,31 @@ void MainWindow::highlightPanel(const QString& focus)
         // let the others inherit again.
         it.value()->setFont(it.key() == m_highlighted ? QApplication::font() : QFont());
     }
+    applyLectureLayout();
+}
+
+// The lecture layout (issue 20): the step's panel beside the presenter text, drawn with the room of
+// the whole window; the controls, the warnings and the other panels collapsed. A step whose focus
+// has no panel of its own (the dtype and checkpoint tables live in the presenter text) keeps the
+// summary beside it. View > Whole window (F6) shows everything, as outside a lecture.
+void MainWindow::applyLectureLayout()
+{
+    const bool compact = m_lecture->isActive() && !m_lectureWholeWindow;
+    const QString shown = m_frames.contains(m_highlighted) ? m_highlighted : QStringLiteral("summary");
+    m_controlsScroll->setVisible(!compact);
+    m_warningsFrame->setVisible(!compact);
+    for (auto it = m_frames.begin(); it != m_frames.end(); ++it)
+        it.value()->setVisible(!compact || it.key() == shown);
+    // A splitter whose panels are all collapsed gives its room away too.
+    auto anyVisible = [](const QSplitter* s) {
+        for (int i = 0; i < s->count(); ++i)
+            if (!s->widget(i)->isHidden())
+                return true;
+        return false;
+    };
+    m_sideSplit->setVisible(anyVisible(m_sideSplit));
+    m_topSplit->setVisible(anyVisible(m_topSplit));
+    m_bottomSplit->setVisible(anyVisible(m_bottomSplit));
 }
 
 QString MainWindow::exportLectureHandout(const QString& file, bool letter)

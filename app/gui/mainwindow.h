@@ -11,6 +11,7 @@ class QAction;
 class QMenu;
 class QCustomPlot;
 class QDockWidget;
+class QSplitter;
 class QGroupBox;
 class QLabel;
 class QPushButton;
@@ -107,6 +108,7 @@ private:
     void saveSession();
     void setLectureMode(bool on);
     void highlightPanel(const QString& focus);
+    void applyLectureLayout();
 
     PlanController* m_controller;
     ControlsPanel* m_controls;
@@ -132,6 +134,12 @@ private:
     CalibrationDialog* m_calibration = nullptr;
     QDockWidget* m_lectureDock = nullptr;
     QHash<QString, QGroupBox*> m_frames; // lecture focus -> the panel's frame
+    QGroupBox* m_warningsFrame = nullptr;
+    QWidget* m_controlsScroll = nullptr;
+    QSplitter* m_topSplit = nullptr;
+    QSplitter* m_sideSplit = nullptr;
+    QSplitter* m_bottomSplit = nullptr;
+    bool m_lectureWholeWindow = false; // View > Whole window in lecture mode (F6)
     QString m_highlighted;
     bool m_lectureFullScreen = true;
     QPalette m_paletteBeforeLecture;

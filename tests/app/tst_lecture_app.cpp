@@ -17,6 +17,7 @@
 #include <QApplication>
 #include <QDockWidget>
 #include <QFile>
+#include <QGroupBox>
 #include <QLineEdit>
 #include <QProcess>
 #include <QRegularExpression>
@@ -105,6 +106,49 @@ private slots:
         QTest::keyClick(m_window, Qt::Key_Home);
         QCOMPARE(l->stepIndex(), 0);
         QCOMPARE(m_window->lecturePanel()->titleText(), QStringLiteral("How many bytes is a tensor?"));
+    }
+
+    // The lecture layout (issue 20): the step's panel beside the presenter text, the controls, the
+    // warnings and the other panels collapsed; View > Whole window (F6) shows them; leaving shows all.
+    void lectureLayoutShowsTheStepsPanel()
+    {
+        auto frame = [this](const QString& title) {
+            for (auto* g : m_window->findChildren<QGroupBox*>())
+                if (g->title() == title)
+                    return g;
+            return static_cast<QGroupBox*>(nullptr);
+        };
+        QGroupBox* roofline = frame(QStringLiteral("Roofline and step time"));
+        QGroupBox* ledger = frame(QStringLiteral("Memory per GPU"));
+        QGroupBox* warnings = frame(QStringLiteral("Warnings"));
+        QVERIFY(roofline && ledger && warnings);
+        auto* controls = m_window->findChild<app::ControlsPanel*>();
+        QVERIFY(controls);
+        QVERIFY(ledger->isVisible() && controls->isVisible());
+
+        m_window->startLecture(stepIndexOf(m_window->lecture(), "roofline-gemm"));
+        QVERIFY(roofline->isVisible());
+        QVERIFY(!ledger->isVisible());
+        QVERIFY(!warnings->isVisible());
+        QVERIFY(!controls->isVisible());
+        QApplication::processEvents(); // the layouts settle
+        const int compactWidth = roofline->width();
+
+        QTest::keyClick(m_window, Qt::Key_F6); // the whole window
+        QVERIFY(ledger->isVisible() && warnings->isVisible() && controls->isVisible());
+        QApplication::processEvents();
+        QVERIFY2(roofline->width() < compactWidth, // the step's panel had the room of the window
+                 qPrintable(QStringLiteral("%1 >= %2").arg(roofline->width()).arg(compactWidth)));
+        QTest::keyClick(m_window, Qt::Key_F6);
+        QVERIFY(!ledger->isVisible() && !controls->isVisible());
+
+        m_window->startLecture(stepIndexOf(m_window->lecture(), "fp16-vs-bf16")); // a dtype step: the summary
+        QVERIFY(frame(QStringLiteral("Compute and time"))->isVisible());
+        QVERIFY(!roofline->isVisible());
+
+        QTest::keyClick(m_window, Qt::Key_Escape); // leaving the lecture shows everything again
+        QVERIFY(!m_window->lecture()->isActive());
+        QVERIFY(roofline->isVisible() && ledger->isVisible() && warnings->isVisible() && controls->isVisible());
     }
 
     void eachStepSetsItsScenario()
