@@ -206,15 +206,19 @@ void deriveActivations(const Scenario& sc, const LedgerInputs& in, const StageTe
     const LayerTensors& lt = *in.layer;
     const bool atBackward = std::string_view(m.peakPhase) == "backward_start";
     const bool off = chosen.offloaded > 0; // offload.activations moved some of the saved tensors
-    if (std::string_view(m.peakPhase) == "optimizer_step") {
+    // One layer's kept tensors (memory.activation_tensors), with the source that counted them.
+    auto derivePerLayer = [&](const char* source) {
         derive(p, "memory.activations_per_layer", "{s} · {b} · ({per_token} + {per_score} · {a} · {s}) + {stats}",
-               lt.kept, "bytes", "the kept tensors of memory.activation_tensors",
+               lt.kept, "bytes", source,
                {{"s", sr},
                 {"b", b},
                 {"per_token", lt.keptPerToken},
                 {"per_score", lt.keptPerScore},
                 {"a", double(shape.heads)},
                 {"stats", lt.keptStats}});
+    };
+    if (std::string_view(m.peakPhase) == "optimizer_step") {
+        derivePerLayer("the kept tensors of memory.activation_tensors");
         derive(p, activations.quantity, "{zero}", 0, "bytes",
                "freed after the backward: the peak is in the optimizer step (memory.peak_phase), whose temporaries "
                "outweigh every layer's saved tensors and the loss path",
@@ -225,19 +229,10 @@ void deriveActivations(const Scenario& sc, const LedgerInputs& in, const StageTe
                {{"P", chosen.memory.params}, {"bytes", in.optimizerTempPerParam}, {"shard", in.shardO}});
         return;
     }
-    derive(p, "memory.activations_per_layer", "{s} · {b} · ({per_token} + {per_score} · {a} · {s}) + {stats}", lt.kept,
-           "bytes",
-           in.eager
-               ? "the kept tensors of memory.activation_tensors: eager PyTorch, what each ATen op's backward saves "
-                 "(tools/autograd/derivatives.yaml; torchtitan's Llama block at 9dec370)"
-               : "the kept tensors of memory.activation_tensors: Korthikanti et al. 2022 §4.1 Table 2, generalised "
-                 "to GQA, SwiGLU, QK-norm and models without dropout",
-           {{"s", sr},
-            {"b", b},
-            {"per_token", lt.keptPerToken},
-            {"per_score", lt.keptPerScore},
-            {"a", double(shape.heads)},
-            {"stats", lt.keptStats}});
+    derivePerLayer(in.eager ? "the kept tensors of memory.activation_tensors: eager PyTorch, what each ATen op's "
+                              "backward saves (tools/autograd/derivatives.yaml; torchtitan's Llama block at 9dec370)"
+                            : "the kept tensors of memory.activation_tensors: Korthikanti et al. 2022 §4.1 Table 2, "
+                              "generalised to GQA, SwiGLU, QK-norm and models without dropout");
     if (chosen.mtpSaved > 0)
         derive(
             p, "memory.mtp_activations", "{mtp} · ({in_flight} · {per_layer} + {s} · {b} · {h} · 6 · {bytes} / {sp})",
