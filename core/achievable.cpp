@@ -235,18 +235,26 @@ void resolveHardwareRates(HardwareSummary& hw, const GpuSpec& gpu, DType compute
     hw.peakFlops = spec && spec->peak(col) > 0 ? spec->peak(col) : gpu.peak(col);
     hw.bandwidth =
         spec && spec->bandwidthBytesPerSecond > 0 ? spec->bandwidthBytesPerSecond : gpu.bandwidthBytesPerSecond;
-    // Achievable: the catalogue's matmul figure (bf16) at the same share of this dtype's peak.
+    // Achievable: the catalogue's figure for this dtype where one is published (fp16, fp8 and fp4
+    // GEMMs reach their own shares of their peaks: Azure's cuBLASLt FP8 runs sit at 0.70 of the H100's
+    // FP8 peak where MAMF's bf16 sits at 0.80), else the bf16 figure at the same share of this
+    // dtype's peak.
     const GpuSpec& cat = spec ? *spec : gpu;
     const double catBf16 = cat.peak(PeakColumn::Bf16) > 0 ? cat.peak(PeakColumn::Bf16) : cat.peak(PeakColumn::Fp16);
     double share = catBf16 > 0 && cat.achievableMatmulFlops > 0 ? cat.achievableMatmulFlops / catBf16 : 1.0;
-    if (col == PeakColumn::Fp16 && cat.achievableMatmulFp16Flops > 0 && cat.peak(PeakColumn::Fp16) > 0)
-        share = cat.achievableMatmulFp16Flops / cat.peak(PeakColumn::Fp16); // fp16 published on its own
+    const std::array<double, 3>* shape = &cat.achievableMatmulShape;
+    auto own = [&](PeakColumn c, double figure, const std::array<double, 3>& at) {
+        if (col == c && figure > 0 && cat.peak(c) > 0) {
+            share = figure / cat.peak(c);
+            shape = &at;
+        }
+    };
+    own(PeakColumn::Fp16, cat.achievableMatmulFp16Flops, cat.achievableMatmulFp16Shape);
+    own(PeakColumn::Fp8, cat.achievableMatmulFp8Flops, cat.achievableMatmulFp8Shape);
+    own(PeakColumn::Fp4, cat.achievableMatmulFp4Flops, cat.achievableMatmulFp4Shape);
     hw.achievableFlops = (col == PeakColumn::Fp32 ? 1.0 : std::min(1.0, share)) * hw.peakFlops;
-    const bool fp16Figure =
-        col == PeakColumn::Fp16 && cat.achievableMatmulFp16Flops > 0 && cat.peak(PeakColumn::Fp16) > 0;
-    const auto& shape = fp16Figure ? cat.achievableMatmulFp16Shape : cat.achievableMatmulShape;
-    if (shape[0] > 0)
-        hw.achievableFlopsShape = shape;
+    if ((*shape)[0] > 0)
+        hw.achievableFlopsShape = *shape;
     hw.achievableBandwidth =
         cat.achievableBandwidth > 0 ? std::min(cat.achievableBandwidth, hw.bandwidth) : hw.bandwidth;
     if (cal) {

@@ -115,6 +115,8 @@ void readAchievable(ObjectReader& parent, GpuSpec& g, Errors& errors)
     };
     g.achievableMatmulFlops = positiveOrNull("matmul_bf16_flops_per_second");
     g.achievableMatmulFp16Flops = positiveOrNull("matmul_fp16_flops_per_second");
+    g.achievableMatmulFp8Flops = positiveOrNull("matmul_fp8_flops_per_second");
+    g.achievableMatmulFp4Flops = positiveOrNull("matmul_fp4_flops_per_second");
     g.achievableBandwidth = positiveOrNull("bandwidth_bytes_per_second");
     auto shapeOrNull = [&r](const char* key) {
         std::array<double, 3> shape{};
@@ -135,6 +137,8 @@ void readAchievable(ObjectReader& parent, GpuSpec& g, Errors& errors)
     };
     g.achievableMatmulShape = shapeOrNull("matmul_bf16_shape");
     g.achievableMatmulFp16Shape = shapeOrNull("matmul_fp16_shape");
+    g.achievableMatmulFp8Shape = shapeOrNull("matmul_fp8_shape");
+    g.achievableMatmulFp4Shape = shapeOrNull("matmul_fp4_shape");
     g.sourceAchievable = r.string("source", true).value_or("");
     r.finish();
 }

@@ -41,10 +41,14 @@ struct GpuSpec {
     // that publish one, and says so in sourceAchievable. core/achievable.h.
     double achievableMatmulFlops = 0;
     double achievableMatmulFp16Flops = 0; // fp16 where published separately (0: the bf16 share applies)
+    double achievableMatmulFp8Flops = 0;  // fp8 (e4m3) where published (0: the bf16 share of the fp8 peak)
+    double achievableMatmulFp4Flops = 0;  // fp4 where published (0: the bf16 share of the fp4 peak)
     // The GEMM shape (m, n, k) each figure was measured at; zeros: not stated (taken as 8192³, the
     // conventional benchmark cube). core/achievable.h calibrates its shape model at this point.
     std::array<double, 3> achievableMatmulShape{};
     std::array<double, 3> achievableMatmulFp16Shape{};
+    std::array<double, 3> achievableMatmulFp8Shape{};
+    std::array<double, 3> achievableMatmulFp4Shape{};
     double achievableBandwidth = 0;
     std::string sourceAchievable;
     bool achievablePublished = false; // false: the median-ratio fallback

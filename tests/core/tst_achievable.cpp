@@ -352,6 +352,33 @@ private slots:
         QCOMPARE(plan.hardware.achievableFlops, 989.5e12 * (794.5e12 / 989.5e12));
     }
 
+    void fp8AndFp4FiguresOfTheirOwn()
+    {
+        const auto& cat = core::builtinCatalog();
+        auto rates = [&](const char* gpu, core::DType dtype) {
+            core::HardwareSummary hw;
+            core::resolveHardwareRates(hw, *cat.gpu(gpu), dtype);
+            return hw;
+        };
+        // H100 FP8: Azure's sustained cuBLASLt figure (1382.2 TFLOP/s at 32768^3), not MAMF's bf16
+        // share of the FP8 peak (794.5 / 989.5 x 1979 = 1589 TFLOP/s).
+        const auto h100 = rates("h100-sxm", core::DType::Fp8E4m3);
+        QVERIFY(std::fabs(h100.achievableFlops / 1382.2e12 - 1) < 1e-12);
+        QCOMPARE(h100.achievableFlopsShape[0], 32768.0);
+        // bf16 on the same GPU keeps MAMF at its shape.
+        const auto h100bf16 = rates("h100-sxm", core::DType::Bf16);
+        QVERIFY(std::fabs(h100bf16.achievableFlops / 794.5e12 - 1) < 1e-12);
+        QCOMPARE(h100bf16.achievableFlopsShape[2], 13312.0);
+        QVERIFY(std::fabs(rates("h200-sxm", core::DType::Fp8E4m3).achievableFlops / 1366.3e12 - 1) < 1e-12);
+        QVERIFY(std::fabs(rates("gb200", core::DType::Nvfp4).achievableFlops / 7627.6e12 - 1) < 1e-12);
+        // B200: the GB200's shares of its own peaks: 2906.9 / 5000 x 4500 and 7627.6 / 10000 x 9000.
+        QVERIFY(std::fabs(rates("b200", core::DType::Fp8E4m3).achievableFlops / 2616.21e12 - 1) < 1e-9);
+        QVERIFY(std::fabs(rates("b200", core::DType::Nvfp4).achievableFlops / 6864.84e12 - 1) < 1e-9);
+        // No FP8 figure published (RTX 4090): the bf16 share of the FP8 peak, 164.8 / 165.2 x 330.3.
+        QVERIFY(std::fabs(rates("rtx-4090", core::DType::Fp8E4m3).achievableFlops / (164.8 / 165.2 * 330.3e12) - 1) <
+                1e-12);
+    }
+
     void validationSetIsCitedAndRatcheted()
     {
         const auto& cases = core::builtinValidationSet();
