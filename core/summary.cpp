@@ -143,4 +143,29 @@ std::vector<SummaryRow> executiveSummary(const Scenario& sc, const Plan& plan,
     return rows;
 }
 
+std::string planMarkdownWithSummary(const Scenario& sc, const Plan& plan, const std::vector<Sensitivity>& sensitivities,
+                                    const AccuracyEstimate* accuracy, const std::function<std::string(double)>& bytes)
+{
+    auto cell = [](std::string text) { // a table cell: its pipes escaped
+        for (std::size_t at = text.find('|'); at != std::string::npos; at = text.find('|', at + 2))
+            text.insert(at, "\\");
+        return text;
+    };
+    std::string summary = "## Summary\n\n| | |\n|---|---|\n";
+    for (const auto& r : executiveSummary(sc, plan, sensitivities, accuracy, bytes)) {
+        std::string value = cell(r.value);
+        if (!value.empty() && value[0] >= 'a' && value[0] <= 'z') // sentence bodies, capitalised as a table shows them
+            value[0] = char(value[0] - 'a' + 'A');
+        summary += "| " + r.label + " | " + (r.bad ? "**" + value + "**" : value) + " |\n";
+    }
+    std::string md = planToMarkdown(plan);
+    const std::size_t titleEnd = md.find("\n\n");
+    md.insert(titleEnd == std::string::npos ? md.size() : titleEnd + 2, summary + "\n");
+    md += "\n## What would change the answer\n\n| input | change | memory per GPU | days |\n|---|---|---:|---:|\n";
+    for (const auto& s : sensitivities)
+        md += fmt::format("| {} | {} | {} → {} | {:.1f} → {:.1f} |\n", s.input, s.change, bytes(s.memoryBefore),
+                          bytes(s.memoryAfter), s.daysBefore, s.daysAfter);
+    return md;
+}
+
 } // namespace napkin::core

@@ -44,4 +44,10 @@ std::vector<SummaryRow> executiveSummary(const Scenario& sc, const Plan& plan,
                                          const AccuracyEstimate* accuracy,
                                          const std::function<std::string(double)>& bytes);
 
+// The plan as Markdown (planToMarkdown) with the executive summary under its title and the inputs
+// that would change the answer at the end: what `napkin-cli plan --format md` prints and what the
+// Markdown report holds (the report adds its chart images). bytes formats a size in the caller's unit.
+std::string planMarkdownWithSummary(const Scenario& sc, const Plan& plan, const std::vector<Sensitivity>& sensitivities,
+                                    const AccuracyEstimate* accuracy, const std::function<std::string(double)>& bytes);
+
 } // namespace napkin::core

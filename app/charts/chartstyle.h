@@ -17,11 +17,14 @@
 #undef NAPKIN_QCP_FOREACH_SHIM
 #endif
 
+#include "buckets.h"
+
 #include <QColor>
 #include <QPalette>
 
 #include <array>
 #include <cstddef>
+#include <iterator>
 
 namespace napkin::charts::chartstyle {
 
@@ -45,15 +48,34 @@ inline QColor textOn(const QColor& background)
 inline QColor good(const QPalette& p) { return isDark(p) ? QColor(0x6c, 0xd0, 0x7a) : QColor(0x1b, 0x7f, 0x2e); }
 inline QColor bad(const QPalette& p) { return isDark(p) ? QColor(0xff, 0x7b, 0x6b) : QColor(0xc0, 0x25, 0x1b); }
 
-// Axes, grid, legend and background from the palette.
+// Okabe & Ito's colour-blind-safe qualitative palette (Okabe & Ito 2008, "Color Universal Design"),
+// one colour a memory bucket in ledger order (core::kMemoryBuckets), with grey for overhead. Dark mode
+// uses lighter shades of the same hues so that the deep blue and green still stand out from a dark
+// background. The ledger and the per-stage chart share it.
+inline QColor bucketColor(int i, bool dark)
+{
+    static constexpr QRgb light[] = {0x0072B2, 0xE69F00, 0x56B4E9, 0xCC79A7, 0x009E73, 0xF0E442, 0x8C8C8C};
+    static constexpr QRgb darkShades[] = {0x4A9FE0, 0xF0B030, 0x86CCF2, 0xDE97C0, 0x2DBE8F, 0xF0E442, 0xA6A6A6};
+    static_assert(std::size(light) == std::size_t(core::kMemoryBucketCount) &&
+                      std::size(darkShades) == std::size(light),
+                  "one colour per memory bucket");
+    return QColor(dark ? darkShades[i] : light[i]);
+}
+
+// Axes, grid, legend and background from the palette; axis and legend text in the widget's font
+// (QCustomPlot copies the font once, when the axis is made: a projector font set later would not
+// reach the tick labels).
 inline void applyPalette(QCustomPlot* plot, const QPalette& palette)
 {
+    const QFont font = plot->font();
     const QColor fg = palette.color(QPalette::Text);
     const QColor bg = palette.color(QPalette::Base);
     const QPen axisPen(withAlpha(fg, 0.7), 1);
     for (QCPAxis* axis : {plot->xAxis, plot->yAxis, plot->xAxis2, plot->yAxis2}) {
         axis->setLabelColor(fg);
         axis->setTickLabelColor(fg);
+        axis->setLabelFont(font);
+        axis->setTickLabelFont(font);
         axis->setBasePen(axisPen);
         axis->setTickPen(axisPen);
         axis->setSubTickPen(axisPen);
@@ -63,6 +85,7 @@ inline void applyPalette(QCustomPlot* plot, const QPalette& palette)
         axis->grid()->setZeroLinePen(Qt::NoPen);
     }
     plot->legend->setTextColor(fg);
+    plot->legend->setFont(font);
     plot->legend->setBorderPen(QPen(withAlpha(fg, 0.25)));
     plot->legend->setBrush(withAlpha(bg, 0.85));
     plot->setBackground(bg);

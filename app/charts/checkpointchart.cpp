@@ -63,7 +63,7 @@ void CheckpointChart::setCurve(const core::ScenarioCheckpointCurve& curve, std::
 void CheckpointChart::changeEvent(QEvent* event)
 {
     QWidget::changeEvent(event);
-    if (event->type() == QEvent::PaletteChange) {
+    if (event->type() == QEvent::PaletteChange || event->type() == QEvent::FontChange) {
         updateColors();
         m_plot->replot(QCustomPlot::rpQueuedReplot);
     }

@@ -132,7 +132,7 @@ void ImbalanceChart::updateGraphs()
 void ImbalanceChart::changeEvent(QEvent* event)
 {
     QWidget::changeEvent(event);
-    if (event->type() == QEvent::PaletteChange)
+    if (event->type() == QEvent::PaletteChange || event->type() == QEvent::FontChange)
         updateColors();
 }
 

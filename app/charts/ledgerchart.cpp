@@ -26,19 +26,6 @@ namespace {
 constexpr double BarWidth = 0.5;
 constexpr double KeyRange = 0.85;
 
-// Okabe & Ito's colour-blind-safe qualitative palette (Okabe & Ito 2008, "Color Universal Design"),
-// one colour a bucket in ledger order (core::kMemoryBuckets), with grey for overhead. Dark mode uses
-// lighter shades of the same hues so that the deep blue and green still stand out from a dark background.
-QColor bucketColor(int i, bool dark)
-{
-    static const QRgb light[] = {0x0072B2, 0xE69F00, 0x56B4E9, 0xCC79A7, 0x009E73, 0xF0E442, 0x8C8C8C};
-    static const QRgb darkShades[] = {0x4A9FE0, 0xF0B030, 0x86CCF2, 0xDE97C0, 0x2DBE8F, 0xF0E442, 0xA6A6A6};
-    static_assert(std::size(light) == std::size_t(LedgerChart::BucketCount) &&
-                      std::size(darkShades) == std::size(light),
-                  "one colour per memory bucket");
-    return QColor(dark ? darkShades[i] : light[i]);
-}
-
 bool usable(double v) { return std::isfinite(v) && v >= 0; }
 
 } // namespace
@@ -178,7 +165,8 @@ void LedgerChart::updateColors()
 {
     const QPalette pal = palette();
     chartstyle::applyPalette(m_plot, pal);
-    chartstyle::colourStack(m_bars, m_segmentLabels, pal, [](int i, bool dark) { return bucketColor(i, dark); });
+    chartstyle::colourStack(m_bars, m_segmentLabels, pal,
+                            [](int i, bool dark) { return chartstyle::bucketColor(i, dark); });
     const QColor fg = pal.color(QPalette::Text);
     m_capacityLine->setPen(QPen(fg, 2));
     m_capacityLabel->setColor(fg);
@@ -285,7 +273,7 @@ void LedgerChart::fitLegend()
 void LedgerChart::changeEvent(QEvent* event)
 {
     QWidget::changeEvent(event);
-    if (event->type() == QEvent::PaletteChange) {
+    if (event->type() == QEvent::PaletteChange || event->type() == QEvent::FontChange) {
         updateColors();
         m_plot->replot(QCustomPlot::rpQueuedReplot);
     }

@@ -418,7 +418,7 @@ void RooflineChart::showToolTip(QMouseEvent* event)
 void RooflineChart::changeEvent(QEvent* event)
 {
     QWidget::changeEvent(event);
-    if (event->type() == QEvent::PaletteChange)
+    if (event->type() == QEvent::PaletteChange || event->type() == QEvent::FontChange)
         updateColors();
 }
 

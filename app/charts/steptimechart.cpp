@@ -288,7 +288,7 @@ void StepTimeChart::showToolTip(QMouseEvent* event)
 void StepTimeChart::changeEvent(QEvent* event)
 {
     QWidget::changeEvent(event);
-    if (event->type() == QEvent::PaletteChange)
+    if (event->type() == QEvent::PaletteChange || event->type() == QEvent::FontChange)
         updateGraphs(); // colours, and the headline's link colour
 }
 

@@ -184,7 +184,8 @@ void TimelineChart::showEvent(QShowEvent* event)
 void TimelineChart::changeEvent(QEvent* event)
 {
     QWidget::changeEvent(event);
-    if (event->type() == QEvent::PaletteChange || event->type() == QEvent::StyleChange) {
+    if (event->type() == QEvent::PaletteChange || event->type() == QEvent::StyleChange ||
+        event->type() == QEvent::FontChange) {
         updateColors();
         updateGraphs();
     }

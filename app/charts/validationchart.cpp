@@ -34,7 +34,7 @@ void ValidationChart::setResults(const std::vector<core::ValidationResult>& resu
 void ValidationChart::changeEvent(QEvent* event)
 {
     QWidget::changeEvent(event);
-    if (event->type() == QEvent::PaletteChange)
+    if (event->type() == QEvent::PaletteChange || event->type() == QEvent::FontChange)
         redraw();
 }
 

@@ -94,16 +94,19 @@ void build(Commands& cmds, Options& o)
     reportOptions(compare, o);
 
     auto* chart = app.add_subcommand("chart", "one chart of a plan as PNG, SVG or PDF");
-    chart->add_option("chart", o.positional, "ledger, roofline, timeline or steptime, then an optional scenario file")
+    chart
+        ->add_option("chart", o.positional,
+                     "ledger, roofline, timeline, steptime or stages, then an optional scenario file")
         ->expected(1, 2)
-        ->type_name("ledger|roofline|timeline|steptime [SCENARIO.json]")
+        ->type_name("ledger|roofline|timeline|steptime|stages [SCENARIO.json]")
         ->required();
     scenarioOptions(chart, o);
     outputOptions(chart, o, "png, svg, pdf");
     chart
-        ->add_option(
-            "--size", o.size,
-            "chart size in layout units (default 900x260 ledger, 900x480 roofline, 900x360 timeline, 900x300 steptime)")
+        ->add_option("--size", o.size,
+                     "chart size in layout units (default 900x260 ledger, 900x480 roofline, 900x360 timeline and "
+                     "stages, 900x300 "
+                     "steptime)")
         ->type_name("WxH");
     chart
         ->add_option("--scale", o.scale,

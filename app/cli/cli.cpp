@@ -16,6 +16,9 @@
 #include "format.h"
 #include "roofline.h"
 #include "scenario.h"
+#include "sensitivity.h"
+#include "summary.h"
+#include "validate.h"
 
 #include "reportclient.h"
 
@@ -222,9 +225,17 @@ int cmdPlan(const Options& o, std::ostream& out, std::ostream& err)
         if (!sweep.empty())
             j["moe"]["imbalance_sweep"] = core::imbalanceSweepJson(sweep);
         text = j.dump(1) + "\n";
-    } else if (o.format == "md")
-        text = core::planToMarkdown(plan);
-    else if (o.format == "csv")
+    } else if (o.format == "md") {
+        // The executive summary and what would change the answer, as the Markdown report has them.
+        Errors derrs;
+        const std::string* file = o.positional.empty() ? nullptr : o.positional.data();
+        const auto doc = scenarioDocument(o, file, derrs);
+        const std::string baseDir =
+            file && file->rfind('/') != std::string::npos ? file->substr(0, file->rfind('/')) : std::string();
+        const auto sens = doc ? core::sensitivities(*doc, 3, baseDir) : std::vector<core::Sensitivity>{};
+        const auto accuracy = core::accuracyFor(*sc, core::builtinValidationResults(), 5);
+        text = core::planMarkdownWithSummary(*sc, plan, sens, &accuracy, [](double b) { return core::formatBytes(b); });
+    } else if (o.format == "csv")
         text = core::planToCsv(plan, *sc);
     else
         text = core::planToText(plan) + core::imbalanceSweepText(sweep);
@@ -421,10 +432,10 @@ int cmdCompare(const Options& o, std::ostream& out, std::ostream& err)
 int cmdChart(const Options& o, std::ostream& err)
 {
     Errors errors;
-    const std::vector<std::string> kinds{"ledger", "roofline", "timeline", "steptime"};
+    const std::vector<std::string> kinds{"ledger", "roofline", "timeline", "steptime", "stages"};
     if (o.positional.empty() || std::find(kinds.begin(), kinds.end(), o.positional[0]) == kinds.end())
         errors.push_back({"chart", o.positional.empty() ? "" : o.positional[0], "unknown chart",
-                          "ledger, roofline, timeline, steptime"});
+                          "ledger, roofline, timeline, steptime, stages"});
     std::string format = o.format; // PNG, png: as the file extension may be written
     for (auto& c : format)
         c = char(std::tolower(static_cast<unsigned char>(c)));
@@ -433,7 +444,10 @@ int cmdChart(const Options& o, std::ostream& err)
     if (o.output.empty())
         errors.push_back({"-o", "", "a chart needs an output file", "-o FILE"});
     const std::string kind = o.positional.empty() ? std::string() : o.positional[0];
-    int w = 900, h = kind == "ledger" ? 260 : kind == "timeline" ? 360 : kind == "steptime" ? 300 : 480;
+    int w = 900, h = kind == "ledger"                         ? 260
+                     : kind == "timeline" || kind == "stages" ? 360
+                     : kind == "steptime"                     ? 300
+                                                              : 480;
     if (o.size) {
         const auto x = o.size->find('x');
         w = x == std::string::npos ? 0 : std::atoi(o.size->substr(0, x).c_str());

@@ -2,6 +2,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "mainwindow.h"
 
+#include "focusring.h"
+
 #include "accuracydialog.h"
 #include "calibrationdialog.h"
 #include "chartexport.h"
@@ -25,6 +27,7 @@
 #include "rooflinechart.h"
 #include "stagemodel.h"
 #include "imbalancechart.h"
+#include "stageschart.h"
 #include "steptimechart.h"
 #include "timelinechart.h"
 #include "summarypanel.h"
@@ -126,10 +129,14 @@ MainWindow::MainWindow(PlanController* controller, QWidget* parent)
     m_stageTable->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
     m_stageTable->setWordWrap(false);
     m_stageTable->verticalHeader()->setDefaultSectionSize(m_stageTable->fontMetrics().height() + 6);
-    auto* ledgerTabs = new QTabWidget;
+    auto* ledgerTabs = m_ledgerTabs = new QTabWidget;
     ledgerTabs->setDocumentMode(true);
     ledgerTabs->addTab(m_ledgerTable, tr("Most loaded GPU"));
-    ledgerTabs->addTab(m_stageTable, tr("Per stage"));
+    // The stages side by side as columns above their table (napkin_charts StagesChart).
+    auto* stagesSplit = new QSplitter(Qt::Vertical);
+    stagesSplit->addWidget(followPlan(new charts::StagesChart, m_controller));
+    stagesSplit->addWidget(m_stageTable);
+    ledgerTabs->addTab(stagesSplit, tr("Per stage"));
     ledgerSplit->addWidget(ledgerTabs);
     ledgerSplit->setStretchFactor(0, 1);
     ledgerSplit->setStretchFactor(1, 1);
@@ -562,15 +569,15 @@ void MainWindow::highlightPanel(const QString& focus)
     m_highlighted = m_frames.contains(focus) ? focus : QString();
     const QString color = LecturePanel::highContrastPalette().color(QPalette::Highlight).name();
     for (auto it = m_frames.begin(); it != m_frames.end(); ++it) {
-        it.value()->setStyleSheet(
-            it.key() == m_highlighted
-                ? QStringLiteral("QGroupBox { border: 4px solid %1; margin-top: 1.2em; padding-top: 0.3em; }"
-                                 "QGroupBox::title { subcontrol-origin: margin; left: 8px; color: %1; }")
-                      .arg(color)
-                : QString());
-        // A style sheet resolves the font once: give the highlighted frame the projector size, and
-        // let the others inherit again.
-        it.value()->setFont(it.key() == m_highlighted ? QApplication::font() : QFont());
+        // A ring drawn over the panel, not a style sheet: the panel's labels and charts keep
+        // inheriting the projector font (app/gui/focusring.h).
+        const auto rings = it.value()->findChildren<FocusRing*>(QString(), Qt::FindDirectChildrenOnly);
+        for (FocusRing* ring : rings)
+            delete ring;
+        it.value()->setStyleSheet(QString());
+        it.value()->setFont(QFont());
+        if (it.key() == m_highlighted)
+            new FocusRing(it.value(), QColor(color));
     }
     applyLectureLayout();
 }

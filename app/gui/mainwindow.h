@@ -59,6 +59,7 @@ public:
     // beside the roofline) and Tools > Find best layout.
     StageModel* stageModel() const { return m_stageModel; }
     QTableView* stageTable() const { return m_stageTable; }
+    QTabWidget* ledgerTabs() const { return m_ledgerTabs; }
     charts::StepTimeChart* stepTime() const { return m_stepTime; }
     charts::TimelineChart* timeline() const { return m_timeline; }
     QTabWidget* chartTabs() const { return m_chartTabs; }
@@ -121,6 +122,7 @@ private:
     WarningsPanel* m_warnings;
     StageModel* m_stageModel = nullptr;
     QTableView* m_stageTable = nullptr;
+    QTabWidget* m_ledgerTabs = nullptr;
     QWidget* m_fitBar = nullptr;
     QLabel* m_fitLabel = nullptr;
     QPushButton* m_makeFit = nullptr;

@@ -12,6 +12,7 @@
 #include <QBuffer>
 #include <QPageLayout>
 #include <QPainter>
+#include <QPen>
 #include <QPdfWriter>
 #include <QTextDocument>
 
@@ -31,6 +32,14 @@ bool isBytesQuantity(const std::string& q)
            (q.size() > 6 && q.compare(q.size() - 6, 6, ".bytes") == 0);
 }
 
+constexpr double kStepGap = 28; // layout units between two steps on one page
+
+bool endsWith(const std::string& s, const char* suffix)
+{
+    const std::string t(suffix);
+    return s.size() >= t.size() && s.compare(s.size() - t.size(), t.size(), t) == 0;
+}
+
 QString grouped(double v) { return QString::fromStdString(core::formatGrouped(std::round(v))); }
 
 } // namespace
@@ -39,6 +48,9 @@ QString lectureValueText(const std::string& quantity, double v, bool gib)
 {
     if (!std::isfinite(v))
         return QStringLiteral("n/a");
+    // A yes-or-no quantity (dtype.<format>.underflow is 1 or 0) reads as people say it.
+    if (endsWith(quantity, ".underflow") && (v == 0 || v == 1))
+        return v == 1 ? QStringLiteral("yes") : QStringLiteral("no");
     const bool integral = v == std::floor(v) && std::fabs(v) < 1e7;
     if (isBytesQuantity(quantity)) {
         if (std::fabs(v) < 1e7)
@@ -93,8 +105,9 @@ QByteArray renderLectureHandout(const core::Lecture& lecture, const Options& o, 
     QPdfWriter& pdf = *writer;
     QPainter painter(&pdf);
     const QRect page = pdf.pageLayout().paintRectPixels(pdf.resolution());
-    const double W = page.width();
+    const double W = page.width(), H = page.height();
     const int n = int(lecture.steps.size());
+    double y = 0; // where the next step starts on the current page
     for (int i = 0; i < n; ++i) {
         const auto& step = lecture.steps[std::size_t(i)];
         bool calibrated = false;
@@ -106,8 +119,6 @@ QByteArray renderLectureHandout(const core::Lecture& lecture, const Options& o, 
             return {};
         }
         const detail::Evaluated& c = e;
-        if (i > 0)
-            pdf.newPage();
         QString html;
         if (i == 0)
             html += QStringLiteral("<p style=\"color:#555\">%1%2</p>")
@@ -144,8 +155,6 @@ QByteArray renderLectureHandout(const core::Lecture& lecture, const Options& o, 
             QStringLiteral("h1 { font-size: 17pt; } h2 { font-size: 12pt; } td { padding-right: 12px; }"));
         text.setHtml(html);
         text.setTextWidth(W);
-        text.drawContents(&painter);
-        double y = text.size().height() + 8;
 
         // A chart where the step's focus is one.
         QPicture picture;
@@ -161,14 +170,33 @@ QByteArray renderLectureHandout(const core::Lecture& lecture, const Options& o, 
             chart.setCurve(core::checkpointCurveFor(c.scenario), c.plan.memory.checkpointEvery, o.gib);
             picture = charts::plotPicture(chart.plot(), size);
         }
-        if (!picture.isNull()) {
-            const double scale = W / size.width();
+        // Steps follow each other on a page and a step never splits: one that does not fit in
+        // what is left of the page starts the next (issue 20: not one mostly blank page a step).
+        const double scale = W / size.width();
+        const double chartHeight = picture.isNull() ? 0 : size.height() * scale;
+        const double block = text.size().height() + (picture.isNull() ? 0 : 8 + chartHeight);
+        if (y > 0 && y + block > H) {
+            pdf.newPage();
+            y = 0;
+        }
+        if (y > 0) { // a rule between two steps on one page
             painter.save();
-            painter.translate(0, y);
+            painter.setPen(QPen(QColor(0xc8, 0xcc, 0xd2), 1));
+            painter.drawLine(QPointF(0, y - kStepGap / 2), QPointF(W, y - kStepGap / 2));
+            painter.restore();
+        }
+        painter.save();
+        painter.translate(0, y);
+        text.drawContents(&painter);
+        painter.restore();
+        if (!picture.isNull()) {
+            painter.save();
+            painter.translate(0, y + text.size().height() + 8);
             painter.scale(scale, scale);
             painter.drawPicture(0, 0, picture);
             painter.restore();
         }
+        y += block + kStepGap;
     }
     painter.end();
     return bytes;

@@ -30,6 +30,8 @@ Chart chartFromName(const QString& name)
         return Chart::Timeline;
     if (name == QLatin1String("steptime"))
         return Chart::StepTime;
+    if (name == QLatin1String("stages"))
+        return Chart::Stages;
     return Chart::Ledger;
 }
 
@@ -40,6 +42,7 @@ QString chartTitle(Chart chart)
     case Chart::Roofline: return QStringLiteral("Roofline");
     case Chart::Timeline: return QStringLiteral("Memory through one step");
     case Chart::StepTime: return QStringLiteral("Predicted step time");
+    case Chart::Stages: return QStringLiteral("Memory per pipeline stage");
     }
     return {};
 }
@@ -60,6 +63,7 @@ QSize chartSize(Chart c)
     case Chart::Ledger: return {900, 260};
     case Chart::Timeline: return {900, 360};
     case Chart::StepTime: return {900, 300};
+    case Chart::Stages: return {900, 360};
     case Chart::Roofline: break;
     }
     return {900, 480};

@@ -15,8 +15,9 @@
 namespace napkin::report {
 
 enum class Format { Pdf, Html, Markdown, Csv, Json };
-enum class Chart { Ledger, Roofline, Timeline, StepTime };
-// "ledger", "roofline", "timeline" (memory.timeline), "steptime" (the predicted step); Ledger for anything else.
+enum class Chart { Ledger, Roofline, Timeline, StepTime, Stages };
+// "ledger", "roofline", "timeline" (memory.timeline), "steptime" (the predicted step), "stages" (memory per pipeline
+// stage); Ledger for anything else.
 Chart chartFromName(const QString& name);
 QString chartTitle(Chart chart);
 enum class ChartFormat { Png, Svg, Pdf };

@@ -5,6 +5,7 @@
 #include "chartstyle.h"
 #include "ledgerchart.h"
 #include "rooflinechart.h"
+#include "stageschart.h"
 #include "steptimechart.h"
 #include "timelinechart.h"
 
@@ -58,6 +59,10 @@ QPicture chartPicture(const Evaluated& e, Chart chart, QSize size, bool seedOps)
         widget.reset(c);
     } else if (chart == Chart::StepTime) {
         auto* c = new charts::StepTimeChart;
+        plot = c->plot();
+        widget.reset(c);
+    } else if (chart == Chart::Stages) {
+        auto* c = new charts::StagesChart;
         plot = c->plot();
         widget.reset(c);
     } else if (chart == Chart::Timeline) {

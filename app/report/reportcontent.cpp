@@ -469,30 +469,16 @@ std::vector<Section> comparisonSections(const std::vector<const Evaluated*>& cs,
 
 QString reportMarkdown(const Evaluated& c, const Options& o, const QString& ledgerPng, const QString& rooflinePng)
 {
-    QString md = qs(core::planToMarkdown(c.plan));
     const auto sens = core::sensitivities(c.document, 3, c.baseDir.toStdString());
     // The executive summary under the title (core/summary.h), as in the PDF's page 1.
     const auto accuracy = core::accuracyFor(c.scenario, core::builtinValidationResults(), 5);
-    QString summary = QStringLiteral("## Summary\n\n| | |\n|---|---|\n");
-    for (const auto& r : core::executiveSummary(c.scenario, c.plan, sens, &accuracy,
-                                                [&](double b) { return bytesText(b, o.gib).toStdString(); }))
-        summary += QStringLiteral("| %1 | %2%3%2 |\n")
-                       .arg(qs(r.label), r.bad ? QStringLiteral("**") : QString(),
-                            qs(r.value).replace(QLatin1Char('|'), QStringLiteral("\\|")));
-    const qsizetype titleEnd = md.indexOf(QStringLiteral("\n\n"));
-    md.insert(titleEnd < 0 ? md.size() : titleEnd + 2, summary + QStringLiteral("\n"));
+    QString md = qs(core::planMarkdownWithSummary(c.scenario, c.plan, sens, &accuracy,
+                                                  [&](double b) { return bytesText(b, o.gib).toStdString(); }));
     // Charts beside the text, right after the section they illustrate.
     md.replace(QStringLiteral("## Memory per GPU\n"),
                QStringLiteral("## Memory per GPU\n\n![Memory per GPU](%1)\n").arg(ledgerPng));
     md.replace(QStringLiteral("## Roofline (one layer)\n"),
                QStringLiteral("## Roofline (one layer)\n\n![Roofline](%1)\n").arg(rooflinePng));
-    md += QStringLiteral(
-        "\n## What would change the answer\n\n| input | change | memory per GPU | days |\n|---|---|---:|---:|\n");
-    for (const auto& s : sens)
-        md += QStringLiteral("| %1 | %2 | %3 → %4 | %5 → %6 |\n")
-                  .arg(qs(s.input), QString::fromUtf8(s.change.c_str()), bytesText(s.memoryBefore, o.gib),
-                       bytesText(s.memoryAfter, o.gib), QString::number(s.daysBefore, 'f', 1),
-                       QString::number(s.daysAfter, 'f', 1));
     return md;
 }
 

@@ -17,7 +17,7 @@ namespace napkin::report::detail {
 struct Section {
     QString title;               // "" for the header
     QString html;                // XHTML fragment without the title
-    QString chart;               // "ledger", "roofline", "timeline", "steptime": a chart follows the text
+    QString chart;               // "ledger", "roofline", "timeline", "steptime", "stages": a chart follows
     bool pageBreakAfter = false; // the executive summary is page 1 of a PDF by itself
 };
 

@@ -141,7 +141,7 @@ std::optional<Section> stagesSection(const Evaluated& c, const Options& o)
                            .arg(o.gib ? QStringLiteral("GiB") : QStringLiteral("GB"))
                            .arg(p.memory.mostLoadedStage) +
                        table(header, rows, right),
-                   {}};
+                   QStringLiteral("stages")};
 }
 
 std::optional<Section> stepTimeSection(const Evaluated& c)

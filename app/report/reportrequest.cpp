@@ -67,9 +67,9 @@ int runChart(const json& request, const Input& input, const QString& output, QSt
     }
     const QString kind = str(request, "chart");
     if (kind != QLatin1String("ledger") && kind != QLatin1String("roofline") && kind != QLatin1String("timeline") &&
-        kind != QLatin1String("steptime")) {
-        *message =
-            QStringLiteral("chart = %1: unknown chart (allowed: ledger, roofline, timeline, steptime)").arg(kind);
+        kind != QLatin1String("steptime") && kind != QLatin1String("stages")) {
+        *message = QStringLiteral("chart = %1: unknown chart (allowed: ledger, roofline, timeline, steptime, stages)")
+                       .arg(kind);
         return RequestInvalid;
     }
     const json size = request.value("size", json::array());

@@ -12,7 +12,8 @@
 //    "output": "FILE",
 //    "inputs": [{"document": {napkin.scenario/1}, "label": "…", "base_dir": "…"}, …],
 //    "options": {"page": "a4" | "letter", "gib": false, "title": "…", "version": "0.1.0"},
-//    "chart": "ledger" | "roofline" | "timeline" | "steptime", "size": [900, 260], "scale": 2}   (chart only)
+//    "chart": "ledger" | "roofline" | "timeline" | "steptime" | "stages", "size": [900, 260], "scale": 2}   (chart
+//    only)
 
 #include <nlohmann/json.hpp>
 

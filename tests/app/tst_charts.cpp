@@ -7,6 +7,7 @@
 #include "ledgerchart.h"
 #include "plancontroller.h"
 #include "rooflinechart.h"
+#include "stageschart.h"
 
 #include <QApplication>
 #include <QTest>
@@ -199,6 +200,43 @@ private slots:
         m_roofline->setShowSeedOps(false);
         QVERIFY(m_roofline->seedOpPoints().isEmpty());
         QCOMPARE(m_roofline->plot()->graphCount(), graphsBefore);
+    }
+
+    // Memory per pipeline stage (issue 20): PP 4 on 64 GPUs gives four columns, each stage's tensor
+    // buckets exactly as memory.per_stage holds them, the line at the capacity less the overhead.
+    void stagesAreThePlansStages()
+    {
+        m_controller->set(QStringLiteral("cluster.gpus"), 64);
+        m_controller->set(QStringLiteral("parallel.pp"), 4);
+        m_controller->recomputeNow();
+        const auto& memory = m_controller->plan().memory;
+        QCOMPARE(memory.perStage.size(), std::size_t(4));
+        std::unique_ptr<napkin::charts::StagesChart> chart(
+            napkin::app::followPlan(new napkin::charts::StagesChart, m_controller.get()));
+        chart->resize(900, 360);
+        for (int i = 0; i < napkin::core::kTensorBucketCount; ++i) {
+            const auto values = chart->stageValues(i);
+            QCOMPARE(values.size(), qsizetype(4));
+            auto* bars = qobject_cast<QCPBars*>(chart->plot()->plottable(i));
+            QVERIFY(bars);
+            for (int s = 0; s < 4; ++s) {
+                const double bytes =
+                    napkin::core::bucketBytes(napkin::core::tensorBucket(i), memory.perStage[std::size_t(s)]);
+                QCOMPARE(values[s], bytes);
+                QCOMPARE(bars->data()->at(s)->value, bytes / 1e9);
+            }
+        }
+        // The stacked columns add up to each stage's tensors.
+        for (int s = 0; s < 4; ++s) {
+            double sum = 0;
+            for (int i = 0; i < napkin::core::kTensorBucketCount; ++i)
+                sum += chart->stageValues(i)[s];
+            QVERIFY(std::fabs(sum / memory.perStage[std::size_t(s)].tensors - 1) < 1e-12);
+        }
+        QCOMPARE(chart->tensorRoom(), memory.capacity - memory.overhead);
+        QVERIFY(itemTexts(chart->plot()).contains(QStringLiteral("most loaded")));
+        // The first stage holds the most micro-batches in flight under 1F1B: p of them.
+        QCOMPARE(memory.perStage.front().inFlight, 4.0);
     }
 
     void nothingNonFinite()

@@ -4,8 +4,10 @@
 // scenario through the PlanController, sliders stay live inside a step, Esc leaves and restores the
 // scenario, the PDF handout holds every step; and the reconcile dialog reproduces Korthikanti et al.
 // 2022's published MFU. Expected numbers are computed here by hand from the papers' inputs.
+#include "chartstyle.h" // qcustomplot.h with the foreach shim
 #include "checkpointchart.h"
 #include "controlspanel.h"
+#include "focusring.h"
 #include "lecturecontroller.h"
 #include "lecturepanel.h"
 #include "mainwindow.h"
@@ -18,6 +20,7 @@
 #include <QDockWidget>
 #include <QFile>
 #include <QGroupBox>
+#include <QLabel>
 #include <QLineEdit>
 #include <QProcess>
 #include <QRegularExpression>
@@ -151,6 +154,56 @@ private slots:
         QVERIFY(roofline->isVisible() && ledger->isVisible() && warnings->isVisible() && controls->isVisible());
     }
 
+    // The highlighted panel is drawn at the projector size, never smaller (issue 20: a style-sheet
+    // highlight kept the summary's labels and the roofline's annotations at the desktop size).
+    void highlightedPanelTakesTheProjectorFont()
+    {
+        const double desktop = QApplication::font().pointSizeF();
+        auto* l = m_window->lecture();
+        m_window->startLecture(stepIndexOf(l, "roofline-gemm"));
+        QApplication::processEvents();
+        const double projector = QApplication::font().pointSizeF();
+        QVERIFY2(projector >= desktop + 5, qPrintable(QStringLiteral("%1 -> %2").arg(desktop).arg(projector)));
+        QGroupBox* roofline = nullptr;
+        for (auto* g : m_window->findChildren<QGroupBox*>())
+            if (g->title() == QStringLiteral("Roofline and step time"))
+                roofline = g;
+        QVERIFY(roofline);
+        QVERIFY(roofline->styleSheet().isEmpty()); // the ring is drawn, not styled
+        QCOMPARE(roofline->findChildren<app::FocusRing*>().size(), qsizetype(1));
+        auto* plot = m_window->roofline()->findChild<QCustomPlot*>();
+        QVERIFY(plot);
+        QCOMPARE(plot->font().pointSizeF(), projector);
+        QCOMPARE(plot->xAxis->tickLabelFont().pointSizeF(), projector);
+        QCOMPARE(plot->xAxis->labelFont().pointSizeF(), projector);
+        // The ceiling and op annotations: 90% of the projector font, not of the desktop one.
+        int texts = 0;
+        for (int i = 0; i < plot->itemCount(); ++i)
+            if (auto* t = qobject_cast<QCPItemText*>(plot->item(i))) {
+                ++texts;
+                QVERIFY2(t->font().pointSizeF() >= 0.9 * projector - 1e-9,
+                         qPrintable(t->text() + QStringLiteral(": %1 pt").arg(t->font().pointSizeF())));
+            }
+        QVERIFY(texts > 0);
+        // A step on the summary: its labels at the projector size too.
+        m_window->startLecture(stepIndexOf(l, "70b-15t-1024-h100"));
+        QApplication::processEvents();
+        for (auto* g : m_window->findChildren<QGroupBox*>())
+            if (g->title() == QStringLiteral("Compute and time")) {
+                QCOMPARE(g->findChildren<app::FocusRing*>().size(), qsizetype(1));
+                const auto labels = g->findChildren<QLabel*>();
+                QVERIFY(!labels.isEmpty());
+                for (auto* label : labels)
+                    QVERIFY2(label->font().pointSizeF() >= projector,
+                             qPrintable(label->text() + QStringLiteral(": %1 pt").arg(label->font().pointSizeF())));
+            }
+        // Only one ring at a time.
+        QCOMPARE(m_window->findChildren<app::FocusRing*>().size(), qsizetype(1));
+        QTest::keyClick(m_window, Qt::Key_Escape);
+        QCOMPARE(m_window->findChildren<app::FocusRing*>().size(), qsizetype(0));
+        QCOMPARE(QApplication::font().pointSizeF(), desktop);
+    }
+
     void eachStepSetsItsScenario()
     {
         auto* l = m_window->lecture();
@@ -240,13 +293,14 @@ private slots:
         const QString info = runTool("pdfinfo", {pdf});
         if (info.isEmpty())
             QSKIP("pdfinfo/pdftotext (poppler-utils) not installed");
-        QVERIFY(info.contains(QRegularExpression(QStringLiteral("Pages:\\s+13\\b"))));
+        // 13 steps packed onto pages, a step never split (issue 20): 10 A4 pages, not one a step.
+        QVERIFY2(info.contains(QRegularExpression(QStringLiteral("Pages:\\s+10\\b"))), qPrintable(info));
         const QString text = squeeze(runTool("pdftotext", {pdf, QStringLiteral("-")}));
         for (const auto& step : m_window->lecture()->lecture().steps)
             QVERIFY2(text.contains(squeeze(QString::fromStdString(step.title))), step.title.c_str());
         // The seeds' numbers, as the handout prints them.
         for (const char* n : {"524,288bytes", "262,144bytes", "143.9", "14.00GB", "56.00GB", "295.37", "0.9995",
-                              "120.47", "682.66", "40B", "53.33B"})
+                              "120.47", "682.66", "40B", "53.33B", "fp16underflowsyes", "70B-parametermodel"})
             QVERIFY2(text.contains(QLatin1String(n)), n);
     }
 

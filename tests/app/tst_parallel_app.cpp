@@ -442,8 +442,7 @@ private slots:
         m_controller->setDocument(doc, QStringLiteral("layout"));
         m_controller->recomputeNow();
         m_window->chartTabs()->setCurrentWidget(m_window->stepTime());
-        if (auto* tabs = qobject_cast<QTabWidget*>(m_window->stageTable()->parentWidget()->parentWidget()))
-            tabs->setCurrentWidget(m_window->stageTable());
+        m_window->ledgerTabs()->setCurrentIndex(1); // Per stage: the stages chart above the table
         QVERIFY(m_window->stageTable()->isVisibleTo(m_window));
         QCOMPARE(m_window->stageModel()->rowCount(), 4);
         auto* dialog = m_window->openLayoutSearch();

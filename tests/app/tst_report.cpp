@@ -534,6 +534,8 @@ private slots:
         QTest::newRow("roofline 640x360") << int(report::Chart::Roofline) << QSize(640, 360);
         QTest::newRow("roofline 1200x700") << int(report::Chart::Roofline) << QSize(1200, 700);
         QTest::newRow("timeline 900x360") << int(report::Chart::Timeline) << QSize(900, 360);
+        QTest::newRow("steptime 900x300") << int(report::Chart::StepTime) << QSize(900, 300);
+        QTest::newRow("stages 900x360") << int(report::Chart::Stages) << QSize(900, 360);
     }
     void charts()
     {

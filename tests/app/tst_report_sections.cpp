@@ -41,6 +41,17 @@ private slots:
         // The most loaded stage named in the caption.
         QVERIFY(text.contains(squeeze(QStringLiteral("Stage %1 is the most loaded").arg(plan.memory.mostLoadedStage))));
 
+        // The per-stage chart of the same plan: four columns ("chart stages" in the CLI).
+        QCOMPARE(report::chartFromName(QStringLiteral("stages")), report::Chart::Stages);
+        QCOMPARE(report::chartTitle(report::Chart::Stages), QStringLiteral("Memory per pipeline stage"));
+        const QString svg = dir.filePath(QStringLiteral("stages.svg"));
+        QCOMPARE(report::writeChart(inputOf(pipeline), report::Chart::Stages, report::ChartFormat::Svg, svg,
+                                    QSize(900, 360)),
+                 QString());
+        const QString drawn = QString::fromUtf8(readAll(svg));
+        QVERIFY(drawn.contains(QStringLiteral("most loaded")));
+        QVERIFY(drawn.contains(QStringLiteral("pipeline stage")));
+
         // One GPU, the MFU mode: none of the three.
         const QString single = dir.filePath(QStringLiteral("single.pdf"));
         QCOMPARE(report::writeReport(inputOf(json{{"cluster", {{"gpus", 1}}}}), report::Format::Pdf, single,

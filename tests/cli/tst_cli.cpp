@@ -581,6 +581,15 @@ void TestCli::planMarkdownAndCsv()
         QVERIFY2(!r.out.trimmed().isEmpty(), fmt);
         if (QByteArray(fmt) == "csv")
             QCOMPARE(r.out.left(r.out.indexOf('\n')), QByteArray("section,name,value,unit"));
+        if (QByteArray(fmt) == "md") {
+            // The executive summary under the title and the sensitivities at the end, as the
+            // Markdown report has them (issue 20): core::planMarkdownWithSummary.
+            const auto summary = r.out.indexOf("## Summary\n"), memory = r.out.indexOf("## Memory per GPU\n");
+            QVERIFY2(summary > 0 && memory > summary, r.out.left(400).constData());
+            for (const char* row : {"| Verdict | Fits", "| Time | ", "| GPUs | ", "| Layout | ", "| Main risk | "})
+                QVERIFY2(r.out.mid(summary, memory - summary).contains(row), row);
+            QVERIFY(r.out.contains("## What would change the answer\n\n| input | change | memory per GPU | days |"));
+        }
     }
 }
 
