@@ -105,6 +105,8 @@ void colourStack(const std::array<QCPBars*, N>& bars, const std::array<QCPItemTe
         bars[i]->setPen(QPen(bg, 1));
         bars[i]->setBrush(c);
         labels[i]->setColor(textOn(c));
+        // In the plot's font, explicitly: the label that fits is chosen by measuring this font.
+        labels[i]->setFont(bars[i]->parentPlot()->font());
     }
 }
 

@@ -257,17 +257,48 @@ void LedgerChart::placeCapacityLabel()
 void LedgerChart::resizeEvent(QResizeEvent* event)
 {
     QWidget::resizeEvent(event);
+    updateMinimumHeight();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+// As many legend columns as the widest entry (its swatch, padding and name in the legend's font,
+// which grows in lecture mode) allows at the plot's width.
+int LedgerChart::legendColumns() const
+{
+    const QFontMetrics fm(m_plot->legend->font());
+    int widest = 0;
+    for (int i = 0; i < m_plot->legend->itemCount(); ++i)
+        if (auto* item = qobject_cast<QCPPlottableLegendItem*>(m_plot->legend->item(i)))
+            widest = std::max(widest, fm.horizontalAdvance(item->plottable()->name()));
+    const QMargins m = m_plot->legend->margins();
+    const int entry = widest + m_plot->legend->iconSize().width() + m_plot->legend->iconTextPadding() + 16 +
+                      m_plot->legend->columnSpacing();
+    return std::clamp((m_plot->width() - m.left() - m.right() - 12) / std::max(entry, 1), 1, BucketCount);
 }
 
 void LedgerChart::fitLegend()
 {
-    // About 150 px per legend entry ("optimizer states" with its swatch), at the plot's real width.
-    const int columns = std::clamp(m_plot->width() / 150, 2, BucketCount);
+    const int columns = legendColumns();
     if (m_plot->legend->wrap() != columns) {
         m_plot->legend->setWrap(columns);
         m_plot->legend->setFillOrder(QCPLegend::foColumnsFirst, true); // re-flow the existing entries
     }
+}
+
+// Room for every legend row, the two axis lines and a bar tall enough for its labels: a splitter may
+// not squeeze the plot below it (QCustomPlot would draw the legend rows over each other). Set from
+// resize and font changes, outside a replot, so the layout resizes the plot before it is drawn.
+void LedgerChart::updateMinimumHeight()
+{
+    const QFontMetrics fm(m_plot->legend->font());
+    const int columns = legendColumns();
+    const int rows = (m_plot->legend->itemCount() + columns - 1) / columns;
+    const QMargins m = m_plot->legend->margins();
+    const int line = std::max(fm.height(), m_plot->legend->iconSize().height()) + 4;
+    const int needed =
+        std::max(160, rows * (line + m_plot->legend->rowSpacing()) + m.top() + m.bottom() + 8 + 6 * fm.height() + 40);
+    if (m_plot->minimumHeight() != needed)
+        m_plot->setMinimumHeight(needed);
 }
 
 void LedgerChart::changeEvent(QEvent* event)
@@ -275,6 +306,8 @@ void LedgerChart::changeEvent(QEvent* event)
     QWidget::changeEvent(event);
     if (event->type() == QEvent::PaletteChange || event->type() == QEvent::FontChange) {
         updateColors();
+        if (event->type() == QEvent::FontChange)
+            updateMinimumHeight();
         m_plot->replot(QCustomPlot::rpQueuedReplot);
     }
 }

@@ -41,6 +41,8 @@ protected:
 private:
     void updateColors();
     void fitLegend();
+    int legendColumns() const;
+    void updateMinimumHeight();
     void updateSegmentLabels();
     void showToolTip(QMouseEvent* event);
     void placeCapacityLabel();

@@ -199,7 +199,7 @@ QString LedgerModel::bucketFormula(core::Bucket bucket, bool mlp, const core::Me
     case core::Bucket::Activations:
         if (mlp)
             return tr("B·D·L");
-        return tr("%1 tensors, %2/layer")
+        return (m.layerTensors.keptCount == 1 ? tr("%1 tensor, %2/layer") : tr("%1 tensors, %2/layer"))
             .arg(m.layerTensors.keptCount)
             .arg(m_controller->formatBytes(m.activationsPerLayer));
     case core::Bucket::Temporaries:

@@ -97,17 +97,15 @@ MainWindow::MainWindow(PlanController* controller, QWidget* parent)
 
     m_ledgerTable->setModel(m_ledgerModel);
     m_ledgerTable->verticalHeader()->hide();
-    // Columns sized once to their contents (re-measuring every cell on each slider step costs more
-    // than the rest of the table's repaint); the formula column takes what is left and elides.
-    m_ledgerTable->resizeColumnsToContents();
-    for (int c : {int(LedgerModel::Bucket), int(LedgerModel::Size), int(LedgerModel::Share)})
-        m_ledgerTable->setColumnWidth(c, m_ledgerTable->columnWidth(c) +
-                                             m_ledgerTable->fontMetrics().horizontalAdvance(QStringLiteral("0000")));
+    sizeLedgerColumns();
     m_ledgerTable->horizontalHeader()->setSectionResizeMode(LedgerModel::PerParam, QHeaderView::Stretch);
     m_ledgerTable->setTextElideMode(Qt::ElideRight);
     m_ledgerTable->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_ledgerTable->setAlternatingRowColors(true);
-    m_ledgerTable->setWordWrap(false);
+    // The formula column wraps rather than elides (issue 20: "Korthikanti, 281.28 MB per l…"); rows
+    // take the height their cells need (8 rows: cheap to measure on each plan).
+    m_ledgerTable->setWordWrap(true);
+    m_ledgerTable->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_ledgerTable->verticalHeader()->setDefaultSectionSize(m_ledgerTable->fontMetrics().height() + 6);
     connect(m_ledgerTable, &QTableView::clicked, this, [this](const QModelIndex& i) {
         const QString quantity = i.data(LedgerModel::QuantityRole).toString();
@@ -564,6 +562,28 @@ void MainWindow::setLectureMode(bool on)
         on ? showFullScreen() : showNormal();
 }
 
+// Columns sized to their contents once and again when the font changes (lecture mode, View >
+// Larger text), not on each slider step: re-measuring every cell costs more than the rest of the
+// table's repaint. The formula column takes what is left and elides.
+void MainWindow::sizeLedgerColumns()
+{
+    m_ledgerTable->resizeColumnsToContents();
+    const int pad = m_ledgerTable->fontMetrics().horizontalAdvance(QStringLiteral("00"));
+    for (int c : {int(LedgerModel::Bucket), int(LedgerModel::DType), int(LedgerModel::Size), int(LedgerModel::Share)})
+        m_ledgerTable->setColumnWidth(c, m_ledgerTable->columnWidth(c) + pad);
+    const int rowHeight = m_ledgerTable->fontMetrics().height() + 6;
+    m_ledgerTable->verticalHeader()->setDefaultSectionSize(rowHeight);
+    if (m_stageTable) // built after the ledger table
+        m_stageTable->verticalHeader()->setDefaultSectionSize(rowHeight);
+}
+
+void MainWindow::changeEvent(QEvent* event)
+{
+    QMainWindow::changeEvent(event);
+    if (event->type() == QEvent::FontChange && m_ledgerTable && m_stageTable)
+        sizeLedgerColumns();
+}
+
 void MainWindow::highlightPanel(const QString& focus)
 {
     m_highlighted = m_frames.contains(focus) ? focus : QString();
@@ -576,8 +596,11 @@ void MainWindow::highlightPanel(const QString& focus)
             delete ring;
         it.value()->setStyleSheet(QString());
         it.value()->setFont(QFont());
-        if (it.key() == m_highlighted)
+        const bool on = it.key() == m_highlighted;
+        if (on)
             new FocusRing(it.value(), QColor(color));
+        // The ring runs along the frame's edge: a centred title stays clear of it.
+        it.value()->setAlignment(on ? Qt::AlignHCenter : Qt::AlignLeft);
     }
     applyLectureLayout();
 }

@@ -97,11 +97,13 @@ public:
 
 protected:
     void closeEvent(QCloseEvent* event) override;
+    void changeEvent(QEvent* event) override;
     void dragEnterEvent(QDragEnterEvent* event) override;
     void dropEvent(QDropEvent* event) override;
 
 private:
     void buildMenus();
+    void sizeLedgerColumns();
     void addChartMenu(QCustomPlot* plot, const QString& title);
     void updateTitle();
     void updateRecentMenu();

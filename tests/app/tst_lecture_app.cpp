@@ -8,6 +8,7 @@
 #include "checkpointchart.h"
 #include "controlspanel.h"
 #include "focusring.h"
+#include "ledgerchart.h"
 #include "lecturecontroller.h"
 #include "lecturepanel.h"
 #include "mainwindow.h"
@@ -25,6 +26,7 @@
 #include <QProcess>
 #include <QRegularExpression>
 #include <QStandardPaths>
+#include <QTableView>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
@@ -171,6 +173,7 @@ private slots:
         QVERIFY(roofline);
         QVERIFY(roofline->styleSheet().isEmpty()); // the ring is drawn, not styled
         QCOMPARE(roofline->findChildren<app::FocusRing*>().size(), qsizetype(1));
+        QCOMPARE(roofline->alignment(), Qt::AlignHCenter); // the title clear of the ring's left edge
         auto* plot = m_window->roofline()->findChild<QCustomPlot*>();
         QVERIFY(plot);
         QCOMPARE(plot->font().pointSizeF(), projector);
@@ -204,6 +207,35 @@ private slots:
         QCOMPARE(QApplication::font().pointSizeF(), desktop);
     }
 
+    // Issue 20: at a projector's 1366x768 in the projector font, the ledger's legend rows stand apart
+    // inside the plot and its table's columns are as wide as their contents.
+    void ledgerLegendAndTableFitTheProjectorFont()
+    {
+        m_window->resize(1366, 768);
+        m_window->show();
+        m_window->startLecture(stepIndexOf(m_window->lecture(), "largest-model-12"));
+        for (int i = 0; i < 10; ++i)
+            QApplication::processEvents();
+        QCustomPlot* plot = m_window->ledgerChart()->plot();
+        plot->replot();
+        QList<QRect> entries;
+        for (int i = 0; i < plot->legend->itemCount(); ++i)
+            if (auto* item = plot->legend->item(i))
+                entries.append(item->outerRect());
+        QCOMPARE(entries.size(), qsizetype(7)); // the seven buckets
+        for (qsizetype i = 0; i < entries.size(); ++i) {
+            QVERIFY2(plot->rect().contains(entries[i]), qPrintable(QString::number(i)));
+            for (qsizetype j = i + 1; j < entries.size(); ++j)
+                QVERIFY2(!entries[i].intersects(entries[j]), qPrintable(QStringLiteral("%1 %2").arg(i).arg(j)));
+        }
+        auto* table = m_window->findChild<QTableView*>();
+        QVERIFY(table);
+        const QFontMetrics fm(table->font());
+        QCOMPARE(fm.height(), QFontMetrics(QApplication::font()).height()); // the projector font
+        QVERIFY(table->columnWidth(0) >= fm.horizontalAdvance(QStringLiteral("Optimizer states")));
+        m_window->hide();
+    }
+
     void eachStepSetsItsScenario()
     {
         auto* l = m_window->lecture();
@@ -218,6 +250,13 @@ private slots:
         QTest::keyClick(m_window, Qt::Key_PageDown); // 40B at 16 bytes a parameter on 8 GPUs
         QCOMPARE(m_controller->scenario().cluster.gpus, std::int64_t(8));
         QCOMPARE(m_window->highlightedPanel(), QStringLiteral("ledger"));
+
+        // The 12-byte step: its lesson (53B of states in 640 GB) beside a ledger that fits, as it says:
+        // 40B with activations at micro-batch 1 under full recompute and the runtime overhead.
+        m_window->startLecture(stepIndexOf(l, "largest-model-12"));
+        QVERIFY(m_controller->plan().memory.fits);
+        QCOMPARE(m_controller->plan().memory.weights, 40e9 * 2 / 8); // bf16, sharded over 8 (ZeRO-3)
+        QVERIFY(m_window->lecturePanel()->numbersText().contains(QStringLiteral("53.33 B")));
 
         m_window->startLecture(stepIndexOf(l, "7b-ledger"));
         QCOMPARE(m_controller->plan().memory.weights, 7e9 * 2);         // bf16
