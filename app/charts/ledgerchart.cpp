@@ -40,7 +40,7 @@ LedgerChart::LedgerChart(QWidget* parent)
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_plot);
     // The legend re-wraps to the width (resizeEvent), so the plot need not be as wide as one row of it.
-    m_plot->setMinimumSize(240, 160);
+    m_plot->setMinimumSize(240, 140);
 
     // Horizontal bars: the key axis is the vertical one.
     for (int i = 0; i < BucketCount; ++i) {
@@ -262,7 +262,8 @@ void LedgerChart::resizeEvent(QResizeEvent* event)
 }
 
 // As many legend columns as the widest entry (its swatch, padding and name in the legend's font,
-// which grows in lecture mode) allows at the plot's width.
+// which grows in lecture mode) allows at the width (this widget's: the plot fills it, and is resized after
+// this widget's resizeEvent).
 int LedgerChart::legendColumns() const
 {
     const QFontMetrics fm(m_plot->legend->font());
@@ -273,7 +274,7 @@ int LedgerChart::legendColumns() const
     const QMargins m = m_plot->legend->margins();
     const int entry = widest + m_plot->legend->iconSize().width() + m_plot->legend->iconTextPadding() + 16 +
                       m_plot->legend->columnSpacing();
-    return std::clamp((m_plot->width() - m.left() - m.right() - 12) / std::max(entry, 1), 1, BucketCount);
+    return std::clamp((width() - m.left() - m.right() - 12) / std::max(entry, 1), 1, BucketCount);
 }
 
 void LedgerChart::fitLegend()
@@ -296,7 +297,7 @@ void LedgerChart::updateMinimumHeight()
     const QMargins m = m_plot->legend->margins();
     const int line = std::max(fm.height(), m_plot->legend->iconSize().height()) + 4;
     const int needed =
-        std::max(160, rows * (line + m_plot->legend->rowSpacing()) + m.top() + m.bottom() + 8 + 6 * fm.height() + 40);
+        std::max(140, rows * (line + m_plot->legend->rowSpacing()) + m.top() + m.bottom() + 8 + 3 * fm.height() + 24);
     if (m_plot->minimumHeight() != needed)
         m_plot->setMinimumHeight(needed);
 }

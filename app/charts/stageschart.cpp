@@ -32,7 +32,7 @@ StagesChart::StagesChart(QWidget* parent) : ChartWidget(parent), m_plot(new QCus
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_plot);
-    m_plot->setMinimumSize(240, 160);
+    m_plot->setMinimumSize(240, 110);
     QCPBars* below = nullptr;
     for (int i = 0; i < core::kTensorBucketCount; ++i) {
         auto* bars = new QCPBars(m_plot->xAxis, m_plot->yAxis);

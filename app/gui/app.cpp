@@ -3,6 +3,7 @@
 #include "app.h"
 
 #include "accuracydialog.h"
+#include "layoutsearchdialog.h"
 #include "mainwindow.h"
 #include "makefitdialog.h"
 #include "jsonreader.h"
@@ -106,8 +107,17 @@ int runApp(int argc, char** argv)
     QCommandLineOption accuracyOpt(
         QStringLiteral("accuracy"),
         QStringLiteral("Open Help > How accurate is this? (with --screenshot: render that dialog)."));
+    QCommandLineOption tabOpt(QStringLiteral("tab"),
+                              QStringLiteral("Show this tab: %1 (e.g. for --screenshot).")
+                                  .arg(MainWindow::tabNames().join(QStringLiteral(", "))),
+                              QStringLiteral("NAME"));
+    QCommandLineOption dialogOpt(QStringLiteral("dialog"),
+                                 QStringLiteral("Open this dialog: %1 (with --screenshot: render it instead of the "
+                                                "window).")
+                                     .arg(MainWindow::dialogNames().join(QStringLiteral(", "))),
+                                 QStringLiteral("NAME"));
     parser.addOptions({scenarioOpt, shotOpt, sizeOpt, setOpt, darkOpt, lectureOpt, stepOpt, handoutOpt, calibrationOpt,
-                       chartOpt, fitOpt, accuracyOpt});
+                       chartOpt, fitOpt, accuracyOpt, tabOpt, dialogOpt});
     // The desktop entry's Exec=napkin %f: a scenario file opened from a file manager.
     parser.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("A scenario file to open (as --scenario)."),
                                  QStringLiteral("[FILE]"));
@@ -126,6 +136,22 @@ int runApp(int argc, char** argv)
     }
     const QString scenarioFile =
         parser.isSet(scenarioOpt) ? parser.value(scenarioOpt) : parser.positionalArguments().value(0);
+    // --make-fit and --accuracy are the older spellings of --dialog fit and --dialog accuracy.
+    QString dialogName = parser.value(dialogOpt);
+    if (dialogName.isEmpty() && parser.isSet(fitOpt))
+        dialogName = QStringLiteral("fit");
+    if (dialogName.isEmpty() && parser.isSet(accuracyOpt))
+        dialogName = QStringLiteral("accuracy");
+    if (parser.isSet(tabOpt) && !MainWindow::tabNames().contains(parser.value(tabOpt))) {
+        std::fprintf(stderr, "error: --tab %s: expected one of %s\n", qPrintable(parser.value(tabOpt)),
+                     qPrintable(MainWindow::tabNames().join(QStringLiteral(", "))));
+        return 2;
+    }
+    if (!dialogName.isEmpty() && !MainWindow::dialogNames().contains(dialogName)) {
+        std::fprintf(stderr, "error: --dialog %s: expected one of %s\n", qPrintable(dialogName),
+                     qPrintable(MainWindow::dialogNames().join(QStringLiteral(", "))));
+        return 2;
+    }
 
     PlanController controller;
     MainWindow window(&controller);
@@ -209,6 +235,8 @@ int runApp(int argc, char** argv)
             return 2;
         }
         window.chartTabs()->setCurrentIndex(tab - 1);
+        if (parser.isSet(tabOpt))
+            window.showTab(parser.value(tabOpt));
         if (lectureStep > 0) // after the resize: the presenter panel takes its share of this width
             window.startLecture(lectureStep - 1);
         window.show();
@@ -223,10 +251,13 @@ int runApp(int argc, char** argv)
         QApplication::processEvents();
         const QString out = parser.value(shotOpt);
         QWidget* shot = &window;
-        if (parser.isSet(fitOpt) || parser.isSet(accuracyOpt)) {
-            shot = parser.isSet(fitOpt) ? static_cast<QWidget*>(window.openMakeFit()) : window.openAccuracy();
+        if (!dialogName.isEmpty()) {
+            QDialog* dialog = window.openDialog(dialogName);
+            if (auto* search = qobject_cast<LayoutSearchDialog*>(dialog))
+                search->waitForResults(); // the ranked layouts, not "searching…"
             for (int i = 0; i < 20; ++i)
                 QApplication::processEvents(QEventLoop::AllEvents, 20);
+            shot = dialog;
         }
         if (!shot->grab().save(out, "PNG")) {
             std::fprintf(stderr, "error: cannot write %s\n", qPrintable(out));
@@ -234,11 +265,11 @@ int runApp(int argc, char** argv)
         }
         return 0;
     }
+    if (parser.isSet(tabOpt))
+        window.showTab(parser.value(tabOpt));
     window.show();
-    if (parser.isSet(fitOpt))
-        window.openMakeFit();
-    if (parser.isSet(accuracyOpt))
-        window.openAccuracy();
+    if (!dialogName.isEmpty())
+        window.openDialog(dialogName);
     return QApplication::exec();
 }
 

@@ -55,6 +55,7 @@
 #include <QMessageBox>
 #include <QMimeData>
 #include <QScrollArea>
+#include <QStyle>
 #include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
@@ -166,8 +167,15 @@ MainWindow::MainWindow(PlanController* controller, QWidget* parent)
     top->addWidget(m_frames[QStringLiteral("ledger")] = framed(tr("Memory per GPU"), ledger));
     auto* side = new QSplitter(Qt::Vertical);
     m_sideSplit = side;
-    side->addWidget(m_frames[QStringLiteral("summary")] = framed(tr("Compute and time"), m_summary));
+    // The summary scrolls rather than holding the window taller than a 720-line screen (issue 20).
+    auto* summaryScroll = m_summaryScroll = new QScrollArea;
+    summaryScroll->setWidget(m_summary);
+    summaryScroll->setWidgetResizable(true);
+    summaryScroll->setFrameShape(QFrame::NoFrame);
+    summaryScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    side->addWidget(m_frames[QStringLiteral("summary")] = framed(tr("Compute and time"), summaryScroll));
     side->addWidget(m_frames[QStringLiteral("derivation")] = framed(tr("Derivation"), m_derivation));
+    sizeLedgerColumns(); // and the summary's width, now that it has its scroll area
     side->setStretchFactor(0, 0);
     side->setStretchFactor(1, 1);
     top->addWidget(side);
@@ -388,11 +396,7 @@ void MainWindow::buildMenus()
         f.setPointSize(m_baseFontPoints + m_zoom);
         QApplication::setFont(f);
     });
-    view->addAction(tr("D&type explorer…"), this, [this] {
-        auto* d = new DtypeDialog(this);
-        d->setAttribute(Qt::WA_DeleteOnClose);
-        d->show();
-    });
+    view->addAction(tr("D&type explorer…"), this, &MainWindow::openDtypeExplorer);
     auto* overlay = view->addAction(tr("Seeds' op table on the roofline"));
     overlay->setCheckable(true);
     connect(overlay, &QAction::toggled, m_roofline, &charts::RooflineChart::setShowSeedOps);
@@ -430,11 +434,7 @@ void MainWindow::buildMenus()
                      &MainWindow::openLayoutSearch);
     tools->addAction(tr("&Make it fit…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_M), this,
                      &MainWindow::openMakeFit);
-    tools->addAction(tr("&Reconcile a measured run…"), this, [this] {
-        auto* d = new ReconcileDialog(m_controller, this);
-        d->setAttribute(Qt::WA_DeleteOnClose);
-        d->show();
-    });
+    tools->addAction(tr("&Reconcile a measured run…"), this, &MainWindow::openReconcile);
     tools->addAction(tr("&Calibrate this GPU…"), this, &MainWindow::openCalibration);
 
     auto* help = menuBar()->addMenu(tr("&Help"));
@@ -575,6 +575,9 @@ void MainWindow::sizeLedgerColumns()
     m_ledgerTable->verticalHeader()->setDefaultSectionSize(rowHeight);
     if (m_stageTable) // built after the ledger table
         m_stageTable->verticalHeader()->setDefaultSectionSize(rowHeight);
+    if (m_summaryScroll) // as wide as the summary's labels and values, beside its scroll bar
+        m_summaryScroll->setMinimumWidth(m_summary->minimumSizeHint().width() +
+                                         style()->pixelMetric(QStyle::PM_ScrollBarExtent) + 4);
 }
 
 void MainWindow::changeEvent(QEvent* event)

@@ -6,6 +6,7 @@
 #include <QHash>
 #include <QMainWindow>
 #include <QPalette>
+#include <QStringList>
 
 class QAction;
 class QMenu;
@@ -16,6 +17,8 @@ class QGroupBox;
 class QLabel;
 class QPushButton;
 class QTableView;
+class QDialog;
+class QScrollArea;
 class QTabWidget;
 
 namespace napkin::charts {
@@ -64,6 +67,15 @@ public:
     charts::TimelineChart* timeline() const { return m_timeline; }
     QTabWidget* chartTabs() const { return m_chartTabs; }
     LayoutSearchDialog* openLayoutSearch();
+    // Tabs and dialogs by name (napkin --tab, --dialog; mainwindow_targets.cpp): "ledger", "stages",
+    // "roofline", "steptime", "timeline", "imbalance"; "search", "fit", "accuracy", "calibration",
+    // "reconcile", "dtype". showTab is false and openDialog null for a name not listed.
+    static QStringList tabNames();
+    static QStringList dialogNames();
+    bool showTab(const QString& name);
+    QDialog* openDialog(const QString& name);
+    QDialog* openDtypeExplorer();
+    QDialog* openReconcile();
     // Tools > Make it fit, and the button beside the ledger's shortfall (shown while the plan is short).
     MakeFitDialog* openMakeFit();
     // Help > How accurate is this?
@@ -125,6 +137,7 @@ private:
     StageModel* m_stageModel = nullptr;
     QTableView* m_stageTable = nullptr;
     QTabWidget* m_ledgerTabs = nullptr;
+    QScrollArea* m_summaryScroll = nullptr;
     QWidget* m_fitBar = nullptr;
     QLabel* m_fitLabel = nullptr;
     QPushButton* m_makeFit = nullptr;
