@@ -86,6 +86,7 @@ LedgerChart::LedgerChart(QWidget* parent)
     m_plot->plotLayout()->addElement(1, 0, legendRow);
     legendRow->setMargins(QMargins(6, 0, 6, 6));
     legendRow->addElement(0, 0, m_plot->legend);
+    m_plot->legend->setIconSize(20, 12); // swatches: two columns fit a 1024-pixel window's ledger
     m_plot->legend->setFillOrder(QCPLegend::foColumnsFirst);
     m_plot->legend->setWrap(4);
     m_plot->legend->setFillOrder(QCPLegend::foColumnsFirst, true); // re-flow the entries added above
@@ -266,7 +267,7 @@ void LedgerChart::resizeEvent(QResizeEvent* event)
 // this widget's resizeEvent).
 int LedgerChart::legendColumns() const
 {
-    const QFontMetrics fm(m_plot->legend->font());
+    const QFontMetrics fm(font()); // the legend's font once the plot has followed this widget's
     int widest = 0;
     for (int i = 0; i < m_plot->legend->itemCount(); ++i)
         if (auto* item = qobject_cast<QCPPlottableLegendItem*>(m_plot->legend->item(i)))
@@ -291,13 +292,13 @@ void LedgerChart::fitLegend()
 // resize and font changes, outside a replot, so the layout resizes the plot before it is drawn.
 void LedgerChart::updateMinimumHeight()
 {
-    const QFontMetrics fm(m_plot->legend->font());
+    const QFontMetrics fm(font()); // the legend's font once the plot has followed this widget's
     const int columns = legendColumns();
     const int rows = (m_plot->legend->itemCount() + columns - 1) / columns;
     const QMargins m = m_plot->legend->margins();
     const int line = std::max(fm.height(), m_plot->legend->iconSize().height()) + 4;
     const int needed =
-        std::max(140, rows * (line + m_plot->legend->rowSpacing()) + m.top() + m.bottom() + 8 + 3 * fm.height() + 24);
+        std::max(140, rows * (line + m_plot->legend->rowSpacing()) + m.top() + m.bottom() + 6 + 3 * fm.height() + 60);
     if (m_plot->minimumHeight() != needed)
         m_plot->setMinimumHeight(needed);
 }

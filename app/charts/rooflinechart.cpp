@@ -87,7 +87,7 @@ RooflineChart::RooflineChart(QWidget* parent) : ChartWidget(parent), m_plot(new 
     toolbar->addStretch();
     layout->addLayout(toolbar);
     layout->addWidget(m_plot, 1);
-    m_plot->setMinimumHeight(150); // 1280x720 and 1024x768 windows (issue 20)
+    m_plot->setMinimumHeight(140); // 1280x720 and 1024x768 windows (issue 20)
 
     for (QCPAxis* axis : {m_plot->xAxis, m_plot->yAxis}) {
         auto ticker = QSharedPointer<QCPAxisTickerLog>::create();
