@@ -99,7 +99,7 @@ int runApp(int argc, char** argv)
     QCommandLineOption chartOpt(
         QStringLiteral("chart-tab"),
         QStringLiteral("Show this chart tab (1 = roofline, 2 = step time, 3 = memory through the step, "
-                       "4 = routing imbalance), e.g. for --screenshot."),
+                       "4 = routing imbalance, 5 = memory per stage), e.g. for --screenshot."),
         QStringLiteral("N"), QStringLiteral("1"));
     QCommandLineOption fitOpt(
         QStringLiteral("make-fit"),

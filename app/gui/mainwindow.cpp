@@ -131,11 +131,10 @@ MainWindow::MainWindow(PlanController* controller, QWidget* parent)
     auto* ledgerTabs = m_ledgerTabs = new QTabWidget;
     ledgerTabs->setDocumentMode(true);
     ledgerTabs->addTab(m_ledgerTable, tr("Most loaded GPU"));
-    // The stages side by side as columns above their table (napkin_charts StagesChart).
-    auto* stagesSplit = new QSplitter(Qt::Vertical);
-    stagesSplit->addWidget(followPlan(new charts::StagesChart, m_controller));
-    stagesSplit->addWidget(m_stageTable);
-    ledgerTabs->addTab(stagesSplit, tr("Per stage"));
+    ledgerTabs->addTab(m_stageTable, tr("Per stage (%1)").arg(m_stageModel->unitName()));
+    connect(controller, &PlanController::unitsChanged, this, [this] {
+        m_ledgerTabs->setTabText(1, tr("Per stage (%1)").arg(m_stageModel->unitName())); // the cells' unit
+    });
     ledgerSplit->addWidget(ledgerTabs);
     ledgerSplit->setStretchFactor(0, 1);
     ledgerSplit->setStretchFactor(1, 1);
@@ -196,6 +195,9 @@ MainWindow::MainWindow(PlanController* controller, QWidget* parent)
     m_chartTabs->addTab(m_imbalance, tr("Routing imbalance"));
     m_chartTabs->setTabToolTip(3,
                                tr("Mixtures of experts: step time and memory as the busiest expert rank's load grows"));
+    // The stages side by side as columns (napkin_charts StagesChart), with the room of the chart panel.
+    m_chartTabs->addTab(followPlan(new charts::StagesChart, controller), tr("Per stage"));
+    m_chartTabs->setTabToolTip(4, tr("Pipeline parallelism: each stage's tensors against the GPU's memory"));
     bottom->addWidget(m_frames[QStringLiteral("roofline")] = framed(tr("Roofline and step time"), m_chartTabs));
     bottom->addWidget(m_warningsFrame = framed(tr("Warnings"), m_warnings));
     bottom->setStretchFactor(0, 3);

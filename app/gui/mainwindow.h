@@ -68,7 +68,7 @@ public:
     QTabWidget* chartTabs() const { return m_chartTabs; }
     LayoutSearchDialog* openLayoutSearch();
     // Tabs and dialogs by name (napkin --tab, --dialog; mainwindow_targets.cpp): "ledger", "stages",
-    // "roofline", "steptime", "timeline", "imbalance"; "search", "fit", "accuracy", "calibration",
+    // "roofline", "steptime", "timeline", "imbalance", "stagechart"; "search", "fit", "accuracy", "calibration",
     // "reconcile", "dtype". showTab is false and openDialog null for a name not listed.
     static QStringList tabNames();
     static QStringList dialogNames();

@@ -23,9 +23,10 @@ struct TabTarget {
     int index;
 };
 
-// The memory panel's two tabs, then the chart panel's four, in the order the window shows them.
-constexpr TabTarget kTabs[] = {{"ledger", true, 0},    {"stages", true, 1},    {"roofline", false, 0},
-                               {"steptime", false, 1}, {"timeline", false, 2}, {"imbalance", false, 3}};
+// The memory panel's two tabs, then the chart panel's five, in the order the window shows them.
+constexpr TabTarget kTabs[] = {{"ledger", true, 0},     {"stages", true, 1},    {"roofline", false, 0},
+                               {"steptime", false, 1},  {"timeline", false, 2}, {"imbalance", false, 3},
+                               {"stagechart", false, 4}};
 
 constexpr const char* kDialogs[] = {"search", "fit", "accuracy", "calibration", "reconcile", "dtype"};
 

@@ -3,6 +3,7 @@
 #include "stagemodel.h"
 
 #include "buckets.h"
+#include "chartunits.h"
 #include "plancontroller.h"
 #include "quantityslider.h"
 
@@ -18,10 +19,17 @@ StageModel::StageModel(PlanController* controller, QObject* parent)
 {
     connect(controller, &PlanController::planChanged, this, &StageModel::setPlan);
     connect(controller, &PlanController::unitsChanged, this, [this] {
+        emit headerDataChanged(Qt::Horizontal, Weights, Tensors); // the tooltips name the unit
         if (!m_stages.empty())
             emit dataChanged(index(0, Weights), index(rowCount() - 1, Tensors));
     });
     setPlan(controller->plan());
+}
+
+// The unit the byte columns are shown in (the window's: GB or GiB); the tab's title names it too.
+QString StageModel::unitName() const
+{
+    return m_controller->units() == charts::Units::GiB ? QStringLiteral("GiB") : QStringLiteral("GB");
 }
 
 int StageModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : int(m_stages.size()); }
@@ -80,7 +88,8 @@ QVariant StageModel::data(const QModelIndex& index, int role) const
                                              : QString::number(row);
         case Params: return formatCount(s.params);
         case InFlight: return QString::number(s.inFlight, 'g', 3);
-        default: return m_controller->formatBytes(value(s, index.column()));
+        default: // the unit is in the header: short cells that fit side by side (issue 20)
+            return QString::number(value(s, index.column()) / charts::unitBytes(m_controller->units()), 'f', 2);
         }
     case Qt::TextAlignmentRole:
         return index.column() == Stage ? QVariant(Qt::AlignLeft | Qt::AlignVCenter)
@@ -100,6 +109,8 @@ QVariant StageModel::data(const QModelIndex& index, int role) const
         }
         break;
     case Qt::ToolTipRole:
+        if (index.column() >= Weights && index.column() <= Tensors)
+            return m_controller->formatBytes(value(s, index.column()));
         if (loaded)
             return tr("The most loaded stage: the memory ledger above describes this one.");
         if (row == 0)
@@ -120,7 +131,9 @@ QVariant StageModel::headerData(int section, Qt::Orientation orientation, int ro
     if (role == Qt::ToolTipRole && section == InFlight)
         return tr("Micro-batches whose activations the stage holds at its peak: min(p - i, m) in 1F1B.");
     if (role == Qt::ToolTipRole && section == Tensors)
-        return tr("Sum of the tensor buckets, before the runtime overhead.");
+        return tr("Sum of the tensor buckets, before the runtime overhead, in %1.").arg(unitName());
+    if (role == Qt::ToolTipRole && bucketOf(section))
+        return tr("Per GPU of the stage, in %1.").arg(unitName());
     if (role != Qt::DisplayRole)
         return {};
     if (const core::MemoryBucket* b = bucketOf(section))

@@ -40,6 +40,7 @@ public:
 
     explicit StageModel(PlanController* controller, QObject* parent = nullptr);
 
+    QString unitName() const;
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;

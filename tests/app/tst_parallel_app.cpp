@@ -265,6 +265,14 @@ private slots:
             QCOMPARE(stageValue(model, row, StageModel::Tensors),
                      m_controller->plan().memory.perStage[std::size_t(row)].tensors);
         }
+        // The unit sits in the header and the cells are bare numbers in it: stage 0's weights are
+        // 2 · (16 · 202,383,360 + 131,072,000) = 6,738,391,040 bytes = 6.74 GB; the tooltip says it whole.
+        QCOMPARE(m_window->ledgerTabs()->tabText(1), QStringLiteral("Per stage (GB)"));
+        QVERIFY(model->headerData(StageModel::Weights, Qt::Horizontal, Qt::ToolTipRole)
+                    .toString()
+                    .contains(QStringLiteral("in GB")));
+        QCOMPARE(model->index(0, StageModel::Weights).data().toString(), QStringLiteral("6.74"));
+        QCOMPARE(model->index(0, StageModel::Weights).data(Qt::ToolTipRole).toString(), QStringLiteral("6.74 GB"));
         // 1F1B with m = 1024 / (1 · 32) = 32 micro-batches: stage i holds min(p - i, m) in flight.
         QCOMPARE(stageValue(model, 0, StageModel::InFlight), 2.0);
         QCOMPARE(stageValue(model, 1, StageModel::InFlight), 1.0);
