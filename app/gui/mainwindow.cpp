@@ -61,6 +61,7 @@
 #include <QStatusBar>
 #include <QStyleFactory>
 #include <QTabWidget>
+#include <QTimer>
 #include <QTableView>
 #include <QUndoStack>
 #include <QVBoxLayout>
@@ -585,8 +586,10 @@ void MainWindow::sizeLedgerColumns()
 void MainWindow::changeEvent(QEvent* event)
 {
     QMainWindow::changeEvent(event);
+    // Queued: QApplication::setFont reaches the widgets in no set order, and the tables must have
+    // their new font before they are measured.
     if (event->type() == QEvent::FontChange && m_ledgerTable && m_stageTable)
-        sizeLedgerColumns();
+        QTimer::singleShot(0, this, &MainWindow::sizeLedgerColumns);
 }
 
 void MainWindow::highlightPanel(const QString& focus)

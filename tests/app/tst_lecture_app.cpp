@@ -228,7 +228,7 @@ private slots:
             for (qsizetype j = i + 1; j < entries.size(); ++j)
                 QVERIFY2(!entries[i].intersects(entries[j]), qPrintable(QStringLiteral("%1 %2").arg(i).arg(j)));
         }
-        auto* table = m_window->findChild<QTableView*>();
+        QTableView* table = m_window->ledgerTable();
         QVERIFY(table);
         const QFontMetrics fm(table->font());
         QCOMPARE(fm.height(), QFontMetrics(QApplication::font()).height()); // the projector font
