@@ -65,9 +65,16 @@ inline QColor bucketColor(int i, bool dark)
 // Axes, grid, legend and background from the palette; axis and legend text in the widget's font
 // (QCustomPlot copies the font once, when the axis is made: a projector font set later would not
 // reach the tick labels).
+// The font a chart draws in: its chart widget's (the plot's parent). QApplication::setFont reaches the
+// widgets in no set order, so in the chart's FontChange the plot itself may still have the old one.
+inline QFont plotFont(const QCustomPlot* plot)
+{
+    return plot->parentWidget() ? plot->parentWidget()->font() : plot->font();
+}
+
 inline void applyPalette(QCustomPlot* plot, const QPalette& palette)
 {
-    const QFont font = plot->font();
+    const QFont font = plotFont(plot);
     const QColor fg = palette.color(QPalette::Text);
     const QColor bg = palette.color(QPalette::Base);
     const QPen axisPen(withAlpha(fg, 0.7), 1);
@@ -106,7 +113,7 @@ void colourStack(const std::array<QCPBars*, N>& bars, const std::array<QCPItemTe
         bars[i]->setBrush(c);
         labels[i]->setColor(textOn(c));
         // In the plot's font, explicitly: the label that fits is chosen by measuring this font.
-        labels[i]->setFont(bars[i]->parentPlot()->font());
+        labels[i]->setFont(plotFont(bars[i]->parentPlot()));
     }
 }
 

@@ -180,7 +180,7 @@ void RooflineChart::updateGraphs()
     const QPalette pal = palette();
     const bool dark = chartstyle::isDark(pal);
     const QColor fg = pal.color(QPalette::Text);
-    QFont small = m_plot->font();
+    QFont small = font(); // this widget's: the plot may not have the new one yet (chartstyle::plotFont)
     small.setPointSizeF(small.pointSizeF() * 0.9);
 
     m_plot->clearGraphs();

@@ -142,9 +142,9 @@ void StagesChart::updateColors()
     const QColor line = fits ? pal.color(QPalette::Text) : chartstyle::bad(pal);
     m_roomLine->setPen(QPen(line, 1.5, Qt::DashLine));
     m_roomLabel->setColor(line);
-    m_roomLabel->setFont(m_plot->font());
+    m_roomLabel->setFont(font());
     m_mostLoaded->setColor(pal.color(QPalette::Text));
-    m_mostLoaded->setFont(m_plot->font());
+    m_mostLoaded->setFont(font());
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
