@@ -13,6 +13,10 @@ namespace napkin::gpu {
 namespace {
 
 constexpr size_t kWorkspaceBytes = 32u << 20; // probe-methods.md section 2: workspace >= 32 MiB
+// Floats per FP8 scale slot: each scale pointer on its own 16 bytes. With the B scale 4 bytes after the
+// A scale, cuBLASLt offered FP8 algorithms but every launch returned CUBLAS_STATUS_NOT_SUPPORTED
+// (napkin-probe on an H200, cuBLASLt 13.1, 2026-12-04); 16-byte aligned, they ran (1392 TFLOP/s).
+constexpr std::size_t kScaleSlot = 4;
 constexpr int kVerifySamples = 64;
 
 struct Types {
@@ -125,14 +129,14 @@ GemmMeasurement GemmBench::run(const GemmSpec& spec)
     if (e == cudaSuccess)
         e = cudaMalloc(&o.d, cdBytes * m * n);
     if (e == cudaSuccess)
-        e = cudaMalloc(reinterpret_cast<void**>(&o.scales), 2 * sizeof(float));
+        e = cudaMalloc(reinterpret_cast<void**>(&o.scales), 2 * kScaleSlot * sizeof(float));
     if (e != cudaSuccess) {
         cudaGetLastError(); // an allocation failure is not sticky; clear it
         out.error = cudaMessage("allocating the operands", e);
         return out;
     }
     // Random operands, never constants (constant data draws less power and overstates the rate).
-    const float ones[2] = {1.f, 1.f};
+    const float ones[2 * kScaleSlot] = {1.f, 1.f, 1.f, 1.f, 1.f, 1.f, 1.f, 1.f};
     e = kernels::fillRandom(o.a, t.abElt, k * m, 1, m_fillGrid, m_stream);
     if (e == cudaSuccess)
         e = kernels::fillRandom(o.b, t.abElt, k * n, 2, m_fillGrid, m_stream);
@@ -154,7 +158,7 @@ GemmMeasurement GemmBench::run(const GemmSpec& spec)
         s = m_lt.descSetAttribute(o.desc, CUBLASLT_MATMUL_DESC_TRANSB, &opN, sizeof opN);
     if (s == CUBLAS_STATUS_SUCCESS && t.abElt == kernels::Elt::FP8E4M3) {
         const float* sa = o.scales;
-        const float* sb = o.scales + 1;
+        const float* sb = o.scales + kScaleSlot;
         s = m_lt.descSetAttribute(o.desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof sa);
         if (s == CUBLAS_STATUS_SUCCESS)
             s = m_lt.descSetAttribute(o.desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof sb);
