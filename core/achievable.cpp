@@ -45,6 +45,10 @@ constexpr const char* kSrcFlash1 =
     "speedup compared to FlashAttention'; the Triton port (Dao-AILab/flash-attention flash_attn/flash_attn_triton.py, "
     "docstring): 'Overall Triton forward + backward is slightly slower than CUDA forward + backward' (CUDA: "
     "FlashAttention-1). The same 2x assumed on Hopper, where neither uses Hopper's instructions";
+constexpr const char* kSrcMeasuredShapes =
+    "hardware.achievable_flops at its measured shape, scaled by the shape efficiency, corrected by napkin-probe's "
+    "measured GEMM shapes (calibration points gemm_shapes / gemm_m_sweep): measured over curve at the nearest "
+    "measured shapes, inverse-distance weighted in log m, n, k (core/achievable.h measuredGemmRate)";
 constexpr const char* kSrcFlashOther =
     "FlashAttention-2's A100 fractions (Dao 2023) assumed: no published figure for this device";
 
@@ -138,6 +142,37 @@ double causalExecutedFraction(double queries, double keys, bool causal)
     return (nb + 1) / (2 * nb);
 }
 
+double measuredGemmRate(double m, double n, double k, const std::vector<MeasuredGemm>& measured, double cap,
+                        double (*curve)(double, double, double, const void*), const void* context)
+{
+    const double model = curve(m, n, k, context);
+    if (measured.empty() || !(model > 0))
+        return model;
+    constexpr double kPriorWeight = 1.0 / 16; // the curve, as a point at log2-distance 2
+    double weights = kPriorWeight, logSum = 0, fastest = cap;
+    double exactLogSum = 0; // a measured shape: its measurement (the geometric mean when measured twice,
+    int exact = 0;          // e.g. the M-sweep's 8192 x 4096 x 4096 and a transformer shape's)
+    for (const auto& p : measured) {
+        const double at = curve(p.m, p.n, p.k, context);
+        if (!(at > 0) || !(p.rate > 0))
+            continue;
+        fastest = std::max(fastest, p.rate);
+        const double dm = std::log2(m / p.m), dn = std::log2(n / p.n), dk = std::log2(k / p.k);
+        const double d2 = dm * dm + dn * dn + dk * dk;
+        if (d2 < 1e-12) {
+            exactLogSum += std::log(p.rate);
+            ++exact;
+            continue;
+        }
+        const double w = 1 / (d2 * d2);
+        weights += w;
+        logSum += w * std::log(p.rate / at);
+    }
+    if (exact > 0)
+        return std::exp(exactLogSum / exact);
+    return std::min(model * std::exp(logSum / weights), fastest);
+}
+
 void applyAchievable(RooflineOp& op, const RateModel& rates)
 {
     // A tensor op a low-precision recipe keeps in 16 bits runs at the 16-bit rates.
@@ -146,6 +181,7 @@ void applyAchievable(RooflineOp& op, const RateModel& rates)
         high = rates;
         high.peak = rates.peak16;
         high.gemm = rates.gemm16;
+        high.measured = rates.measured16;
     }
     const RateModel& r = op.highPrecision ? high : rates;
     const double bw = r.bandwidth > 0 ? r.bandwidth : 0;
@@ -156,14 +192,26 @@ void applyAchievable(RooflineOp& op, const RateModel& rates)
     case OpKind::Gemm: {
         // The achievable figure was measured at one shape (efficiency r.gemmShapeAtFigure there): scale
         // by this shape's efficiency against it, never above the figure itself (a maximum).
-        auto rateAt = [&r](double m, double n, double k, double batch) {
-            const double eff = gemmShapeEfficiency(m, n, k, batch, r.sms, r.computeCapability);
-            return std::min(r.gemm, r.gemm * eff / r.gemmShapeAtFigure);
+        struct Curve {
+            const RateModel* r;
+            double batch;
+        };
+        auto curve = [](double m, double n, double k, const void* ctx) {
+            const auto& c = *static_cast<const Curve*>(ctx);
+            const double eff = gemmShapeEfficiency(m, n, k, c.batch, c.r->sms, c.r->computeCapability);
+            return std::min(c.r->gemm, c.r->gemm * eff / c.r->gemmShapeAtFigure);
+        };
+        auto rateAt = [&r, &curve](double m, double n, double k, double batch) {
+            const Curve c{&r, batch};
+            // A batch of products (attention-like bmm) is measured by no sweep: the curve alone.
+            if (!r.measured || r.measured->empty() || batch > 1)
+                return curve(m, n, k, &c);
+            return measuredGemmRate(m, n, k, *r.measured, r.gemm, curve, &c);
         };
         const double rate = rateAt(op.m, op.n, op.k, op.batch);
         compute = rate > 0 ? op.flops * (1 - op.groupedShare) / rate : 0;
         // A mixture of experts' routed share runs as one grouped GEMM over the local experts.
-        op.efficiencySource = r.gemmSource;
+        op.efficiencySource = r.measured && !r.measured->empty() && op.batch <= 1 ? kSrcMeasuredShapes : r.gemmSource;
         if (op.groupedShare > 0) {
             const auto& g = op.grouped;
             const double grouped = rateAt(g[0], g[1], g[2], g[3]);
@@ -209,6 +257,21 @@ void applyAchievable(RooflineOp& op, const RateModel& rates)
 namespace napkin::core {
 
 namespace {
+
+// The profile's GEMM points with a shape in the dtype of a peak column (bf16, fp16, fp8_e4m3).
+MeasuredGemms measuredGemms(const CalibrationDevice& dev, PeakColumn col)
+{
+    const char* dtype = col == PeakColumn::Bf16   ? "bf16"
+                        : col == PeakColumn::Fp16 ? "fp16"
+                        : col == PeakColumn::Fp8  ? "fp8_e4m3"
+                                                  : "";
+    auto v = std::make_shared<std::vector<MeasuredGemm>>();
+    for (const auto& p : dev.points)
+        if (p.m > 0 && p.n > 0 && p.k > 0 && p.seconds > 0 && p.dtype == dtype &&
+            (p.series == "gemm_shapes" || p.series == "gemm_m_sweep"))
+            v->push_back({p.m, p.n, p.k, p.flopsPerSecond()});
+    return v->empty() ? nullptr : MeasuredGemms(std::move(v));
+}
 
 // napkin-probe times square GEMMs (gpu/suite.cpp measureGemm) and records the bytes of A, B and C:
 // 2 n² (input bytes) + n² (output bytes). The cube's side follows; 8192 when it cannot be read.
@@ -300,6 +363,10 @@ RateModel rateModel(const Scenario& sc, const HardwareSummary& hw)
             r.computeCapability = (dev.computeCapability[0] - '0') * 10 + (dev.computeCapability[2] - '0');
     }
     r.attention = attentionEfficiency(attentionKernelFor(sc), r.computeCapability);
+    if (gpu.calibration) {
+        r.measured = measuredGemms(gpu.calibration->measuredDevice(), info(sc.precision.compute).peak);
+        r.measured16 = measuredGemms(gpu.calibration->measuredDevice(), PeakColumn::Bf16);
+    }
     const auto& at = hw.achievableFlopsShape;
     r.gemmShapeAtFigure = gemmShapeEfficiency(at[0], at[1], at[2], 1, r.sms, r.computeCapability);
     r.gemmSource = "hardware.achievable_flops at its measured shape, scaled by the shape efficiency (tile and wave "

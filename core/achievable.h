@@ -18,7 +18,9 @@
 
 #include "plan.h"
 
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace napkin::core {
 
@@ -34,6 +36,13 @@ struct AttentionEfficiency {
 // the first FlashAttention and its Triton port (flash_attn_triton.py, MosaicML's attn_impl triton).
 AttentionEfficiency attentionEfficiency(AttentionKernel kernel, int computeCapability);
 
+// A GEMM napkin-probe timed (calibration points gemm_shapes and gemm_m_sweep with a shape).
+struct MeasuredGemm {
+    double m = 0, n = 0, k = 0;
+    double rate = 0; // FLOP/s
+};
+using MeasuredGemms = std::shared_ptr<const std::vector<MeasuredGemm>>;
+
 struct RateModel {
     double peak = 0;               // spec dense FLOP/s of the compute dtype
     double gemm = 0;               // achievable dense GEMM FLOP/s of the compute dtype
@@ -46,6 +55,9 @@ struct RateModel {
     int computeCapability = 0;
     AttentionEfficiency attention;
     double gemmShapeAtFigure = 1; // gemmShapeEfficiency at the shape the achievable figure was measured at
+    // A calibration profile's measured GEMM shapes in the compute dtype and in 16 bits (null: none);
+    // when present they correct the built-in shape curve (measuredShapeFactor).
+    MeasuredGemms measured, measured16;
     const char* gemmSource = "";
     const char* bandwidthSource = "";
 };
@@ -57,6 +69,15 @@ struct RateModel {
 // device. The achievable figure is scaled by this efficiency relative to the one at the shape it
 // was measured at (hardware.achievable_flops is a maximum: never exceeded).
 double gemmShapeEfficiency(double m, double n, double k, double batch, int sms, int computeCapability);
+
+// The GEMM rate at (m, n, k) from the built-in curve (`curve`, a function of the shape) corrected by
+// measured shapes: each measured GEMM i gives c_i = rate_i / curve(shape_i); the factor at a shape is
+// the weighted geometric mean of the c_i with weights 1 / d_i^4, d_i the distance in (log2 m, log2 n,
+// log2 k), beside the curve itself (c = 1) at weight 1 / 2^4 (as if measured at a factor 4 away): at
+// a measured shape the measurement, near one mostly it, far from all the curve (Shepard's inverse
+// distance weighting, 1968). Never above the fastest measured rate or `cap`, whichever is larger.
+double measuredGemmRate(double m, double n, double k, const std::vector<MeasuredGemm>& measured, double cap,
+                        double (*curve)(double m, double n, double k, const void* context), const void* context);
 
 // The per-tile fixed cost in elements of K for a compute capability (0: not modelled).
 double gemmPipelineK0(int computeCapability);

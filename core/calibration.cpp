@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cctype>
 #include <cmath>
 
@@ -69,7 +70,8 @@ Limits catalogueLimits(const Catalog& catalog)
 }
 
 // Result ids the planner reads (calibration-schema.md, "Result ids Napkin reads").
-constexpr std::string_view kBandwidthIds[] = {"hbm_copy", "hbm_scale", "hbm_triad", "hbm_read"};
+// hbm_read is read-only: shown, not the ceiling of ops that read and write (norms, activations, adds).
+constexpr std::string_view kBandwidthIds[] = {"hbm_copy", "hbm_scale", "hbm_triad"};
 constexpr std::string_view kHostIds[] = {"h2d_pinned", "d2h_pinned", "h2d_pageable", "d2h_pageable"};
 struct GemmId {
     std::string_view id;
@@ -91,7 +93,7 @@ bool among(std::string_view id, const std::string_view (&ids)[N])
 const Limit& limitFor(const Limits& l, const std::string& id, const std::string& kind, std::string_view& requiredKind)
 {
     requiredKind = {};
-    if (among(id, kBandwidthIds) || id == "memcpy_d2d") {
+    if (among(id, kBandwidthIds) || id == "hbm_read" || id == "memcpy_d2d") {
         requiredKind = "bandwidth";
         return l.bandwidth;
     }
@@ -242,8 +244,9 @@ CalibrationResult readResult(const json& node, const std::string& path, const Li
     }
     res.sizeBytes = strictNumber(r, "size_bytes", 0, 1e15, false).value_or(0);
     res.bytesCounted =
-        r.choice<std::string>("bytes_counted",
-                              {{"", ""}, {"read+write", "read+write"}, {"one direction", "one direction"}})
+        r.choice<std::string>(
+             "bytes_counted",
+             {{"", ""}, {"read+write", "read+write"}, {"read", "read"}, {"one direction", "one direction"}})
             .value_or("");
     res.verified = r.boolean("verified", true).value_or(false);
     res.maxRelErr = strictNumber(r, "max_rel_err", 0, 1e6, false).value_or(0);
@@ -252,7 +255,7 @@ CalibrationResult readResult(const json& node, const std::string& path, const Li
     return res;
 }
 
-CalibrationPoint readPoint(const json& node, const std::string& path, const Limits& limits, Errors& errors)
+CalibrationPoint readPoint(const json& node, const std::string& path, const Limits& limits, int version, Errors& errors)
 {
     CalibrationPoint p;
     ObjectReader r(node, path, errors);
@@ -264,7 +267,25 @@ CalibrationPoint readPoint(const json& node, const std::string& path, const Limi
     const auto flops = strictNumber(r, "flops", 0, 1e300, true, true);
     const auto bytes = strictNumber(r, "bytes", 0, 1e300, true, true);
     const auto seconds = strictNumber(r, "seconds", 0, 1e300, true, true);
+    if (version >= 2) {
+        if (const auto* size = r.child("size"); size && !size->is_null()) {
+            ObjectReader sr(*size, r.fieldPath("size"), errors);
+            p.m = double(strictInteger(sr, "m", 1, 100000000, true).value_or(0));
+            p.n = double(strictInteger(sr, "n", 1, 100000000, true).value_or(0));
+            p.k = double(strictInteger(sr, "k", 1, 100000000, true).value_or(0));
+            sr.finish();
+        }
+    }
     r.finish();
+    // Version 1 wrote the M-sweep's shape only in its label ("M=128"; N = K = 4096, calibration-schema.md).
+    if (p.m == 0 && p.series == "gemm_m_sweep" && p.label.rfind("M=", 0) == 0) {
+        char* end = nullptr;
+        const double m = std::strtod(p.label.c_str() + 2, &end);
+        if (end && *end == '\0' && m >= 1) {
+            p.m = m;
+            p.n = p.k = 4096;
+        }
+    }
     if (flops && seconds && *flops / *seconds > limits.anyPeak.cap())
         errors.push_back({path, num(*flops / *seconds) + " FLOP/s",
                           "physically absurd: flops / seconds is more than 3x the best catalogue dense peak (" +
@@ -280,7 +301,33 @@ CalibrationPoint readPoint(const json& node, const std::string& path, const Limi
     return p;
 }
 
-CalibrationDevice readDevice(const json& node, const std::string& path, const Limits& limits, Errors& errors)
+CalibrationConditions readConditions(const json& node, const std::string& path, Errors& errors)
+{
+    CalibrationConditions c;
+    ObjectReader r(node, path, errors);
+    if (!r.isObject())
+        return c;
+    c.step = r.string("step", true).value_or("");
+    c.smClockMhz = int(strictInteger(r, "sm_clock_mhz", 0, 100000, false).value_or(0));
+    c.memoryClockMhz = int(strictInteger(r, "memory_clock_mhz", 0, 100000, false).value_or(0));
+    c.powerWatts = strictNumber(r, "power_w", 0, 100000, false).value_or(0);
+    c.powerAveraged = r.boolean("power_averaged").value_or(false);
+    c.powerLimitWatts = strictNumber(r, "power_limit_w", 0, 100000, false).value_or(0);
+    c.temperatureC = int(strictInteger(r, "temperature_c", 0, 200, false).value_or(0));
+    if (const auto* t = array(r, "throttle", false))
+        for (std::size_t i = 0; i < t->size(); ++i) {
+            if ((*t)[i].is_string())
+                c.throttle.push_back((*t)[i].get<std::string>());
+            else
+                errors.push_back({item(r.fieldPath("throttle"), i), shortDump((*t)[i]), "must be a string",
+                                  "a clock-limiting reason, e.g. sw_power_cap"});
+        }
+    r.finish();
+    return c;
+}
+
+CalibrationDevice readDevice(const json& node, const std::string& path, const Limits& limits, int version,
+                             Errors& errors)
 {
     CalibrationDevice d;
     ObjectReader r(node, path, errors);
@@ -306,7 +353,11 @@ CalibrationDevice readDevice(const json& node, const std::string& path, const Li
             d.results.push_back(readResult((*a)[i], item(r.fieldPath("results"), i), limits, errors));
     if (const auto* a = array(r, "points", false))
         for (std::size_t i = 0; i < a->size(); ++i)
-            d.points.push_back(readPoint((*a)[i], item(r.fieldPath("points"), i), limits, errors));
+            d.points.push_back(readPoint((*a)[i], item(r.fieldPath("points"), i), limits, version, errors));
+    if (version >= 2)
+        if (const auto* a = array(r, "conditions", false))
+            for (std::size_t i = 0; i < a->size(); ++i)
+                d.conditions.push_back(readConditions((*a)[i], item(r.fieldPath("conditions"), i), errors));
     if (const auto* a = array(r, "skipped", false))
         for (std::size_t i = 0; i < a->size(); ++i) {
             ObjectReader sr((*a)[i], item(r.fieldPath("skipped"), i), errors);
@@ -470,17 +521,17 @@ std::optional<CalibrationProfile> loadCalibrationProfile(std::string_view text, 
 {
     const std::size_t before = errors.size();
     if (std::all_of(text.begin(), text.end(), [](char c) { return std::isspace(static_cast<unsigned char>(c)); })) {
-        errors.push_back({"profile", "", "is empty", "a napkin.calibration/1 JSON document"});
+        errors.push_back({"profile", "", "is empty", "a napkin.calibration/1 or /2 JSON document"});
         return std::nullopt;
     }
     const auto doc = parseJsonLimited(text, "profile", errors);
     if (doc.is_discarded()) {
         for (std::size_t i = before; i < errors.size(); ++i)
-            errors[i].allowed = "a napkin.calibration/1 JSON document";
+            errors[i].allowed = "a napkin.calibration/1 or /2 JSON document";
         return std::nullopt;
     }
     if (!doc.is_object()) {
-        errors.push_back({"profile", shortDump(doc), "must be a JSON object", "a napkin.calibration/1 document"});
+        errors.push_back({"profile", shortDump(doc), "must be a JSON object", "a napkin.calibration/1 or /2 document"});
         return std::nullopt;
     }
     ObjectReader top(doc, "", errors);
@@ -489,10 +540,12 @@ std::optional<CalibrationProfile> loadCalibrationProfile(std::string_view text, 
     const auto schema = top.string("schema", true);
     if (!schema)
         return std::nullopt;
-    if (*schema != kCalibrationSchema) {
-        top.error("schema", shortDump(*schema), "unsupported schema", std::string(kCalibrationSchema));
+    if (*schema != kCalibrationSchema && *schema != kCalibrationSchema2) {
+        top.error("schema", shortDump(*schema), "unsupported schema",
+                  std::string(kCalibrationSchema) + " or " + std::string(kCalibrationSchema2));
         return std::nullopt;
     }
+    p.schemaVersion = *schema == kCalibrationSchema2 ? 2 : 1;
     const auto status = top.string("status", true);
     const auto message = top.string("message", true);
     if (!status || !message)
@@ -525,7 +578,7 @@ std::optional<CalibrationProfile> loadCalibrationProfile(std::string_view text, 
         if (a->empty())
             top.error("devices", "[]", "holds no device", "at least one measured device when status is ok");
         for (std::size_t i = 0; i < a->size(); ++i)
-            p.devices.push_back(readDevice((*a)[i], item("devices", i), limits, errors));
+            p.devices.push_back(readDevice((*a)[i], item("devices", i), limits, p.schemaVersion, errors));
     }
     if (const auto* a = array(top, "links", false))
         for (std::size_t i = 0; i < a->size(); ++i)
@@ -586,6 +639,19 @@ GpuSpec calibratedGpu(const CalibrationProfile& profile, const std::string& path
         g.hostLinkBytesPerSecond = r->best;
         cal->hostLinkResult = "h2d_pinned";
     }
+    // A clock slowed by heat or a hardware signal makes every later figure low (sw_power_cap is the
+    // board holding its power limit under a sustained GEMM: the rate training sees, not a fault).
+    for (const auto& c : dev.conditions)
+        for (const auto& why : c.throttle)
+            if (why.find("thermal") != std::string::npos || why == "hw_slowdown" || why == "hw_power_brake_slowdown") {
+                cal->warnings.push_back({"calibration_throttled", path + ": the GPU clock was slowed (" + why +
+                                                                      ", SM " + std::to_string(c.smClockMhz) +
+                                                                      " MHz, " + std::to_string(c.temperatureC) +
+                                                                      " C) during " + c.step +
+                                                                      ": its measured rates are low; cool the GPU "
+                                                                      "and measure again"});
+                break;
+            }
     g.calibration = std::move(cal);
     return g;
 }
@@ -667,11 +733,24 @@ nlohmann::json calibrationToJson(const Calibration& cal)
                            {"samples", r.samples.size()},
                            {"verified", r.verified}});
     json points = json::array();
-    for (const auto& p : dev.points)
-        points.push_back({{"series", p.series},
-                          {"label", p.label},
-                          {"intensity", p.intensity()},
-                          {"flops_per_second", p.flopsPerSecond()}});
+    for (const auto& p : dev.points) {
+        json j{{"series", p.series},
+               {"label", p.label},
+               {"intensity", p.intensity()},
+               {"flops_per_second", p.flopsPerSecond()}};
+        if (p.m > 0) {
+            j["dtype"] = p.dtype;
+            j["size"] = {{"m", p.m}, {"n", p.n}, {"k", p.k}};
+        }
+        points.push_back(j);
+    }
+    json conditions = json::array();
+    for (const auto& c : dev.conditions)
+        conditions.push_back({{"step", c.step},
+                              {"sm_clock_mhz", c.smClockMhz},
+                              {"power_w", c.powerWatts},
+                              {"temperature_c", c.temperatureC},
+                              {"throttle", c.throttle}});
     return {{"profile", cal.path},
             {"citation", cal.citation()},
             {"device", dev.name},
@@ -684,7 +763,8 @@ nlohmann::json calibrationToJson(const Calibration& cal)
             {"started_utc", cal.profile.startedUtc},
             {"rows", rows},
             {"results", results},
-            {"points", points}};
+            {"points", points},
+            {"conditions", conditions}};
 }
 
 } // namespace napkin::core

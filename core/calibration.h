@@ -41,9 +41,22 @@ struct CalibrationPoint {
     double flops = 0;
     double bytes = 0;
     double seconds = 0;
+    // A GEMM point's shape (version 2 "size"; a version-1 gemm_m_sweep point's from its label and the
+    // series' N = K = 4096); 0 when not a GEMM.
+    double m = 0, n = 0, k = 0;
     // Derived, not stored (calibration-schema.md "A point").
     double intensity() const { return flops / bytes; }
     double flopsPerSecond() const { return flops / seconds; }
+};
+
+// Clocks, power and temperature during one suite step (version 2, NVML).
+struct CalibrationConditions {
+    std::string step;
+    int smClockMhz = 0, memoryClockMhz = 0;
+    double powerWatts = 0, powerLimitWatts = 0;
+    bool powerAveraged = false;
+    int temperatureC = 0;
+    std::vector<std::string> throttle;
 };
 
 struct CalibrationSkip {
@@ -64,6 +77,7 @@ struct CalibrationDevice {
     std::vector<CalibrationResult> results;
     std::vector<CalibrationPoint> points;
     std::vector<CalibrationSkip> skipped;
+    std::vector<CalibrationConditions> conditions;
 
     const CalibrationResult* result(std::string_view id) const;
 };
@@ -82,7 +96,8 @@ struct CalibrationLink {
 };
 
 struct CalibrationProfile {
-    std::string status; // "ok" when usable
+    int schemaVersion = 1; // napkin.calibration/1 or /2
+    std::string status;    // "ok" when usable
     std::string message;
     std::string probeVersion;
     std::string probeMode;
@@ -132,7 +147,10 @@ std::vector<CalibrationRow> calibrationRows(const Calibration& calibration);
 // hardware.calibration of the plan JSON: profile, device, rows, results and points.
 nlohmann::json calibrationToJson(const Calibration& calibration);
 
+// Version 2 (napkin-probe 2026-12) adds GEMM points' "size", per-step "conditions" and
+// bytes_counted "read"; version-1 profiles still load.
 constexpr std::string_view kCalibrationSchema = "napkin.calibration/1";
+constexpr std::string_view kCalibrationSchema2 = "napkin.calibration/2";
 constexpr std::string_view kCalibrationPrefix = "calibration:";
 
 // Parses and validates a profile as docs/calibration-schema.md "Validation" says. Errors name the

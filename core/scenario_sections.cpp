@@ -293,7 +293,7 @@ std::shared_ptr<const GpuSpec> readCalibrationGpu(const std::string& value, cons
                                                   const std::string& baseDir, const FileReader& reader)
 {
     const std::string path = value.substr(kCalibrationPrefix.size());
-    const std::string allowed = "calibration:FILE with a napkin.calibration/1 profile whose status is ok";
+    const std::string allowed = "calibration:FILE with a napkin.calibration/1 or /2 profile whose status is ok";
     if (path.empty()) {
         errors.push_back({"cluster.gpu", shortDump(value), "names no profile file", allowed});
         return nullptr;

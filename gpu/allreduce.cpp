@@ -123,11 +123,12 @@ void measureAllReduce(const Nccl& nccl, int devices, bool quick, double capSecon
             unsigned long long* bad = nullptr;
             unsigned long long host = 1;
             if (cudaMalloc(reinterpret_cast<void**>(&bad), sizeof *bad) == cudaSuccess) {
-                cudaMemset(bad, 0, sizeof *bad);
+                // Everything on the rank's non-blocking stream (a plain cudaMemset/cudaMemcpy is not ordered with it).
+                cudaMemsetAsync(bad, 0, sizeof *bad, streams[r]);
                 kernels::countMismatches(recv[r], static_cast<long long>(bytes / 4), 0.f, expected, bad, 1024,
                                          streams[r]);
+                cudaMemcpyAsync(&host, bad, sizeof host, cudaMemcpyDeviceToHost, streams[r]);
                 cudaStreamSynchronize(streams[r]);
-                cudaMemcpy(&host, bad, sizeof host, cudaMemcpyDeviceToHost);
                 cudaFree(bad);
             }
             verified = verified && host == 0;

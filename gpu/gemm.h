@@ -17,6 +17,10 @@ struct GemmSpec {
     long long m = 0, n = 0, k = 0;
     int algorithms = 8; // heuristic candidates asked for and timed (LtSgemmSimpleAutoTuning)
     bool verify = true;
+    // Operand sets rotated through between launches so that together they exceed this many bytes
+    // (twice the L2): a small-M GEMM's B would otherwise be served from L2 (probe-methods.md pitfall 2).
+    // 0: one set.
+    double rotateAboveBytes = 0;
     TimingPlan timing;
 };
 
@@ -25,6 +29,7 @@ struct GemmMeasurement {
     std::string error;           // why not, when !ok
     std::vector<double> seconds; // per launch, one per sample, with the best algorithm
     int algorithmsTimed = 0;
+    int operandSets = 1; // rotated A/B sets timed
     bool verified = false;
     double maxRelErr = 0;
     std::string detail;

@@ -1,6 +1,6 @@
 // SPDX-FileCopyrightText: 2025-2026 The Napkin developers
 // SPDX-License-Identifier: GPL-3.0-or-later
-// napkin-probe: measures the local GPU and writes a napkin.calibration/1 profile (docs/probe.md).
+// napkin-probe: measures the local GPU and writes a napkin.calibration/2 profile (docs/probe.md).
 // Thin main: arguments in, napkin::gpu::runProbe, the profile out, the documented exit code.
 
 #include "options.h"

@@ -99,7 +99,7 @@ std::string usageText()
            "                    [--time-limit SECONDS] [--no-progress]\n"
            "\n"
            "Measures the local GPU (memory bandwidth, cuBLASLt GEMM peaks per dtype, CUDA-core FMA peak,\n"
-           "roofline points, host links, NCCL all-reduce) and writes a napkin.calibration/1 profile\n"
+           "roofline points, host links, NCCL all-reduce) and writes a napkin.calibration/2 profile\n"
            "(docs/calibration-schema.md) to stdout or FILE. Progress goes to stderr as JSON lines.\n"
            "\n"
            "  --quick            8192^3 GEMMs only and fewer samples (about 10 s on an H100)\n"

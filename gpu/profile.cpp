@@ -46,13 +46,23 @@ Json device(const DeviceReport& d)
     for (const Result& r : d.results)
         results.push_back(result(r));
     Json points = Json::array();
-    for (const Point& p : d.points)
-        points.push_back(Json{{"series", p.series},
-                              {"label", p.label},
-                              {"dtype", p.dtype},
-                              {"flops", p.flops},
-                              {"bytes", p.bytes},
-                              {"seconds", p.seconds}});
+    for (const Point& p : d.points) {
+        Json j{{"series", p.series}, {"label", p.label}, {"dtype", p.dtype},
+               {"flops", p.flops},   {"bytes", p.bytes}, {"seconds", p.seconds}};
+        if (p.m > 0)
+            j["size"] = Json{{"m", p.m}, {"n", p.n}, {"k", p.k}};
+        points.push_back(j);
+    }
+    Json conditions = Json::array();
+    for (const Conditions& c : d.conditions)
+        conditions.push_back(Json{{"step", c.step},
+                                  {"sm_clock_mhz", c.smClockMhz},
+                                  {"memory_clock_mhz", c.memoryClockMhz},
+                                  {"power_w", c.powerWatts},
+                                  {"power_averaged", c.powerAveraged},
+                                  {"power_limit_w", c.powerLimitWatts},
+                                  {"temperature_c", c.temperatureC},
+                                  {"throttle", c.throttle}});
     Json skipped = Json::array();
     for (const Skipped& s : d.skipped)
         skipped.push_back(Json{{"id", s.id}, {"reason", s.reason}});
@@ -62,7 +72,7 @@ Json device(const DeviceReport& d)
         {"sms", d.sms},          {"memory_bytes", d.memoryBytes},
         {"l2_bytes", d.l2Bytes}, {"clocks_mhz", Json{{"sm_max", d.smClockMaxMhz}, {"memory_max", d.memoryClockMaxMhz}}},
         {"results", results},    {"points", points},
-        {"skipped", skipped}};
+        {"skipped", skipped},    {"conditions", conditions}};
 }
 
 } // namespace
@@ -79,18 +89,19 @@ std::string toJson(const Profile& p)
             pts.push_back(Json{{"bytes", lp.bytes}, {"seconds", lp.seconds}, {"algbw", lp.algbw}, {"busbw", lp.busbw}});
         links.push_back(Json{{"id", l.id}, {"ranks", l.ranks}, {"points", pts}});
     }
-    const Json doc{{"schema", kSchema},
-                   {"status", statusName(p.status)},
-                   {"message", p.message},
-                   {"probe", Json{{"version", p.probeVersion},
-                                  {"mode", p.mode},
-                                  {"started_utc", p.startedUtc},
-                                  {"elapsed_seconds", p.elapsedSeconds}}},
-                   {"runtime_version", p.runtimeVersion},
-                   {"driver_version", p.driverVersion},
-                   {"libraries", Json{{"cublaslt", library(p.cublaslt)}, {"nccl", library(p.nccl)}}},
-                   {"devices", devices},
-                   {"links", links}};
+    const Json doc{
+        {"schema", kSchema},
+        {"status", statusName(p.status)},
+        {"message", p.message},
+        {"probe", Json{{"version", p.probeVersion},
+                       {"mode", p.mode},
+                       {"started_utc", p.startedUtc},
+                       {"elapsed_seconds", p.elapsedSeconds}}},
+        {"runtime_version", p.runtimeVersion},
+        {"driver_version", p.driverVersion},
+        {"libraries", Json{{"cublaslt", library(p.cublaslt)}, {"nccl", library(p.nccl)}, {"nvml", library(p.nvml)}}},
+        {"devices", devices},
+        {"links", links}};
     return doc.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 

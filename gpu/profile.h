@@ -1,8 +1,9 @@
 // SPDX-FileCopyrightText: 2025-2026 The Napkin developers
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
-// A napkin.calibration/1 profile as napkin-probe builds it (docs/calibration-schema.md), and its JSON
-// writer. Pure host code.
+// A napkin.calibration/2 profile as napkin-probe builds it (docs/calibration-schema.md), and its JSON
+// writer. Pure host code. Version 2 adds to version 1: GEMM points with their {m, n, k} (the
+// transformer-shape sweep), per-step clocks/power/temperature (NVML) and the nvml library entry.
 
 #include "stats.h"
 #include "status.h"
@@ -13,7 +14,7 @@
 
 namespace napkin::gpu {
 
-inline constexpr const char* kSchema = "napkin.calibration/1";
+inline constexpr const char* kSchema = "napkin.calibration/2";
 
 struct Result {
     std::string id;   // "hbm_copy", "gemm_bf16", ...
@@ -35,6 +36,18 @@ struct Point {
     double flops = 0;
     double bytes = 0;
     double seconds = 0;
+    long long m = 0, n = 0, k = 0; // a GEMM point's shape (0: not a GEMM); written as "size" when set
+};
+
+/** Clocks, power and temperature of one suite step (NVML; calibration-schema.md "Conditions"). */
+struct Conditions {
+    std::string step; // hbm, gemm_bf16, gemm_shapes_bf16, ...
+    int smClockMhz = 0, memoryClockMhz = 0;
+    double powerWatts = 0;
+    bool powerAveraged = false; // from the energy counter over the step, else the reading at its end
+    double powerLimitWatts = 0;
+    int temperatureC = 0;
+    std::vector<std::string> throttle; // clock-limiting reasons active at the end of the step
 };
 
 struct Skipped {
@@ -55,6 +68,7 @@ struct DeviceReport {
     std::vector<Result> results;
     std::vector<Point> points;
     std::vector<Skipped> skipped;
+    std::vector<Conditions> conditions; // one per suite step when NVML loaded
 };
 
 struct LinkPoint {
@@ -87,6 +101,7 @@ struct Profile {
     int driverVersion = 0;
     LibraryInfo cublaslt;
     LibraryInfo nccl;
+    LibraryInfo nvml;
     std::vector<DeviceReport> devices;
     std::vector<Link> links;
 };

@@ -5,6 +5,7 @@
 #include "cudalibs.h"
 #include "gemm.h"
 #include "kernels.h"
+#include "nvml.h"
 #include "suite.h"
 #include "timing.h"
 
@@ -70,6 +71,9 @@ std::vector<Step> plannedSteps(bool fp8)
     if (fp8)
         s.push_back({"gemm_fp8_e4m3", 0.07});
     s.push_back({"gemm_m_sweep", 0.12});
+    s.push_back({"gemm_shapes_bf16", 0.12});
+    if (fp8)
+        s.push_back({"gemm_shapes_fp8_e4m3", 0.10});
     return s;
 }
 
@@ -96,6 +100,8 @@ Profile runProbe(const Options& options, const ProgressSink& progress)
     const Nccl nccl = loadNccl();
     p.cublaslt = lt.info;
     p.nccl = nccl.info;
+    const Nvml nvml;
+    p.nvml = nvml.info();
     auto finish = [&](Status s, const std::string& detail) {
         p.status = s;
         p.message = statusMessage(s, p.driverVersion, p.runtimeVersion, detail);
@@ -175,6 +181,17 @@ Profile runProbe(const Options& options, const ProgressSink& progress)
         std::string fatal;
         auto remaining = [&] { return perDevice - (nowSeconds() - devStart); };
         auto capFor = [&](double share) { return std::max(0.0, std::min(share * perDevice, remaining() - 0.5)); };
+        // Clocks, power and temperature around each step (NVML), when the library loaded.
+        Nvml::Sample before;
+        auto begin = [&](const std::string& id) {
+            announce(id);
+            before = nvml.sample(rep.uuid);
+        };
+        auto end = [&](const std::string& id) {
+            const Nvml::Sample after = nvml.sample(rep.uuid);
+            if (before.ok && after.ok)
+                rep.conditions.push_back(conditionsOf(id, before, after));
+        };
         auto handle = [&](const std::string& id, cudaError_t err) {
             if (err == cudaSuccess)
                 return;
@@ -195,7 +212,7 @@ Profile runProbe(const Options& options, const ProgressSink& progress)
                     break;
                 if (s.id.rfind("gemm", 0) == 0)
                     break; // GEMMs run after the arrays are freed
-                announce(s.id);
+                begin(s.id);
                 if (ae != cudaSuccess) {
                     cudaGetLastError();
                     rep.skipped.push_back({s.id, "cannot allocate the stream arrays"});
@@ -215,6 +232,7 @@ Profile runProbe(const Options& options, const ProgressSink& progress)
                     handle(s.id, measureElementwise(ctx, arrays, capFor(s.share), rep));
                 else if (s.id == "host_links")
                     handle(s.id, measureHostLinks(ctx, arrays, capFor(s.share), rep));
+                end(s.id);
             }
         }
         if (fatal.empty()) {
@@ -222,7 +240,7 @@ Profile runProbe(const Options& options, const ProgressSink& progress)
             for (const Step& s : plans[di]) {
                 if (s.id.rfind("gemm", 0) != 0 || !fatal.empty())
                     continue;
-                announce(s.id);
+                begin(s.id);
                 if (!bench.error().empty()) {
                     rep.skipped.push_back({s.id, bench.error()});
                     continue;
@@ -233,10 +251,13 @@ Profile runProbe(const Options& options, const ProgressSink& progress)
                 }
                 if (s.id == "gemm_m_sweep")
                     measureMSweep(ctx, bench, capFor(s.share), rep);
+                else if (s.id.rfind("gemm_shapes_", 0) == 0)
+                    measureShapes(ctx, bench, s.id.substr(12), capFor(s.share), rep);
                 else
                     measureGemm(ctx, bench, s.id.substr(5), capFor(s.share), rep);
                 if (const cudaError_t le = cudaGetLastError(); le != cudaSuccess)
                     handle(s.id, le);
+                end(s.id);
             }
         }
         if (!plans[di].empty() &&

@@ -93,4 +93,25 @@ double streamPatternSum(long long n)
     return static_cast<double>(cycles) * 523776.0 + static_cast<double>(partial);
 }
 
+std::vector<GemmShape> transformerGemmShapes(bool quick)
+{
+    // Llama 3 proportions (Llama 3 paper Table 3: 8 KV heads, head dim 128, FFN 3.5 h, vocab 128256).
+    constexpr long long kKvWidth = 2 * 8 * 128, kVocab = 128256;
+    const std::vector<long long> widths =
+        quick ? std::vector<long long>{4096} : std::vector<long long>{2048, 4096, 8192};
+    const std::vector<long long> tokens = quick ? std::vector<long long>{8192} : std::vector<long long>{2048, 8192};
+    std::vector<GemmShape> shapes;
+    for (long long t : tokens)
+        for (long long h : widths) {
+            const std::string at = " h=" + std::to_string(h) + " T=" + std::to_string(t);
+            const long long ffn = h * 7 / 2;
+            shapes.push_back({"qkv" + at, t, h + kKvWidth, h});
+            shapes.push_back({"proj" + at, t, h, h});
+            shapes.push_back({"fc1" + at, t, 2 * ffn, h});
+            shapes.push_back({"fc2" + at, t, h, ffn});
+            shapes.push_back({"logits" + at, t, kVocab, h});
+        }
+    return shapes;
+}
+
 } // namespace napkin::gpu

@@ -54,4 +54,16 @@ int fmasForIntensity(double flopPerByte);
 /** Sum of the stream pattern float(i mod 1024) over i < n, exactly. */
 double streamPatternSum(long long n);
 
+/** One GEMM of a transformer layer as napkin-probe times it (series gemm_shapes). */
+struct GemmShape {
+    std::string label; // "fc1 h=4096 T=8192"
+    long long m = 0, n = 0, k = 0;
+};
+
+/** The forward GEMMs of a Llama-style layer (GQA with 8 KV heads of 128, SwiGLU FFN 3.5 h, vocabulary
+ *  128256) for hidden widths h and T tokens per micro-batch (M = T): qkv (N = h + 2048, K = h), proj
+ *  (N = K = h), fc1 (gate and up fused: N = 7 h, K = h), fc2 (N = h, K = 3.5 h), logits (N = 128256,
+ *  K = h). Full: h in {2048, 4096, 8192} x T in {2048, 8192}; quick: h = 4096, T = 8192. */
+std::vector<GemmShape> transformerGemmShapes(bool quick);
+
 } // namespace napkin::gpu

@@ -7,7 +7,7 @@
 
 namespace napkin::gpu {
 
-/** `status` of a napkin.calibration/1 profile (docs/calibration-schema.md). */
+/** `status` of a napkin.calibration/2 profile (docs/calibration-schema.md). */
 enum class Status { Ok, NoDriver, DriverTooOld, NoDevice, NoKernelImage, DeviceBusy, MissingLibrary, Error };
 
 /** Exit codes of napkin-probe (docs/probe.md). */

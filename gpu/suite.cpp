@@ -157,12 +157,14 @@ cudaError_t measureMemory(const DeviceContext& ctx, StreamArrays& s, double capS
         e = cudaMemsetAsync(sum, 0, sizeof(double), ctx.stream);
     if (e == cudaSuccess)
         e = kernels::readSum(s.a, n, sum, ctx.grid, ctx.stream);
+    if (e == cudaSuccess) // on ctx.stream: a plain cudaMemcpy is not ordered after a non-blocking stream
+        e = cudaMemcpyAsync(&got, sum, sizeof got, cudaMemcpyDeviceToHost, ctx.stream);
     if (e == cudaSuccess)
-        e = cudaMemcpy(&got, sum, sizeof got, cudaMemcpyDeviceToHost);
+        e = cudaStreamSynchronize(ctx.stream);
     cudaFree(sum);
     if (e != cudaSuccess)
         return e;
-    Result rr = bandwidthResult("hbm_read", "fp32", secs, bytesMoved(Kernel::Read, n, 4), n, "read+write",
+    Result rr = bandwidthResult("hbm_read", "fp32", secs, bytesMoved(Kernel::Read, n, 4), n, "read",
                                 "sum of a (fp64 accumulation); bytes = n 4 read, no writes; " + how);
     rr.verified = got == streamPatternSum(n);
     out.results.push_back(rr);
@@ -439,6 +441,7 @@ void measureMSweep(const DeviceContext& ctx, GemmBench& bench, double capSeconds
         spec.k = kK;
         spec.algorithms = ctx.quick ? 2 : 4;
         spec.verify = false;
+        spec.rotateAboveBytes = 2 * ctx.l2Bytes;
         spec.timing = planFor(ctx, capSeconds / static_cast<double>(ms.size()));
         spec.timing.samples = 3;
         spec.timing.minBatchSeconds = 0.002;
@@ -449,10 +452,51 @@ void measureMSweep(const DeviceContext& ctx, GemmBench& bench, double capSeconds
         }
         // bf16: read A (m k) and B (k n), write D (m n), 2 bytes each.
         out.points.push_back({"gemm_m_sweep", "M=" + std::to_string(m), "bf16", gemmFlops(m, kN, kK),
-                              2.0 * (m * kK + kK * kN + m * kN), minOf(g.seconds)});
+                              2.0 * (m * kK + kK * kN + m * kN), minOf(g.seconds), m, kN, kK});
     }
     if (!failed.empty())
         out.skipped.push_back({"gemm_m_sweep", "some points did not run: " + failed});
+}
+
+void measureShapes(const DeviceContext& ctx, GemmBench& bench, const std::string& dtype, double capSeconds,
+                   DeviceReport& out)
+{
+    const std::vector<GemmShape> shapes = transformerGemmShapes(ctx.quick);
+    const double t0 = nowSeconds();
+    const double ab = dtype == "fp8_e4m3" ? 1 : 2, cd = 2; // fp8 GEMMs write bf16 (gemm.cpp)
+    std::string failed;
+    int skippedForTime = 0;
+    for (const GemmShape& sh : shapes) {
+        const double left = capSeconds - (nowSeconds() - t0);
+        if (left <= 0) {
+            ++skippedForTime;
+            continue;
+        }
+        GemmSpec spec;
+        spec.dtype = dtype;
+        spec.m = sh.m;
+        spec.n = sh.n;
+        spec.k = sh.k;
+        spec.algorithms = ctx.quick ? 2 : 4;
+        spec.verify = false; // the square GEMMs of the same dtype are verified (gemm_<dtype>)
+        spec.rotateAboveBytes = 2 * ctx.l2Bytes;
+        spec.timing = planFor(ctx, capSeconds / static_cast<double>(shapes.size()));
+        spec.timing.samples = 3;
+        spec.timing.minBatchSeconds = 0.002;
+        const GemmMeasurement g = bench.run(spec);
+        if (!g.ok) {
+            failed = sh.label + ": " + g.error;
+            continue;
+        }
+        out.points.push_back({"gemm_shapes", sh.label, dtype, gemmFlops(double(sh.m), double(sh.n), double(sh.k)),
+                              ab * double(sh.m * sh.k + sh.k * sh.n) + cd * double(sh.m * sh.n), minOf(g.seconds), sh.m,
+                              sh.n, sh.k});
+    }
+    const std::string id = "gemm_shapes_" + dtype;
+    if (!failed.empty())
+        out.skipped.push_back({id, "some shapes did not run (last: " + failed + ")"});
+    if (skippedForTime > 0)
+        out.skipped.push_back({id, std::to_string(skippedForTime) + " shapes left out: time cap reached"});
 }
 
 } // namespace napkin::gpu

@@ -50,5 +50,8 @@ void measureGemm(const DeviceContext& ctx, GemmBench& bench, const std::string& 
                  DeviceReport& out);
 /** bf16 M-sweep, K = N = 4096, M = 1 .. 8192 (gemm_m_sweep points). */
 void measureMSweep(const DeviceContext& ctx, GemmBench& bench, double capSeconds, DeviceReport& out);
+/** The GEMMs of a transformer layer (transformerGemmShapes) in `dtype` (gemm_shapes points with {m, n, k}). */
+void measureShapes(const DeviceContext& ctx, GemmBench& bench, const std::string& dtype, double capSeconds,
+                   DeviceReport& out);
 
 } // namespace napkin::gpu

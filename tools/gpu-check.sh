@@ -80,6 +80,12 @@ for d in p["devices"]:
               f"  verified {r['verified']}{share}")
     for s in d["skipped"]:
         print(f"    skipped {s['id']}: {s['reason']}")
+    for pt in d["points"]:
+        if pt["series"] == "gemm_shapes":
+            print(f"    shape {pt['dtype']:<9} {pt['label']:<24} {pt['flops'] / pt['seconds'] / 1e12:8.1f} TFLOP/s")
+    for c in d.get("conditions", []):
+        print(f"    during {c['step']:<22} SM {c['sm_clock_mhz']} MHz, {c['power_w']:.0f} W"
+              f"{' (avg)' if c['power_averaged'] else ''}, {c['temperature_c']} C, {','.join(c['throttle']) or '-'}")
 PY
     done
 fi

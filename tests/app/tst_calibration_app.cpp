@@ -106,10 +106,10 @@ private slots:
         QVERIFY2(dialog->messageText().contains(QStringLiteral("NVIDIA H100 80GB HBM3 (measured)")),
                  qPrintable(dialog->messageText()));
 
-        // Selected: the plan uses the hand-set measured values (hbm_read 3.00e12 B/s, gemm_bf16 7.9e14).
+        // Selected: the plan uses the hand-set measured values (hbm_triad 2.93e12 B/s, gemm_bf16 7.9e14).
         const std::string id = "calibration:" + saved.toStdString();
         QCOMPARE(m_controller->document()["cluster"]["gpu"].get<std::string>(), id);
-        QCOMPARE(m_controller->plan().hardware.achievableBandwidth, 3.0e12);
+        QCOMPARE(m_controller->plan().hardware.achievableBandwidth, 2.93e12);
         QCOMPARE(m_controller->plan().hardware.achievableFlops, 7.9e14);
         QCOMPARE(m_controller->plan().hardware.gpu->origin, std::string("measured"));
         auto* gpuCombo = m_window->controls()->combo(QStringLiteral("cluster.gpu"));
@@ -235,7 +235,7 @@ private slots:
         doc["cluster"]["gpu"] = "calibration:" + file.toStdString();
         m_controller->setDocument(doc, QStringLiteral("profile"));
         m_controller->recomputeNow();
-        QCOMPARE(m_controller->plan().hardware.achievableBandwidth, 3.0e12);
+        QCOMPARE(m_controller->plan().hardware.achievableBandwidth, 2.93e12);
         // Scale every HBM result (best, median, samples) by 0.8 and write the file back.
         QFile f(file);
         QVERIFY(f.open(QIODevice::ReadOnly));
@@ -252,7 +252,7 @@ private slots:
         f.write(QByteArray::fromStdString(json.dump(2) + "\n\n")); // another size: seen within one time-stamp tick
         f.close();
         m_controller->recomputeNow();
-        QCOMPARE(m_controller->plan().hardware.achievableBandwidth, 3.0e12 * 0.8);
+        QCOMPARE(m_controller->plan().hardware.achievableBandwidth, 2.93e12 * 0.8);
         QVERIFY(QFile::remove(file));
         m_controller->recomputeNow();
         QVERIFY(m_controller->hasErrors());
@@ -276,7 +276,7 @@ private slots:
         combo->setCurrentIndex(index);
         emit combo->activated(index);
         m_controller->recomputeNow();
-        QCOMPARE(m_controller->plan().hardware.achievableBandwidth, 3.0e12);
+        QCOMPARE(m_controller->plan().hardware.achievableBandwidth, 2.93e12);
     }
 };
 

@@ -53,8 +53,8 @@ constexpr const char* kGood = "cluster.gpu=calibration:calibration/good_h100.jso
 class TestCalibration : public QObject {
     Q_OBJECT
 private slots:
-    // The hand-set profile (good_h100.json): hbm_read 3.00e12 B/s is the best verified of the four
-    // bandwidth kernels; gemm_* best values per dtype.
+    // The hand-set profile (good_h100.json): hbm_triad 2.93e12 B/s is the best verified of copy, scale and triad
+    // (hbm_read, 3.00e12, is read-only: shown, not the ceiling) bandwidth kernels; gemm_* best values per dtype.
     void measuredPeaks_data()
     {
         QTest::addColumn<QString>("compute");
@@ -75,7 +75,7 @@ private slots:
         const auto plan = core::estimate(sc);
         // The measured peak is the achievable rate; the spec sheet's stays the peak (MFU is against it).
         QCOMPARE(plan.hardware.achievableFlops, peak);
-        QCOMPARE(plan.hardware.achievableBandwidth, 3.0e12);
+        QCOMPARE(plan.hardware.achievableBandwidth, 2.93e12);
         const auto& h100 = *core::builtinCatalog().gpu("h100-sxm");
         const auto col = core::info(*core::parseDType(compute.toStdString())).peak;
         QCOMPARE(plan.hardware.peakFlops, h100.peak(col));
@@ -115,9 +115,11 @@ private slots:
         QVERIFY(!mc); // MFU mode: no ceiling derivation
         const auto predicted = core::estimate(test::scenario({kGood, "step_time.mode=predicted"}));
         const auto specPredicted = core::estimate(test::scenario({"step_time.mode=predicted"}));
-        // The probe measured 790 TFLOP/s and 3.0 TB/s against the catalogue's 794.5 and 2.97: nearly
-        // the same rates, so nearly the same step.
-        NAPKIN_COMPARE_REL(predicted.time.stepSeconds / specPredicted.time.stepSeconds, 1.0, 0.02);
+        // The probe measured 790 TFLOP/s and 2.93 TB/s against the catalogue's 794.5 and 2.97: nearly
+        // the same rates; its M-sweep (N = K = 4096) reached 751 and 770 TFLOP/s at M = 4096 and 8192,
+        // below the 8192^3 figure, and corrects the layer GEMMs down a little: a slightly slower step.
+        const double ratio = predicted.time.stepSeconds / specPredicted.time.stepSeconds;
+        QVERIFY2(ratio > 1.0 && ratio < 1.05, std::to_string(ratio).c_str());
         const auto* c = derivation(predicted, "time.mfu_ceiling");
         QVERIFY(c);
         QVERIFY2(core::sourceText(*c, predicted).find("C_ach " + cite) != std::string::npos,
@@ -130,7 +132,7 @@ private slots:
         QVERIFY(j["hardware"]["source"].get<std::string>().rfind("spec sheet", 0) == 0);
         QVERIFY(j["hardware"]["achievable_flops_source"].get<std::string>().rfind("measured", 0) == 0);
         QCOMPARE(j["hardware"]["bandwidth"].get<double>(), 3.35e12);
-        QCOMPARE(j["hardware"]["achievable_bandwidth"].get<double>(), 3.0e12);
+        QCOMPARE(j["hardware"]["achievable_bandwidth"].get<double>(), 2.93e12);
         QCOMPARE(j["hardware"]["id"].get<std::string>(), std::string("calibration:calibration/good_h100.json"));
         const auto& cal = j["hardware"]["calibration"];
         QCOMPARE(cal["device"].get<std::string>(), std::string("NVIDIA H100 80GB HBM3"));
@@ -150,7 +152,7 @@ private slots:
         QTest::addColumn<double>("spec");
         QTest::addColumn<double>("achieved");
         QTest::addColumn<bool>("planned");
-        QTest::newRow("bandwidth") << "bandwidth" << 3.0e12 << 3.35e12 << 0.8955223880597015 << true;
+        QTest::newRow("bandwidth") << "bandwidth" << 2.93e12 << 3.35e12 << 0.8746268656716418 << true;
         QTest::newRow("bf16") << "bf16" << 7.9e14 << 989.5e12 << 0.7983830217281455 << true;
         QTest::newRow("fp8") << "fp8" << 1.45e15 << 1979e12 << 0.7326932794340576 << true;
         QTest::newRow("fp4 (no such mode)") << "fp4" << 0.0 << 0.0 << 0.0 << false;
@@ -201,15 +203,15 @@ private slots:
         auto text = goodWith("/devices/0/results/8/verified", false); // gemm_bf16
         text = nlohmann::json::parse(text).dump();
         auto doc = nlohmann::json::parse(text);
-        doc["devices"][0]["results"][3]["verified"] = false; // hbm_read: hbm_triad 2.93e12 is then the best
+        doc["devices"][0]["results"][2]["verified"] = false; // hbm_triad: hbm_copy 2.90e12 is then the best
         const auto p = core::loadCalibrationProfile(doc.dump(), core::builtinCatalog(), errors);
         QVERIFY(p && errors.empty());
         const auto g = core::calibratedGpu(*p, "x.json", core::builtinCatalog());
         QCOMPARE(g.peak(core::PeakColumn::Bf16), 989.5e12);
         QCOMPARE(g.peak(core::PeakColumn::Fp16), 7.95e14);
-        QCOMPARE(g.bandwidthBytesPerSecond, 2.93e12);
+        QCOMPARE(g.bandwidthBytesPerSecond, 2.9e12); // not hbm_read's 3.00e12: read-only, never the ceiling
         QVERIFY(g.calibration->peakSource(core::PeakColumn::Bf16).rfind("spec (not measured in x.json)", 0) == 0);
-        QCOMPARE(g.calibration->bandwidthResult, std::string("hbm_triad"));
+        QCOMPARE(g.calibration->bandwidthResult, std::string("hbm_copy"));
     }
 
     void deviceNames_data()
@@ -264,7 +266,7 @@ private slots:
         const auto sc = test::scenario({"cluster.gpu=calibration:calibration/" + file.toStdString()});
         const auto plan = core::estimate(sc);
         QVERIFY(hasWarning(plan, warning.toStdString()));
-        QCOMPARE(plan.hardware.achievableBandwidth, 3.0e12);
+        QCOMPARE(plan.hardware.achievableBandwidth, 2.93e12);
         QCOMPARE(plan.hardware.achievableFlops, 7.9e14);
     }
     void unknownDeviceUsesItsOwnMemory()

@@ -64,7 +64,7 @@ private slots:
         const Run r = probe(args);
         QVERIFY2(r.exitCode >= 0, "napkin-probe crashed or hung");
         const auto j = nlohmann::json::parse(r.out.toStdString()); // throws (test fails) on garbage
-        QCOMPARE(j.at("schema").get<std::string>(), std::string("napkin.calibration/1"));
+        QCOMPARE(j.at("schema").get<std::string>(), std::string("napkin.calibration/2"));
         const std::string status = j.at("status");
         for (const char* key :
              {"message", "probe", "runtime_version", "driver_version", "libraries", "devices", "links"})
@@ -139,7 +139,7 @@ private slots:
         QFile f(path);
         QVERIFY(f.open(QIODevice::ReadOnly));
         const auto j = nlohmann::json::parse(f.readAll().toStdString());
-        QCOMPARE(j.at("schema").get<std::string>(), std::string("napkin.calibration/1"));
+        QCOMPARE(j.at("schema").get<std::string>(), std::string("napkin.calibration/2"));
         QCOMPARE(QDir(dir.path()).entryList(QDir::Files), QStringList{u"profile.json"_qs});
     }
     void unwritableOutput()

@@ -137,6 +137,19 @@ private slots:
         QCOMPARE(counts["gemm_m_sweep"], 14);   // M = 1, 2, 4, ..., 8192
         QCOMPARE(counts["intensity_sweep"], 9); // 0.25 .. 64 FLOP/byte
         QCOMPARE(counts["elementwise"], 2);     // relu, gelu
+        QCOMPARE(counts["gemm_shapes"], 5);     // quick: qkv, proj, fc1, fc2, logits at h = 4096, T = 8192
+        for (const auto& p : m_profile["devices"][0]["points"])
+            if (p["series"] == "gemm_shapes")
+                QVERIFY(p["size"]["m"].get<long long>() == 8192);
+    }
+    // NVML (the driver's libnvidia-ml.so.1) loads wherever the driver does: clocks and power per step.
+    void conditions()
+    {
+        QVERIFY(m_profile["libraries"]["nvml"]["loaded"].get<bool>());
+        const auto& c = m_profile["devices"][0]["conditions"];
+        QVERIFY(c.size() >= 8);
+        for (const auto& x : c)
+            QVERIFY(x["sm_clock_mhz"].get<int>() > 100 && x["power_w"].get<double>() > 0);
     }
 };
 

@@ -2,8 +2,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Host-side pieces of napkin_gpu against independently known values: the cudaError -> status table of
 // probe-methods.md section 2, exit codes, sample statistics, nccl-tests' busbw, bytes per kernel
-// (BabelStream weights), the JSON writer, options, atomic writes.
+// (BabelStream weights), the JSON writer (and Napkin's loader reading it back), options, atomic writes,
+// the transformer GEMM shapes, NVML conditions.
 
+#include "calibration.h"
+#include "nvml.h"
 #include "options.h"
 #include "profile.h"
 #include "runner.h"
@@ -16,6 +19,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <array>
 #include <cmath>
 
 using namespace napkin::gpu;
@@ -211,7 +215,7 @@ private slots:
         p.links.push_back({"nccl_allreduce", 8, {{1048576, 2.1e-5, 5.0e10, 8.75e10}}});
 
         const auto j = nlohmann::json::parse(toJson(p));
-        QCOMPARE(j["schema"].get<std::string>(), std::string("napkin.calibration/1"));
+        QCOMPARE(j["schema"].get<std::string>(), std::string("napkin.calibration/2"));
         QCOMPARE(j["status"].get<std::string>(), std::string("ok"));
         QCOMPARE(j["probe"]["mode"].get<std::string>(), std::string("quick"));
         QCOMPARE(j["probe"]["started_utc"].get<std::string>(), std::string("1970-01-01T00:00:00Z"));
@@ -247,6 +251,99 @@ private slots:
                                                      "probe",   "runtime_version", "schema",    "status"};
         QCOMPARE(keys, schemaKeys); // nlohmann::json (not ordered) iterates sorted
     }
+    // The probe's version-2 document read back by Napkin's own loader: the contract between them.
+    void roundTripThroughNapkin()
+    {
+        Profile p;
+        p.status = Status::Ok;
+        p.message = "measured";
+        p.probeVersion = "0.2.0";
+        p.startedUtc = isoUtc(0);
+        p.cublaslt = {true, 130000, ""};
+        p.nvml = {true, 0, ""};
+        DeviceReport d;
+        d.name = "NVIDIA H200";
+        d.computeCapability = "9.0";
+        d.sms = 132;
+        d.memoryBytes = 150e9;
+        Result r;
+        r.id = "hbm_read";
+        r.kind = "bandwidth";
+        r.dtype = "fp32";
+        r.stats = rateStats({4.5e12, 4.59e12});
+        r.bytesCounted = "read";
+        r.verified = true;
+        d.results.push_back(r);
+        d.points.push_back(
+            {"gemm_shapes", "fc1 h=4096 T=8192", "bf16", gemmFlops(8192, 28672, 4096), 1e9, 2.6e-3, 8192, 28672, 4096});
+        d.points.push_back(
+            {"gemm_m_sweep", "M=128", "bf16", gemmFlops(128, 4096, 4096), 3.4e7, 1.1e-5, 128, 4096, 4096});
+        Nvml::Sample before, after;
+        before.atSeconds = 10;
+        before.energyMilliJoules = 1000000;
+        after.atSeconds = 12;
+        after.energyMilliJoules = 2400000; // 1400 J over 2 s: 700 W average
+        after.smClockMhz = 1755;
+        after.powerWatts = 690;
+        after.temperatureC = 61;
+        after.reasons = 0x4 | 0x1; // sw power cap (and idle, which is not a slowdown)
+        d.conditions.push_back(conditionsOf("gemm_shapes_bf16", before, after));
+        p.devices.push_back(d);
+
+        napkin::core::Errors errors;
+        const auto loaded = napkin::core::loadCalibrationProfile(toJson(p), napkin::core::builtinCatalog(), errors);
+        const std::string why = errors.empty() ? std::string() : napkin::core::describe(errors.front());
+        QVERIFY2(loaded && errors.empty(), why.c_str());
+        QCOMPARE(loaded->schemaVersion, 2);
+        const auto& dev = loaded->devices[0];
+        QCOMPARE(dev.points[0].m, 8192.0);
+        QCOMPARE(dev.points[0].n, 28672.0);
+        QCOMPARE(dev.points[0].k, 4096.0);
+        QCOMPARE(dev.points[1].m, 128.0);
+        QCOMPARE(dev.conditions.size(), size_t(1));
+        QCOMPARE(dev.conditions[0].step, std::string("gemm_shapes_bf16"));
+        QCOMPARE(dev.conditions[0].powerWatts, 700.0);
+        QVERIFY(dev.conditions[0].powerAveraged);
+        QCOMPARE(dev.conditions[0].smClockMhz, 1755);
+        QCOMPARE(dev.conditions[0].throttle, std::vector<std::string>{"sw_power_cap"});
+        QCOMPARE(dev.results[0].bytesCounted, std::string("read"));
+    }
+
+    void conditionsWithoutEnergyCounter()
+    {
+        Nvml::Sample before, after;
+        before.atSeconds = 1;
+        after.atSeconds = 3;
+        after.powerWatts = 512.5;
+        after.reasons = 0x40 | 0x8; // hw thermal slowdown, hw slowdown
+        const Conditions c = conditionsOf("hbm", before, after);
+        QCOMPARE(c.powerWatts, 512.5); // the reading at the end
+        QVERIFY(!c.powerAveraged);
+        QCOMPARE(c.throttle, (std::vector<std::string>{"hw_slowdown", "hw_thermal_slowdown"}));
+        QVERIFY(throttleReasonNames(0x1 | 0x10).empty()); // idle and sync boost do not slow a measurement
+    }
+
+    // Llama 3 proportions (Llama 3 paper, Table 3): the 8B layer at h = 4096 has QKV N = 4096 + 2 x 8 x 128
+    // = 6144, FFN 14336 (fc1 fused gate and up: 28672), vocabulary 128256.
+    void transformerShapes()
+    {
+        const auto quick = transformerGemmShapes(true);
+        QCOMPARE(quick.size(), size_t(5));
+        QCOMPARE(quick[0].label, std::string("qkv h=4096 T=8192"));
+        QCOMPARE((std::array<long long, 3>{quick[0].m, quick[0].n, quick[0].k}),
+                 (std::array<long long, 3>{8192, 6144, 4096}));
+        QCOMPARE((std::array<long long, 3>{quick[2].m, quick[2].n, quick[2].k}),
+                 (std::array<long long, 3>{8192, 28672, 4096}));
+        QCOMPARE((std::array<long long, 3>{quick[3].m, quick[3].n, quick[3].k}),
+                 (std::array<long long, 3>{8192, 4096, 14336}));
+        QCOMPARE((std::array<long long, 3>{quick[4].m, quick[4].n, quick[4].k}),
+                 (std::array<long long, 3>{8192, 128256, 4096}));
+        const auto full = transformerGemmShapes(false);
+        QCOMPARE(full.size(), size_t(30));
+        for (const auto& sh : full) // FP8 cuBLASLt GEMMs need every dimension a multiple of 16
+            QVERIFY2(sh.m % 16 == 0 && sh.n % 16 == 0 && sh.k % 16 == 0, sh.label.c_str());
+    }
+
     void progress()
     {
         const auto j = nlohmann::json::parse(progressLine(3, 12, "hbm"));
