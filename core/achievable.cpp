@@ -316,12 +316,21 @@ void resolveHardwareRates(HardwareSummary& hw, const GpuSpec& gpu, DType compute
     own(PeakColumn::Fp8, cat.achievableMatmulFp8Flops, cat.achievableMatmulFp8Shape);
     own(PeakColumn::Fp4, cat.achievableMatmulFp4Flops, cat.achievableMatmulFp4Shape);
     hw.achievableFlops = (col == PeakColumn::Fp32 ? 1.0 : std::min(1.0, share)) * hw.peakFlops;
+    // A GPU held at its power limit under back-to-back tensor work keeps only part of a burst figure
+    // (napkin-probe on an H200: the full run's GEMMs at 0.88 of the MAMF-calibrated curve, SM clock
+    // 1,260-1,485 MHz at 700 W; resources/gpus.json sustained_source).
+    hw.sustainedShare = col == PeakColumn::Fp8 ? cat.sustainedShareFp8
+                        : col == PeakColumn::Bf16 || col == PeakColumn::Fp16 || col == PeakColumn::Tf32
+                            ? cat.sustainedShare16
+                            : 1.0;
+    hw.achievableFlops *= hw.sustainedShare;
     if ((*shape)[0] > 0)
         hw.achievableFlopsShape = *shape;
     hw.achievableBandwidth =
         cat.achievableBandwidth > 0 ? std::min(cat.achievableBandwidth, hw.bandwidth) : hw.bandwidth;
     if (cal) {
         if (cal->peakMeasured(col)) {
+            hw.sustainedShare = 1; // the profile measured it, at whatever clock the board held
             hw.achievableFlops = gpu.peak(col);
             hw.achievableFlopsShape = measuredGemmShape(*cal, col);
         }

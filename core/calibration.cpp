@@ -644,12 +644,11 @@ GpuSpec calibratedGpu(const CalibrationProfile& profile, const std::string& path
     for (const auto& c : dev.conditions)
         for (const auto& why : c.throttle)
             if (why.find("thermal") != std::string::npos || why == "hw_slowdown" || why == "hw_power_brake_slowdown") {
-                cal->warnings.push_back({"calibration_throttled", path + ": the GPU clock was slowed (" + why +
-                                                                      ", SM " + std::to_string(c.smClockMhz) +
-                                                                      " MHz, " + std::to_string(c.temperatureC) +
-                                                                      " C) during " + c.step +
-                                                                      ": its measured rates are low; cool the GPU "
-                                                                      "and measure again"});
+                cal->warnings.push_back(
+                    {"calibration_throttled",
+                     fmt::format("{}: the GPU clock was slowed ({}, SM {} MHz, {} C) during {}: its measured rates "
+                                 "are low; cool the GPU and measure again",
+                                 path, why, c.smClockMhz, c.temperatureC, c.step)});
                 break;
             }
     g.calibration = std::move(cal);

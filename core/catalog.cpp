@@ -140,6 +140,21 @@ void readAchievable(ObjectReader& parent, GpuSpec& g, Errors& errors)
     g.achievableMatmulFp8Shape = shapeOrNull("matmul_fp8_shape");
     g.achievableMatmulFp4Shape = shapeOrNull("matmul_fp4_shape");
     g.sourceAchievable = r.string("source", true).value_or("");
+    auto share = [&r](const char* key) {
+        const auto* x = r.child(key);
+        if (!x || x->is_null())
+            return 1.0;
+        if (!x->is_number() || !(x->get<double>() > 0) || x->get<double>() > 1) {
+            r.error(key, shortDump(*x), "must be a share", "a number above 0 up to 1, or null");
+            return 1.0;
+        }
+        return x->get<double>();
+    };
+    g.sustainedShare16 = share("matmul_bf16_sustained_share");
+    g.sustainedShareFp8 = share("matmul_fp8_sustained_share");
+    g.sourceSustained = r.string("sustained_source").value_or("");
+    if ((g.sustainedShare16 < 1 || g.sustainedShareFp8 < 1) && g.sourceSustained.empty())
+        r.error("sustained_source", "", "is missing", "where the sustained shares were measured");
     r.finish();
 }
 
@@ -185,6 +200,8 @@ void fillAchievable(std::vector<GpuSpec>& gpus)
         }
         if (!note.empty())
             g.sourceAchievable = g.sourceAchievable.empty() ? note : g.sourceAchievable + "; " + note;
+        if (!g.sourceSustained.empty())
+            g.sourceAchievable += "; sustained: " + g.sourceSustained;
     }
 }
 

@@ -50,6 +50,10 @@ struct GpuSpec {
     std::array<double, 3> achievableMatmulFp8Shape{};
     std::array<double, 3> achievableMatmulFp4Shape{};
     double achievableBandwidth = 0;
+    // Sustained against burst: the share of the matmul figure a GPU held at its power limit keeps
+    // (bf16 applies to the 16-bit and tf32 columns; fp8 to fp8). 1: not measured.
+    double sustainedShare16 = 1, sustainedShareFp8 = 1;
+    std::string sourceSustained;
     std::string sourceAchievable;
     bool achievablePublished = false; // false: the median-ratio fallback
     int smCount = 0;                  // streaming multiprocessors (compute units): GEMM wave quantisation

@@ -140,8 +140,13 @@ void estimateHardware(const Scenario& sc, Plan& p)
         hw.achievableFlops16 = h16.achievableFlops;
     }
     derive(p, "hardware.peak_flops", "{C}", hw.peakFlops, "FLOP/s", kSourceGpu, {{"C", hw.peakFlops}});
-    derive(p, "hardware.achievable_flops", "{C_ach}", hw.achievableFlops, "FLOP/s", kSourceGpuAchievable,
-           {{"C_ach", hw.achievableFlops}});
+    if (hw.sustainedShare < 1)
+        derive(p, "hardware.achievable_flops", "{C_fig} · {s_sustained}", hw.achievableFlops, "FLOP/s",
+               kSourceGpuAchievable,
+               {{"C_fig", hw.achievableFlops / hw.sustainedShare}, {"s_sustained", hw.sustainedShare}});
+    else
+        derive(p, "hardware.achievable_flops", "{C_ach}", hw.achievableFlops, "FLOP/s", kSourceGpuAchievable,
+               {{"C_ach", hw.achievableFlops}});
     derive(p, "hardware.achievable_bandwidth", "{beta_ach}", hw.achievableBandwidth, "B/s",
            kSourceGpuAchievableBandwidth, {{"beta_ach", hw.achievableBandwidth}});
     if (hw.powerLimitWatts > 0)

@@ -442,6 +442,8 @@ nlohmann::json planToJson(const Plan& p)
                      {"low_precision_gemms", nameArray(lowPrecisionGemmNames(h.lowPrecisionGemms))},
                      {"peak_flops_16", h.peakFlops16},
                      {"achievable_flops_16", h.achievableFlops16}};
+    if (h.sustainedShare < 1)
+        j["hardware"]["sustained_share"] = h.sustainedShare;
     if (h.powerLimitWatts > 0) {
         j["hardware"]["power_limit_watts"] = h.powerLimitWatts;
         j["hardware"]["clock_factor"] = h.clockFactor;

@@ -285,6 +285,9 @@ struct HardwareSummary {
     double achievableFlops = 0;
     // The GEMM shape (m, n, k) achievableFlops was measured at: the shape model is calibrated there.
     std::array<double, 3> achievableFlopsShape{8192, 8192, 8192};
+    // The catalogue's sustained share of that figure (a GPU held at its power limit, measured by
+    // napkin-probe), already applied to achievableFlops; 1 where none is recorded or a profile measured.
+    double sustainedShare = 1;
     double achievableBandwidth = 0;
     double vectorFlops = 0; // dense fp32 non-tensor rate (elementwise ops)
     double bandwidth = 0;

@@ -96,7 +96,7 @@ double streamPatternSum(long long n)
 std::vector<GemmShape> transformerGemmShapes(bool quick)
 {
     // Llama 3 proportions (Llama 3 paper Table 3: 8 KV heads, head dim 128, FFN 3.5 h, vocab 128256).
-    constexpr long long kKvWidth = 2 * 8 * 128, kVocab = 128256;
+    constexpr long long kKvWidth = 2LL * 8 * 128, kVocab = 128256;
     const std::vector<long long> widths =
         quick ? std::vector<long long>{4096} : std::vector<long long>{2048, 4096, 8192};
     const std::vector<long long> tokens = quick ? std::vector<long long>{8192} : std::vector<long long>{2048, 8192};

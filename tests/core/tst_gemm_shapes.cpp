@@ -7,6 +7,7 @@
 
 #include "achievable.h"
 #include "calibration.h"
+#include "catalog.h"
 
 #include <fstream>
 #include <memory>
@@ -129,6 +130,38 @@ private slots:
         QCOMPARE(forward("out_proj"), std::sqrt(rateOf("gemm_shapes", "proj h=4096 T=8192", "bf16") *
                                                 rateOf("gemm_m_sweep", "M=8192", "bf16")));
         QVERIFY(std::fabs(forward("mlp_gate_up") / 697.3e12 - 1) < 1e-3);
+    }
+
+    // The catalogue's sustained shares (resources/gpus.json, H200 and the GH100 parts at 700 W) are the
+    // geometric mean, over the full run's 30 transformer shapes, of the measured rate against the
+    // catalogue figure carried to that shape by the shape curve: recomputed here from the profile.
+    void sustainedShareIsTheMeasuredOne()
+    {
+        core::Errors errors;
+        const auto p = core::loadCalibrationProfile(fixture("h200_measured_v2.json"), core::builtinCatalog(), errors);
+        QVERIFY(p && errors.empty());
+        const auto& h200 = *core::builtinCatalog().gpu("h200-sxm");
+        auto share = [&](const char* dtype, double figure, const std::array<double, 3>& at) {
+            const double atEff = core::gemmShapeEfficiency(at[0], at[1], at[2], 1, 132, 90);
+            double logSum = 0;
+            int n = 0;
+            for (const auto& pt : p->devices[0].points)
+                if (pt.series == "gemm_shapes" && pt.dtype == dtype) {
+                    const double eff = core::gemmShapeEfficiency(pt.m, pt.n, pt.k, 1, 132, 90);
+                    logSum += std::log(pt.flopsPerSecond() / std::min(figure, figure * eff / atEff));
+                    ++n;
+                }
+            return n == 30 ? std::exp(logSum / n) : 0.0;
+        };
+        const double bf16 = share("bf16", h200.achievableMatmulFlops, h200.achievableMatmulShape);
+        const double fp8 = share("fp8_e4m3", h200.achievableMatmulFp8Flops, h200.achievableMatmulFp8Shape);
+        QVERIFY2(std::fabs(bf16 - h200.sustainedShare16) < 5e-4, std::to_string(bf16).c_str());
+        QVERIFY2(std::fabs(fp8 - h200.sustainedShareFp8) < 5e-4, std::to_string(fp8).c_str());
+        for (const char* id : {"h100-sxm", "h100-sxm-96gb", "h800-sxm"}) { // same GH100 at 700 W: assumed
+            QCOMPARE(core::builtinCatalog().gpu(id)->sustainedShare16, h200.sustainedShare16);
+            QCOMPARE(core::builtinCatalog().gpu(id)->sustainedShareFp8, h200.sustainedShareFp8);
+        }
+        QCOMPARE(core::builtinCatalog().gpu("a100-sxm4-80gb")->sustainedShare16, 1.0); // not measured
     }
 
     // A version-1 profile's M-sweep ("M=128", N = K = 4096) carries its shape; a version-1 point with a
