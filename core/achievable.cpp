@@ -317,8 +317,8 @@ void resolveHardwareRates(HardwareSummary& hw, const GpuSpec& gpu, DType compute
     own(PeakColumn::Fp4, cat.achievableMatmulFp4Flops, cat.achievableMatmulFp4Shape);
     hw.achievableFlops = (col == PeakColumn::Fp32 ? 1.0 : std::min(1.0, share)) * hw.peakFlops;
     // A GPU held at its power limit under back-to-back tensor work keeps only part of a burst figure
-    // (napkin-probe on an H200: the full run's GEMMs at 0.88 of the MAMF-calibrated curve, SM clock
-    // 1,260-1,485 MHz at 700 W; resources/gpus.json sustained_source).
+    // (napkin-probe on an H200 after a 180 s soak: 30 transformer GEMMs at 0.876 (bf16) and 0.902 (fp8)
+    // of the curve through the catalogue figure, SM clock 1,335-1,425 MHz at 700 W; gpus.json sustained_source).
     hw.sustainedShare = col == PeakColumn::Fp8 ? cat.sustainedShareFp8
                         : col == PeakColumn::Bf16 || col == PeakColumn::Fp16 || col == PeakColumn::Tf32
                             ? cat.sustainedShare16

@@ -81,6 +81,13 @@ bool parseOptions(const std::vector<std::string>& args, Options& o, std::string&
                 error = "--time-limit: '" + v + "' is not a number of seconds from 1 to 3600";
                 return false;
             }
+        } else if (a == "--soak") {
+            if (!value(v))
+                return false;
+            if (!parseSeconds(v, o.soakSeconds)) {
+                error = "--soak: '" + v + "' is not a number of seconds from 1 to 3600";
+                return false;
+            }
         } else if (a == "-h" || a == "--help")
             o.help = true;
         else if (a == "--version")
@@ -96,7 +103,7 @@ bool parseOptions(const std::vector<std::string>& args, Options& o, std::string&
 std::string usageText()
 {
     return "Usage: napkin-probe [--quick|--full] [-o FILE] [--device N | --all-devices] [--list]\n"
-           "                    [--time-limit SECONDS] [--no-progress]\n"
+           "                    [--time-limit SECONDS] [--soak SECONDS] [--no-progress]\n"
            "\n"
            "Measures the local GPU (memory bandwidth, cuBLASLt GEMM peaks per dtype, CUDA-core FMA peak,\n"
            "roofline points, host links, NCCL all-reduce) and writes a napkin.calibration/2 profile\n"
@@ -109,6 +116,8 @@ std::string usageText()
            "  --all-devices      measure every device in turn (run time multiplies)\n"
            "  --list             record the devices' identities, measure nothing\n"
            "  --time-limit S     overall time cap in seconds (default 10 quick, 60 full)\n"
+           "  --soak S           run bf16 GEMMs for S seconds before measuring GEMMs, so they are\n"
+           "                     measured at the clock a long training run holds (not in the cap)\n"
            "  --no-progress      no progress lines on stderr\n"
            "  --version          print the version\n"
            "\n"

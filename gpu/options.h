@@ -18,6 +18,10 @@ struct Options {
     bool help = false;
     bool version = false;
     double timeLimitSeconds = 0; // --time-limit S; 0: the mode's cap (10 s quick, 60 s full)
+    // --soak S: bf16 GEMMs back to back for S seconds before the GEMM steps, so that they are measured
+    // at the clock and temperature a long training run holds (Azure runs 10,000 warm-up iterations);
+    // not counted against the time cap. 0: none.
+    double soakSeconds = 0;
 };
 
 /** Parses argv[1..]; false with a one-line `error` naming the option on a usage error. */

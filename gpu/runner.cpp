@@ -152,7 +152,7 @@ Profile runProbe(const Options& options, const ProgressSink& progress)
 
     for (size_t di = 0; di < devices.size(); ++di) {
         const int dev = devices[di];
-        const double devStart = nowSeconds();
+        double devStart = nowSeconds(); // moved on by --soak, which is not in the cap
         DeviceReport rep = identity(dev);
         // First allocation and launch: a missing kernel image or a busy device shows up here.
         cudaError_t e = cudaSetDevice(dev);
@@ -237,6 +237,13 @@ Profile runProbe(const Options& options, const ProgressSink& progress)
         }
         if (fatal.empty()) {
             GemmBench bench(lt, ctx.stream, ctx.grid);
+            if (options.soakSeconds > 0 && bench.error().empty()) {
+                const double soakStart = nowSeconds();
+                before = nvml.sample(rep.uuid);
+                soak(bench, options.soakSeconds);
+                end("soak");
+                devStart += nowSeconds() - soakStart;
+            }
             for (const Step& s : plans[di]) {
                 if (s.id.rfind("gemm", 0) != 0 || !fatal.empty())
                     continue;

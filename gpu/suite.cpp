@@ -458,6 +458,21 @@ void measureMSweep(const DeviceContext& ctx, GemmBench& bench, double capSeconds
         out.skipped.push_back({"gemm_m_sweep", "some points did not run: " + failed});
 }
 
+void soak(GemmBench& bench, double seconds)
+{
+    GemmSpec spec;
+    spec.dtype = "bf16";
+    spec.m = spec.n = spec.k = 8192;
+    spec.algorithms = 1;
+    spec.verify = false;
+    spec.timing.warmups = 0;
+    spec.timing.samples = 1000000; // until the cap
+    spec.timing.minSamples = 1;
+    spec.timing.minBatchSeconds = 0.1;
+    spec.timing.capSeconds = seconds;
+    bench.run(spec);
+}
+
 void measureShapes(const DeviceContext& ctx, GemmBench& bench, const std::string& dtype, double capSeconds,
                    DeviceReport& out)
 {

@@ -50,6 +50,9 @@ void measureGemm(const DeviceContext& ctx, GemmBench& bench, const std::string& 
                  DeviceReport& out);
 /** bf16 M-sweep, K = N = 4096, M = 1 .. 8192 (gemm_m_sweep points). */
 void measureMSweep(const DeviceContext& ctx, GemmBench& bench, double capSeconds, DeviceReport& out);
+/** bf16 8192^3 GEMMs back to back for `seconds` (no result): brings the board to the clock and
+ *  temperature of sustained work before the GEMM steps (--soak). */
+void soak(GemmBench& bench, double seconds);
 /** The GEMMs of a transformer layer (transformerGemmShapes) in `dtype` (gemm_shapes points with {m, n, k}). */
 void measureShapes(const DeviceContext& ctx, GemmBench& bench, const std::string& dtype, double capSeconds,
                    DeviceReport& out);

@@ -132,8 +132,8 @@ private slots:
         // clock; the GEMM rate follows, HBM bandwidth does not.
         const auto p = core::estimate(test::scenario({"cluster.gpu=h100-sxm-96gb", "cluster.power_limit=500"}));
         NAPKIN_COMPARE_REL(p.hardware.clockFactor, std::cbrt(500.0 / 700.0), 1e-15);
-        // The sustained figure at 700 W (MAMF x 0.875, resources/gpus.json) scaled to 500 W.
-        NAPKIN_COMPARE_REL(p.hardware.achievableFlops, 794.5e12 * 0.875 * std::cbrt(500.0 / 700.0), 1e-12);
+        // The sustained figure at 700 W (MAMF x 0.876, resources/gpus.json) scaled to 500 W.
+        NAPKIN_COMPARE_REL(p.hardware.achievableFlops, 794.5e12 * 0.876 * std::cbrt(500.0 / 700.0), 1e-12);
         QCOMPARE(p.hardware.achievableBandwidth, 2.4e12 * 2.97 / 3.35);
         QCOMPARE(p.hardware.peakFlops, 989.5e12); // the spec sheet stays for MFU
         QCOMPARE(p.hardware.bandwidth, 2.4e12);
@@ -143,7 +143,7 @@ private slots:
         // At the TDP nothing changes; above it is an error naming the field and its range.
         const auto full = core::estimate(test::scenario({"cluster.gpu=h100-sxm-96gb", "cluster.power_limit=700"}));
         QCOMPARE(full.hardware.clockFactor, 1.0);
-        QCOMPARE(full.hardware.achievableFlops, 794.5e12 * 0.875);
+        QCOMPARE(full.hardware.achievableFlops, 794.5e12 * 0.876);
         const auto errors = test::scenarioErrors({"cluster.power_limit=800"});
         QCOMPARE(errors.size(), std::size_t(1));
         QCOMPARE(errors.front().field, std::string("cluster.power_limit"));

@@ -368,6 +368,9 @@ private slots:
         QTest::newRow("unknown") << QStringList{u"--fast"_qs} << false;
         QTest::newRow("time limit 0.5") << QStringList{u"--time-limit"_qs, u"0.5"_qs} << false;
         QTest::newRow("time limit 30") << QStringList{u"--time-limit"_qs, u"30"_qs} << true;
+        QTest::newRow("soak 120") << QStringList{u"--soak"_qs, u"120"_qs} << true;
+        QTest::newRow("soak 0") << QStringList{u"--soak"_qs, u"0"_qs} << false;
+        QTest::newRow("soak missing") << QStringList{u"--soak"_qs} << false;
     }
     void options()
     {
@@ -392,6 +395,11 @@ private slots:
         QCOMPARE(timeCapSeconds(o), 10.0);
         o.quick = false;
         QCOMPARE(timeCapSeconds(o), 60.0);
+        QVERIFY(parseOptions({"--soak", "90"}, o, error));
+        QCOMPARE(o.soakSeconds, 90.0);
+        QCOMPARE(timeCapSeconds(o), 60.0); // the soak is not in the cap
+        QVERIFY(!parseOptions({"--soak", "5000"}, o, error));
+        QCOMPARE(error, std::string("--soak: '5000' is not a number of seconds from 1 to 3600"));
     }
 
     void atomicWrite()
