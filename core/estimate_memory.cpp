@@ -610,6 +610,11 @@ void deriveOverheadAndTotal(const Scenario& sc, Plan& p)
     m.fits = m.total <= m.capacity;
     derive(p, "memory.headroom", "{capacity} - {total}", m.headroom, "bytes", kSourceGpuMemory,
            {{"capacity", m.capacity}, {"total", m.total}});
+    // The line every stage's tensors are held against: the runtime overhead (the most loaded stage's,
+    // as the ledger reports it) comes off the top on every GPU.
+    m.tensorRoom = std::max(0.0, m.capacity - m.overhead);
+    derive(p, "memory.tensor_room", "max(0, {capacity} - {overhead})", m.tensorRoom, "bytes", kSourceGpuMemory,
+           {{"capacity", m.capacity}, {"overhead", m.overhead}});
     if (!m.fits)
         p.warnings.push_back({"does_not_fit", "needs " + gbText(m.total) + " per GPU but the " + gpu.name + " has " +
                                                   gbText(m.capacity) + ": short by " + gbText(-m.headroom)});

@@ -387,6 +387,7 @@ nlohmann::json planToJson(const Plan& p)
                    {"per_stage", perStageJson(m)},
                    {"capacity", m.capacity},
                    {"headroom", m.headroom},
+                   {"tensor_room", m.tensorRoom},
                    {"fits", m.fits}};
     j["parallel"] = {{"data_parallel", p.compute.dataParallel}, {"bubble_fraction", m.bubbleFraction}};
     const auto& c = p.compute;

@@ -135,7 +135,8 @@ struct MemoryLedger {
     double overhead = 0;
     double total = 0;
     double capacity = 0;
-    double headroom = 0; // capacity - total (negative: short by)
+    double headroom = 0;   // capacity - total (negative: short by)
+    double tensorRoom = 0; // capacity - overhead, at least 0: what one stage's tensors may hold (per-stage chart)
     bool fits = false;
     // Detail
     double activationsPerLayer = 0; // stored per layer at the current micro-batch (Korthikanti row)

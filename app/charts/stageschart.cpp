@@ -104,9 +104,9 @@ void StagesChart::updateGraphs()
     }
     for (const auto& stage : stages)
         top = std::max(top, usable(stage.tensors));
-    // The room a stage's tensors have: the GPU's capacity less the runtime's own overhead (the
-    // ledger's, the most loaded stage's; memory.per_gpu.overhead).
-    m_room = std::max(0.0, usable(m.capacity) - usable(m.overhead));
+    // The room a stage's tensors have: memory.tensor_room, the GPU's capacity less the runtime's own
+    // overhead (core/estimate_memory.cpp, with its derivation).
+    m_room = usable(m.tensorRoom);
     m_roomLine->point1->setCoords(0, m_room / unit);
     m_roomLine->point2->setCoords(1, m_room / unit);
     m_roomLabel->position->setCoords(0.995, m_room / unit);

@@ -4,6 +4,8 @@
 // the pipeline bubble, parameters per rank, ZeRO over the data-parallel group, and the constraints.
 #include "testsupport.h"
 
+#include <algorithm>
+
 using namespace napkin;
 using napkin::test::golden;
 using napkin::test::scenario;
@@ -121,6 +123,14 @@ private slots:
                         i == 3); // the last stage adds the logits
         }
         QCOMPARE(four.memory.perStage[1].activations, 3 * 8 * one.memory.activationsPerLayer);
+        // Every stage's tensors are held against the same line: the H100's 80 GB less the runtime
+        // overhead, with its derivation (the per-stage chart draws it).
+        QCOMPARE(four.memory.tensorRoom, 80e9 - four.memory.overhead);
+        QVERIFY(four.memory.overhead > 1e9);
+        const auto d = std::find_if(four.derivations.begin(), four.derivations.end(),
+                                    [](const auto& x) { return std::string_view(x.quantity) == "memory.tensor_room"; });
+        QVERIFY(d != four.derivations.end());
+        QCOMPARE(d->value, four.memory.tensorRoom);
     }
 
     void constraints_data()
