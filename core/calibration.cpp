@@ -708,6 +708,32 @@ std::vector<CalibrationRow> calibrationRows(const Calibration& cal)
     return rows;
 }
 
+std::string calibrationConditionsSummary(const Calibration& cal)
+{
+    int lo = 0, hi = 0, temp = 0;
+    double watts = 0;
+    std::vector<std::string> why;
+    for (const auto& c : cal.measuredDevice().conditions) {
+        if (c.step.rfind("gemm", 0) != 0 || c.smClockMhz <= 0)
+            continue;
+        lo = lo == 0 ? c.smClockMhz : std::min(lo, c.smClockMhz);
+        hi = std::max(hi, c.smClockMhz);
+        watts = std::max(watts, c.powerWatts);
+        temp = std::max(temp, c.temperatureC);
+        for (const auto& w : c.throttle)
+            if (std::find(why.begin(), why.end(), w) == why.end())
+                why.push_back(w);
+    }
+    if (hi == 0)
+        return "";
+    std::string reasons;
+    for (const auto& w : why)
+        reasons += (reasons.empty() ? "" : ", ") + w;
+    return fmt::format("During the GEMMs: SM clock {}{} MHz, up to {:.0f} W and {} C; clock limited by {}", lo,
+                       lo == hi ? std::string() : fmt::format("-{}", hi), watts, temp,
+                       reasons.empty() ? std::string("nothing") : reasons);
+}
+
 nlohmann::json calibrationToJson(const Calibration& cal)
 {
     using nlohmann::json;

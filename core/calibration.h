@@ -144,6 +144,10 @@ struct CalibrationRow {
 };
 std::vector<CalibrationRow> calibrationRows(const Calibration& calibration);
 
+// One line on the board's state during the GEMM steps (version-2 conditions): the SM clock range,
+// the highest power and temperature, the clock-limiting reasons; "" when the profile has none.
+std::string calibrationConditionsSummary(const Calibration& calibration);
+
 // hardware.calibration of the plan JSON: profile, device, rows, results and points.
 nlohmann::json calibrationToJson(const Calibration& calibration);
 

@@ -6,6 +6,8 @@
 #include "format.h"
 #include "plancontroller.h"
 
+#include <algorithm>
+
 #include <QDialogButtonBox>
 #include <QFileInfo>
 #include <QHeaderView>
@@ -23,9 +25,9 @@ QString rate(double v, const std::string& unit)
 {
     if (v <= 0)
         return QStringLiteral("—");
-    // TB/s and TFLOP/s, the units of the spec sheets.
-    return QString::fromStdString(core::formatNumber(v / 1e12)) +
-           (unit == "B/s" ? QStringLiteral(" TB/s") : QStringLiteral(" TFLOP/s"));
+    // TB/s and TFLOP/s, the units of the spec sheets, to four significant digits (a measurement's
+    // run-to-run spread is about 1 %: more digits are noise).
+    return QString::number(v / 1e12, 'g', 4) + (unit == "B/s" ? QStringLiteral(" TB/s") : QStringLiteral(" TFLOP/s"));
 }
 
 } // namespace
@@ -62,10 +64,17 @@ CalibrationDialog::CalibrationDialog(PlanController* controller, QWidget* parent
     m_table = new QTableWidget(0, 4);
     m_table->setHorizontalHeaderLabels({tr("Quantity"), tr("Measured"), tr("Spec"), tr("Achieved")});
     m_table->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+    for (int c = 1; c < 4; ++c) // numbers never wrap or elide
+        m_table->horizontalHeader()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
     m_table->verticalHeader()->hide();
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->setMinimumHeight(200);
     layout->addWidget(m_table, 1);
+    m_conditions = new QLabel;
+    m_conditions->setWordWrap(true);
+    m_conditions->setToolTip(tr("NVML during napkin-probe's GEMM steps: held at the board's power limit "
+                                "(sw_power_cap), the clock a long training run sees"));
+    layout->addWidget(m_conditions);
 
     auto* buttons = new QDialogButtonBox;
     m_calibrate = buttons->addButton(tr("Calibrate"), QDialogButtonBox::ActionRole);
@@ -91,7 +100,8 @@ CalibrationDialog::CalibrationDialog(PlanController* controller, QWidget* parent
     });
     connect(m_runner, &CalibrationRunner::finished, this, &CalibrationDialog::onFinished);
     connect(controller, &PlanController::planChanged, this, &CalibrationDialog::updateTable);
-    resize(560, 480);
+    // Room for the whole measured-vs-spec table (12 rows) in the dialog's font, within a 1024x768 screen.
+    resize(fontMetrics().averageCharWidth() * 110, std::min(fontMetrics().height() * 38, 700));
     updateTable();
 }
 
@@ -131,6 +141,10 @@ void CalibrationDialog::updateTable()
 {
     const auto& gpu = m_controller->plan().hardware.gpu;
     m_table->setRowCount(0);
+    m_conditions->setText(gpu && gpu->calibration
+                              ? QString::fromStdString(core::calibrationConditionsSummary(*gpu->calibration))
+                              : QString());
+    m_conditions->setVisible(!m_conditions->text().isEmpty());
     if (!gpu || !gpu->calibration) {
         m_tableTitle->setText(
             tr("The plan uses spec-sheet values (%1).").arg(QString::fromStdString(gpu ? gpu->name : std::string())));

@@ -48,6 +48,7 @@ private:
     QLabel* m_step;
     QLabel* m_message;
     QLabel* m_tableTitle;
+    QLabel* m_conditions = nullptr; // NVML clocks and power during the GEMM steps (profile version 2)
     QProgressBar* m_progress;
     QTableWidget* m_table;
     QPushButton* m_calibrate;

@@ -113,6 +113,11 @@ private slots:
         };
         const auto gpu = core::calibratedGpu(*p, "h200.json", core::builtinCatalog());
         QVERIFY(gpu.calibration->warnings.empty()); // sw_power_cap only: the board at its limit, no fault
+        // The profile's eight GEMM steps: SM 1,305 (fp8) to 1,890 MHz (fp32), 807 W at most (fp8, the
+        // energy counter's average over the step), 60 C (fp16).
+        QCOMPARE(core::calibrationConditionsSummary(*gpu.calibration),
+                 std::string("During the GEMMs: SM clock 1305-1890 MHz, up to 807 W and 60 C; clock limited by "
+                             "sw_power_cap"));
         auto sc = test::scenario({"step_time.mode=predicted", "model.preset=llama-3-8b", "training.micro_batch=2",
                                   "training.seq_len=4096", "cluster.gpus=1"});
         sc.gpu = std::make_shared<core::GpuSpec>(gpu);
