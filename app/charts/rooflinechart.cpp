@@ -312,8 +312,11 @@ void RooflineChart::updateGraphs()
         QCPGraph* marker = addLine({ridge}, {hw.peakFlops / Tera}, Qt::NoPen);
         marker->setLineStyle(QCPGraph::lsNone);
         marker->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDiamond, fg, fg, 9));
-        QCPItemText* label =
-            addText(ridge, ylo, tr("ridge %1 FLOP/byte").arg(compact(ridge)), Qt::AlignLeft | Qt::AlignBottom, fg);
+        // Right of the line when it stands in the left half of the axis, else left of it (still below
+        // the roof): a ridge near the right edge would push its label out of a narrow plot (issue 20).
+        const double at = std::log10(ridge / xlo) / std::log10(xhi / xlo);
+        QCPItemText* label = addText(ridge, ylo, tr("ridge %1 FLOP/byte").arg(compact(ridge)),
+                                     (at > 0.5 ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignBottom, fg);
         label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
         label->position->setCoords(ridge, 1);
     }

@@ -175,6 +175,9 @@ MainWindow::MainWindow(PlanController* controller, QWidget* parent)
     sizeLedgerColumns(); // and the summary's width, now that it has its scroll area
     side->setStretchFactor(0, 0);
     side->setStretchFactor(1, 1);
+    // The derivation tall enough for a formula, its substituted values and its source (issue 20); the
+    // summary above it scrolls.
+    side->setSizes({230, 170});
     top->addWidget(side);
     top->setStretchFactor(0, 5);
     top->setStretchFactor(1, 2);
@@ -200,6 +203,8 @@ MainWindow::MainWindow(PlanController* controller, QWidget* parent)
     bottom->addWidget(m_warningsFrame = framed(tr("Warnings"), m_warnings));
     bottom->setStretchFactor(0, 3);
     bottom->setStretchFactor(1, 1);
+    // The warnings as wide as the summary column above them (a narrow column wraps every word).
+    bottom->setSizes({700, 240});
     right->addWidget(top);
     right->addWidget(bottom);
     right->setStretchFactor(0, 11);

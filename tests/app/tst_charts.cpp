@@ -157,6 +157,27 @@ private slots:
         QVERIFY2(texts.contains(QStringLiteral("ridge %1 FLOP/byte").arg(std::round(plan.hardware.ridge))),
                  qPrintable(texts.join(u'|')));
         QVERIFY(texts.filter(QStringLiteral("tensor peak")).size() == 1);
+        // At a projector's narrow plot (the chart panel at 1024 px wide) the ridge label stays inside the
+        // axis rect: a ridge in the right half of the axis is labelled to its left.
+        auto* plot = m_roofline->plot();
+        m_roofline->resize(420, 360);
+        m_roofline->show();
+        QVERIFY(QTest::qWaitForWindowExposed(m_roofline.get()));
+        plot->replot();
+        QCPItemText* ridge = nullptr;
+        for (int i = 0; i < plot->itemCount(); ++i)
+            if (auto* t = qobject_cast<QCPItemText*>(plot->item(i)); t && t->text().startsWith(u"ridge"))
+                ridge = t;
+        QVERIFY(ridge);
+        const QRect box = plot->axisRect()->rect();
+        QVERIFY2(ridge->right->pixelPosition().x() <= box.right() + 1 && ridge->left->pixelPosition().x() >= box.left(),
+                 qPrintable(QStringLiteral("label %1..%2, axis %3..%4")
+                                .arg(ridge->left->pixelPosition().x())
+                                .arg(ridge->right->pixelPosition().x())
+                                .arg(box.left())
+                                .arg(box.right())));
+        QVERIFY(box.width() > 250);
+        m_roofline->resize(700, 500);
     }
 
     void rooflineFollowsMicroBatch()
