@@ -246,7 +246,10 @@ void LedgerChart::placeCapacityLabel()
                                  unitName + capacityBrief + headroom};
     const double width = m_plot->axisRect()->width();
     const QFontMetricsF fm(m_plot->xAxis->labelFont());
-    QString title = candidates.back();
+    // Last, two lines: the unit and the capacity, then the headroom (a 1024-px window's ledger panel).
+    const QString twoLines =
+        unitName + capacityBrief + (headroomRoom ? QString() : QStringLiteral("\n") + m_headroomLabel->text());
+    QString title = twoLines;
     for (const QString& c : candidates)
         if (fm.horizontalAdvance(c) <= width) {
             title = c;

@@ -137,6 +137,28 @@ private slots:
         QCOMPARE(weights->data()->at(0)->value, bytes[0] / 1073741824.0);
     }
 
+    // A narrow ledger (the panel in a 1024-px window) keeps its title inside the plot: the capacity and
+    // the headroom fall back to a second line rather than being cut.
+    void ledgerTitleFitsANarrowPlot()
+    {
+        m_ledger->resize(330, 260);
+        m_ledger->show();
+        QVERIFY(QTest::qWaitForWindowExposed(m_ledger.get()));
+        m_ledger->plot()->replot();
+        QCoreApplication::processEvents();
+        m_ledger->plot()->replot();
+        const QString title = m_ledger->plot()->xAxis->label();
+        const QFontMetricsF fm(m_ledger->plot()->xAxis->labelFont());
+        const int width = m_ledger->plot()->axisRect()->width();
+        QVERIFY(width > 150);
+        for (const QString& line : title.split(u'\n'))
+            QVERIFY2(fm.horizontalAdvance(line) <= width, qPrintable(line));
+        QVERIFY2(title.contains(QStringLiteral("capacity")) || title.contains(QStringLiteral("H100")),
+                 qPrintable(title));
+        m_ledger->hide();
+        m_ledger->resize(900, 300);
+    }
+
     void rooflinePointsAreOps()
     {
         const auto& plan = m_controller->plan();
