@@ -175,9 +175,10 @@ MainWindow::MainWindow(PlanController* controller, QWidget* parent)
     sizeLedgerColumns(); // and the summary's width, now that it has its scroll area
     side->setStretchFactor(0, 0);
     side->setStretchFactor(1, 1);
-    // The derivation tall enough for a formula, its substituted values and its source (issue 20); the
-    // summary above it scrolls.
-    side->setSizes({230, 170});
+    // Two thirds for the summary, one for the derivation (the splitter keeps the ratio as the window
+    // changes): at 1920x1080 every summary row shows, at 1280x800 the derivation keeps its formula
+    // and substituted values in view and the summary scrolls (issue 20).
+    side->setSizes({340, 170});
     top->addWidget(side);
     top->setStretchFactor(0, 5);
     top->setStretchFactor(1, 2);
