@@ -258,13 +258,12 @@ namespace napkin::core {
 
 namespace {
 
-// The profile's GEMM points with a shape in the dtype of a peak column (bf16, fp16, fp8_e4m3).
+// The profile's GEMM points with a shape in the dtype of a peak column (calibrationGemmDtype).
 MeasuredGemms measuredGemms(const CalibrationDevice& dev, PeakColumn col)
 {
-    const char* dtype = col == PeakColumn::Bf16   ? "bf16"
-                        : col == PeakColumn::Fp16 ? "fp16"
-                        : col == PeakColumn::Fp8  ? "fp8_e4m3"
-                                                  : "";
+    const std::string_view dtype = calibrationGemmDtype(col);
+    if (dtype.empty())
+        return nullptr;
     auto v = std::make_shared<std::vector<MeasuredGemm>>();
     for (const auto& p : dev.points)
         if (p.m > 0 && p.n > 0 && p.k > 0 && p.seconds > 0 && p.dtype == dtype &&

@@ -73,15 +73,6 @@ Limits catalogueLimits(const Catalog& catalog)
 // hbm_read is read-only: shown, not the ceiling of ops that read and write (norms, activations, adds).
 constexpr std::string_view kBandwidthIds[] = {"hbm_copy", "hbm_scale", "hbm_triad"};
 constexpr std::string_view kHostIds[] = {"h2d_pinned", "d2h_pinned", "h2d_pageable", "d2h_pageable"};
-struct GemmId {
-    std::string_view id;
-    PeakColumn column;
-};
-constexpr GemmId kGemmIds[] = {{"gemm_fp32", PeakColumn::Fp32},
-                               {"gemm_tf32", PeakColumn::Tf32},
-                               {"gemm_fp16", PeakColumn::Fp16},
-                               {"gemm_bf16", PeakColumn::Bf16},
-                               {"gemm_fp8_e4m3", PeakColumn::Fp8}};
 
 template <std::size_t N>
 bool among(std::string_view id, const std::string_view (&ids)[N])
@@ -105,7 +96,7 @@ const Limit& limitFor(const Limits& l, const std::string& id, const std::string&
         requiredKind = "flops";
         return l.peak[std::size_t(PeakColumn::Fp32)];
     }
-    for (const auto& g : kGemmIds)
+    for (const auto& g : calibrationGemmIds())
         if (g.id == id) {
             requiredKind = "flops";
             return l.peak[std::size_t(g.column)];
@@ -438,6 +429,24 @@ std::vector<std::string> tokens(std::string_view name)
 
 } // namespace
 
+const std::vector<CalibrationGemmId>& calibrationGemmIds()
+{
+    static const std::vector<CalibrationGemmId> ids{{"gemm_fp32", "fp32", PeakColumn::Fp32},
+                                                    {"gemm_tf32", "tf32", PeakColumn::Tf32},
+                                                    {"gemm_fp16", "fp16", PeakColumn::Fp16},
+                                                    {"gemm_bf16", "bf16", PeakColumn::Bf16},
+                                                    {"gemm_fp8_e4m3", "fp8_e4m3", PeakColumn::Fp8}};
+    return ids;
+}
+
+std::string_view calibrationGemmDtype(PeakColumn column)
+{
+    for (const auto& g : calibrationGemmIds())
+        if (g.column == column)
+            return g.dtype;
+    return {};
+}
+
 const CalibrationResult* CalibrationDevice::result(std::string_view id) const
 {
     for (const auto& r : results)
@@ -630,7 +639,7 @@ GpuSpec calibratedGpu(const CalibrationProfile& profile, const std::string& path
         }
     if (!cal->bandwidthResult.empty())
         g.sourceBandwidth = cal->citation() + ": " + cal->bandwidthResult;
-    for (const auto& gemm : kGemmIds)
+    for (const auto& gemm : calibrationGemmIds())
         if (const auto* r = dev.result(gemm.id); r && r->verified && r->best > 0) {
             g.denseFlopsPerSecond[std::size_t(gemm.column)] = r->best;
             cal->peakResult[std::size_t(gemm.column)] = std::string(gemm.id);
@@ -653,143 +662,6 @@ GpuSpec calibratedGpu(const CalibrationProfile& profile, const std::string& path
             }
     g.calibration = std::move(cal);
     return g;
-}
-
-} // namespace napkin::core
-
-namespace napkin::core {
-
-std::vector<CalibrationRow> calibrationRows(const Calibration& cal)
-{
-    const CalibrationDevice& dev = cal.measuredDevice();
-    const GpuSpec* spec = cal.spec ? &*cal.spec : nullptr;
-    auto measured = [&](std::string_view id) {
-        const auto* r = dev.result(id);
-        return r && r->verified ? r->best : 0.0;
-    };
-    std::vector<CalibrationRow> rows;
-    {
-        CalibrationRow r{"bandwidth",
-                         "memory bandwidth",
-                         "B/s",
-                         cal.bandwidthResult,
-                         0,
-                         spec ? spec->bandwidthBytesPerSecond : 0,
-                         cal.bandwidthMeasured()};
-        r.measured = cal.bandwidthMeasured() ? measured(cal.bandwidthResult) : 0;
-        rows.push_back(r);
-    }
-    static constexpr std::pair<PeakColumn, const char*> columns[] = {
-        {PeakColumn::Fp32, "fp32"}, {PeakColumn::Tf32, "tf32"}, {PeakColumn::Fp16, "fp16"},
-        {PeakColumn::Bf16, "bf16"}, {PeakColumn::Fp8, "fp8"},   {PeakColumn::Fp4, "fp4"}};
-    for (const auto& [column, name] : columns) {
-        const std::size_t c = std::size_t(column);
-        std::string id;
-        for (const auto& g : kGemmIds)
-            if (g.column == column)
-                id = std::string(g.id);
-        CalibrationRow r{name,
-                         std::string("dense ") + name + " peak",
-                         "FLOP/s",
-                         cal.peakResult[c],
-                         cal.peakMeasured(column) ? measured(cal.peakResult[c]) : 0,
-                         spec ? spec->peak(column) : 0,
-                         cal.peakMeasured(column)};
-        if (r.result.empty())
-            r.result = id.empty() ? "" : id; // named even when not measured, for the table
-        rows.push_back(r);
-    }
-    rows.push_back({"fma_fp32", "CUDA-core fp32 (FMA)", "FLOP/s", "fma_fp32", measured("fma_fp32"),
-                    spec ? spec->peak(PeakColumn::Fp32) : 0, false});
-    rows.push_back({"memcpy_d2d", "device-to-device copy", "B/s", "memcpy_d2d", measured("memcpy_d2d"),
-                    spec ? spec->bandwidthBytesPerSecond : 0, false});
-    rows.push_back({"host_link", "host to device (pinned)", "B/s", "h2d_pinned", measured("h2d_pinned"),
-                    spec ? spec->hostLinkBytesPerSecond : 0, !cal.hostLinkResult.empty()});
-    return rows;
-}
-
-std::string calibrationConditionsSummary(const Calibration& cal)
-{
-    int lo = 0, hi = 0, temp = 0;
-    double watts = 0;
-    std::vector<std::string> why;
-    for (const auto& c : cal.measuredDevice().conditions) {
-        if (c.step.rfind("gemm", 0) != 0 || c.smClockMhz <= 0)
-            continue;
-        lo = lo == 0 ? c.smClockMhz : std::min(lo, c.smClockMhz);
-        hi = std::max(hi, c.smClockMhz);
-        watts = std::max(watts, c.powerWatts);
-        temp = std::max(temp, c.temperatureC);
-        for (const auto& w : c.throttle)
-            if (std::find(why.begin(), why.end(), w) == why.end())
-                why.push_back(w);
-    }
-    if (hi == 0)
-        return "";
-    std::string reasons;
-    for (const auto& w : why)
-        reasons += (reasons.empty() ? "" : ", ") + w;
-    return fmt::format("During the GEMMs: SM clock {}{} MHz, up to {:.0f} W and {} C; clock limited by {}", lo,
-                       lo == hi ? std::string() : fmt::format("-{}", hi), watts, temp,
-                       reasons.empty() ? std::string("nothing") : reasons);
-}
-
-nlohmann::json calibrationToJson(const Calibration& cal)
-{
-    using nlohmann::json;
-    const CalibrationDevice& dev = cal.measuredDevice();
-    auto orNull = [](double v) { return v > 0 ? json(v) : json(nullptr); };
-    json rows = json::array();
-    for (const auto& r : calibrationRows(cal))
-        rows.push_back({{"key", r.key},
-                        {"quantity", r.quantity},
-                        {"unit", r.unit},
-                        {"result", r.result},
-                        {"measured", orNull(r.measured)},
-                        {"spec", orNull(r.spec)},
-                        {"used", r.planned ? "measured" : "spec"},
-                        {"achieved", orNull(r.achieved())}});
-    json results = json::array();
-    for (const auto& r : dev.results)
-        results.push_back({{"id", r.id},
-                           {"kind", r.kind},
-                           {"best", r.best},
-                           {"median", r.median},
-                           {"samples", r.samples.size()},
-                           {"verified", r.verified}});
-    json points = json::array();
-    for (const auto& p : dev.points) {
-        json j{{"series", p.series},
-               {"label", p.label},
-               {"intensity", p.intensity()},
-               {"flops_per_second", p.flopsPerSecond()}};
-        if (p.m > 0) {
-            j["dtype"] = p.dtype;
-            j["size"] = {{"m", p.m}, {"n", p.n}, {"k", p.k}};
-        }
-        points.push_back(j);
-    }
-    json conditions = json::array();
-    for (const auto& c : dev.conditions)
-        conditions.push_back({{"step", c.step},
-                              {"sm_clock_mhz", c.smClockMhz},
-                              {"power_w", c.powerWatts},
-                              {"temperature_c", c.temperatureC},
-                              {"throttle", c.throttle}});
-    return {{"profile", cal.path},
-            {"citation", cal.citation()},
-            {"device", dev.name},
-            {"uuid", dev.uuid},
-            {"compute_capability", dev.computeCapability},
-            {"memory_bytes", dev.memoryBytes},
-            {"matched_gpu", cal.spec ? json(cal.spec->id) : json(nullptr)},
-            {"probe_version", cal.profile.probeVersion},
-            {"probe_mode", cal.profile.probeMode},
-            {"started_utc", cal.profile.startedUtc},
-            {"rows", rows},
-            {"results", results},
-            {"points", points},
-            {"conditions", conditions}};
 }
 
 } // namespace napkin::core

@@ -163,6 +163,16 @@ constexpr std::string_view kCalibrationPrefix = "calibration:";
 // Physically absurd values (> 3x the best GPU of catalog for that quantity) are errors.
 std::optional<CalibrationProfile> loadCalibrationProfile(std::string_view text, const Catalog& catalog, Errors& errors);
 
+// The probe's GEMM result ids, the dtype its points carry, and the peak column each measures
+// (gemm_bf16, "bf16", Bf16 ...): the one mapping the loader, the rows and the step time use.
+struct CalibrationGemmId {
+    std::string_view id, dtype;
+    PeakColumn column;
+};
+const std::vector<CalibrationGemmId>& calibrationGemmIds();
+// The dtype of a peak column's GEMM points ("bf16", "fp8_e4m3"); "" when the probe measures none.
+std::string_view calibrationGemmDtype(PeakColumn column);
+
 // The catalogue id for a CUDA device name ("NVIDIA H100 80GB HBM3" -> "h100-sxm"); "" when none.
 std::string_view catalogGpuForDevice(std::string_view deviceName);
 

@@ -12,6 +12,7 @@
 
 #include <fstream>
 #include <initializer_list>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -68,6 +69,15 @@ inline core::Errors scenarioErrors(const std::vector<std::string>& sets)
 inline core::Errors scenarioErrors(std::initializer_list<std::string> sets)
 {
     return scenarioErrors(std::vector<std::string>(sets));
+}
+
+// The text of a calibration profile in tests/data/calibration.
+inline std::string calibrationFixture(const std::string& name)
+{
+    std::ifstream in(std::string(NAPKIN_TEST_DATA) + "/calibration/" + name, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
 }
 
 inline bool near(double got, double want, double rel) { return std::abs(got - want) <= rel * std::abs(want); }

@@ -7,20 +7,9 @@
 #include "calibration.h"
 #include "format.h"
 
-#include <fstream>
-#include <sstream>
-
 using namespace napkin;
 
 namespace {
-
-std::string fixture(const std::string& name)
-{
-    std::ifstream in(std::string(NAPKIN_TEST_DATA) + "/calibration/" + name, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
 
 const core::Derivation* derivation(const core::Plan& p, const char* quantity)
 {
@@ -41,7 +30,7 @@ bool hasWarning(const core::Plan& p, const std::string& code)
 // The good profile with one result changed (by JSON pointer), as text.
 std::string goodWith(const std::string& pointer, const nlohmann::json& value)
 {
-    auto doc = nlohmann::json::parse(fixture("good_h100.json"));
+    auto doc = nlohmann::json::parse(test::calibrationFixture("good_h100.json"));
     doc[nlohmann::json::json_pointer(pointer)] = value;
     return doc.dump();
 }
@@ -183,7 +172,8 @@ private slots:
     void pointsKept()
     {
         core::Errors errors;
-        const auto p = core::loadCalibrationProfile(fixture("good_h100.json"), core::builtinCatalog(), errors);
+        const auto p =
+            core::loadCalibrationProfile(test::calibrationFixture("good_h100.json"), core::builtinCatalog(), errors);
         QVERIFY2(p, errors.empty() ? "" : core::describe(errors.front()).c_str());
         const auto& dev = p->devices.at(0);
         QCOMPARE(dev.points.size(), std::size_t(14));
@@ -308,7 +298,8 @@ private slots:
         QFETCH(QString, field);
         QFETCH(QString, why);
         core::Errors errors;
-        const auto p = core::loadCalibrationProfile(fixture(file.toStdString()), core::builtinCatalog(), errors);
+        const auto p =
+            core::loadCalibrationProfile(test::calibrationFixture(file.toStdString()), core::builtinCatalog(), errors);
         QVERIFY(!p);
         QCOMPARE(errors.size(), std::size_t(1));
         QCOMPARE(QString::fromStdString(errors[0].field), field);
@@ -326,7 +317,7 @@ private slots:
     void absurdNamesTheLimit()
     {
         core::Errors errors;
-        core::loadCalibrationProfile(fixture("absurd_bandwidth.json"), core::builtinCatalog(), errors);
+        core::loadCalibrationProfile(test::calibrationFixture("absurd_bandwidth.json"), core::builtinCatalog(), errors);
         QCOMPARE(errors.size(), std::size_t(1));
         // Best catalogue bandwidth: GB200, 8e12 B/s; 3x is 2.4e13.
         QCOMPARE(errors[0].allowed, std::string("greater than 0 up to 2.4e+13"));

@@ -150,6 +150,70 @@ private slots:
         QCOMPARE(errors.size(), std::size_t(1));
     }
 
+    // The sustained shares (resources/gpus.json achievable.matmul_{bf16,fp8}_sustained_share, measured
+    // by napkin-probe on a GPU held at its power limit): a share is in (0, 1] and says where it was
+    // measured; each hostile value is one error naming its key.
+    void hostileSustainedShares_data()
+    {
+        QTest::addColumn<QString>("key");
+        QTest::addColumn<QString>("value"); // JSON; "remove" deletes the key
+        QTest::addColumn<QString>("field"); // suffix of the error's field ("" = loads)
+        QTest::addColumn<QString>("why");
+        QTest::newRow("above 1") << "matmul_bf16_sustained_share"
+                                 << "1.2"
+                                 << "achievable.matmul_bf16_sustained_share"
+                                 << "must be a share";
+        QTest::newRow("zero") << "matmul_fp8_sustained_share"
+                              << "0"
+                              << "achievable.matmul_fp8_sustained_share"
+                              << "must be a share";
+        QTest::newRow("negative") << "matmul_bf16_sustained_share"
+                                  << "-0.5"
+                                  << "achievable.matmul_bf16_sustained_share"
+                                  << "must be a share";
+        QTest::newRow("string") << "matmul_fp8_sustained_share"
+                                << "\"0.9\""
+                                << "achievable.matmul_fp8_sustained_share"
+                                << "must be a share";
+        QTest::newRow("no source") << "sustained_source"
+                                   << "remove"
+                                   << "achievable.sustained_source"
+                                   << "is missing";
+        QTest::newRow("null share") << "matmul_bf16_sustained_share"
+                                    << "null"
+                                    << ""
+                                    << "";
+    }
+    void hostileSustainedShares()
+    {
+        QFETCH(QString, key);
+        QFETCH(QString, value);
+        QFETCH(QString, field);
+        QFETCH(QString, why);
+        auto doc = embedded("gpus.json");
+        std::size_t at = 0;
+        while (doc["gpus"][at]["id"] != "h200-sxm")
+            ++at;
+        auto& achievable = doc["gpus"][at]["achievable"];
+        QVERIFY(achievable.contains(key.toStdString()));
+        if (value == QStringLiteral("remove"))
+            achievable.erase(key.toStdString());
+        else
+            achievable[key.toStdString()] = nlohmann::json::parse(value.toStdString());
+        core::Errors errors;
+        const auto gpus = core::loadGpus(doc.dump(), errors);
+        if (field.isEmpty()) {
+            QVERIFY(errors.empty());
+            QCOMPARE(gpus[at].sustainedShare16, 1.0); // null: the catalogue figure as it stands
+            QCOMPARE(gpus[at].sustainedShareFp8, core::builtinCatalog().gpu("h200-sxm")->sustainedShareFp8);
+            return;
+        }
+        QCOMPARE(errors.size(), std::size_t(1));
+        const std::string want = "gpus[" + std::to_string(at) + "]." + field.toStdString();
+        QCOMPARE(errors.front().field, want);
+        QCOMPARE(errors.front().why, why.toStdString());
+    }
+
     void namedPlansBytesPerParam_data()
     {
         QTest::addColumn<QString>("plan");

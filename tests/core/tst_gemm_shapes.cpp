@@ -9,21 +9,11 @@
 #include "calibration.h"
 #include "catalog.h"
 
-#include <fstream>
 #include <memory>
-#include <sstream>
 
 using namespace napkin;
 
 namespace {
-
-std::string fixture(const std::string& name)
-{
-    std::ifstream in(std::string(NAPKIN_TEST_DATA) + "/calibration/" + name, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
 
 // A flat curve of 1e15 FLOP/s, so that each correction is rate / 1e15.
 double flat(double, double, double, const void*) { return 1e15; }
@@ -31,7 +21,7 @@ double flat(double, double, double, const void*) { return 1e15; }
 // good_h100.json as version 2 with these GEMM points (m, n, k, FLOP/s) in bf16, and no others.
 core::GpuSpec profileWith(const std::vector<std::array<double, 4>>& gemms)
 {
-    auto doc = nlohmann::json::parse(fixture("good_h100.json"));
+    auto doc = nlohmann::json::parse(test::calibrationFixture("good_h100.json"));
     doc["schema"] = "napkin.calibration/2";
     auto& points = doc["devices"][0]["points"];
     points = nlohmann::json::array();
@@ -102,7 +92,8 @@ private slots:
     void measuredH200DrivesLlama8b()
     {
         core::Errors errors;
-        const auto p = core::loadCalibrationProfile(fixture("h200_measured_v2.json"), core::builtinCatalog(), errors);
+        const auto p = core::loadCalibrationProfile(test::calibrationFixture("h200_measured_v2.json"),
+                                                    core::builtinCatalog(), errors);
         QVERIFY(p && errors.empty());
         QCOMPARE(p->schemaVersion, 2);
         auto rateOf = [&](const std::string& series, const std::string& label, const std::string& dtype) {
@@ -143,7 +134,8 @@ private slots:
     void sustainedShareIsTheMeasuredOne()
     {
         core::Errors errors;
-        const auto p = core::loadCalibrationProfile(fixture("h200_measured_v2.json"), core::builtinCatalog(), errors);
+        const auto p = core::loadCalibrationProfile(test::calibrationFixture("h200_measured_v2.json"),
+                                                    core::builtinCatalog(), errors);
         QVERIFY(p && errors.empty());
         const auto& h200 = *core::builtinCatalog().gpu("h200-sxm");
         auto share = [&](const char* dtype, double figure, const std::array<double, 3>& at) {
@@ -174,7 +166,8 @@ private slots:
     void versionOneStillLoads()
     {
         core::Errors errors;
-        const auto p = core::loadCalibrationProfile(fixture("good_h100.json"), core::builtinCatalog(), errors);
+        const auto p =
+            core::loadCalibrationProfile(test::calibrationFixture("good_h100.json"), core::builtinCatalog(), errors);
         QVERIFY(p && errors.empty());
         QCOMPARE(p->schemaVersion, 1);
         const auto& pt = p->devices[0].points[2];
@@ -184,7 +177,7 @@ private slots:
         QCOMPARE(pt.k, 4096.0);
         QCOMPARE(p->devices[0].points[7].m, 0.0); // intensity sweep: no shape
 
-        auto doc = nlohmann::json::parse(fixture("good_h100.json"));
+        auto doc = nlohmann::json::parse(test::calibrationFixture("good_h100.json"));
         doc["devices"][0]["points"][0]["size"] = {{"m", 1}, {"n", 4096}, {"k", 4096}};
         doc["devices"][0]["conditions"] = nlohmann::json::array();
         errors.clear();
@@ -197,7 +190,7 @@ private slots:
     // Throttled by heat: a warning; held at the power limit (a sustained GEMM's normal state): none.
     void throttledRunIsFlagged()
     {
-        auto doc = nlohmann::json::parse(fixture("good_h100.json"));
+        auto doc = nlohmann::json::parse(test::calibrationFixture("good_h100.json"));
         doc["schema"] = "napkin.calibration/2";
         doc["devices"][0]["conditions"] = {{{"step", "gemm_bf16"},
                                             {"sm_clock_mhz", 1410},
