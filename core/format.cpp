@@ -33,6 +33,31 @@ std::string formatNumber(double v)
     return fmt::format("{:.6g}", v);
 }
 
+// A substituted value as people write it in a derivation: integers below 10^7 exactly (a vocabulary
+// of 128256, a sequence of 131072), larger or fractional magnitudes from 10^5 up in engineering
+// notation with four significant digits ("13.48e9", "70e9", "15e12") rather than "13476831232" or
+// "3.698e+09"; small values as formatNumber.
+std::string formatTerm(double v)
+{
+    const double a = std::fabs(v);
+    if (!std::isfinite(v) || a < 1e5 || (v == std::floor(v) && a < 1e7))
+        return formatNumber(v);
+    int exp3 = int(std::floor(std::log10(a) / 3)) * 3;
+    double mant = v / std::pow(10.0, exp3);
+    // Four significant digits; a mantissa that rounds up to 1000 moves to the next exponent.
+    const auto rounded = [](double m) {
+        const double am = std::fabs(m);
+        const int decimals = am >= 100 ? 1 : am >= 10 ? 2 : 3;
+        const double f = std::pow(10.0, decimals);
+        return std::round(m * f) / f;
+    };
+    if (std::fabs(rounded(mant)) >= 1000) {
+        exp3 += 3;
+        mant = v / std::pow(10.0, exp3);
+    }
+    return fmt::format("{:.4g}e{}", rounded(mant), exp3);
+}
+
 std::string formatBytes(double bytes)
 {
     const double a = std::fabs(bytes);
@@ -144,7 +169,7 @@ std::string render(const Derivation& d, bool values)
             if (values)
                 for (int k = 0; k < d.termCount; ++k)
                     if (sym == d.terms[std::size_t(k)].symbol)
-                        text = formatNumber(d.terms[std::size_t(k)].value);
+                        text = formatTerm(d.terms[std::size_t(k)].value);
             out += text;
             i = close + 1;
         } else {
@@ -248,6 +273,19 @@ nlohmann::json breakdownJsonImpl(const StepTimeBreakdown& b)
 } // namespace
 
 nlohmann::json stepTimeToJson(const StepTimeBreakdown& b) { return breakdownJsonImpl(b); }
+
+// The result of a derivation with its unit: bytes as "13.48 GB (13,476,831,232 bytes)", other integers
+// below 10^12 grouped ("6,738,415,616 parameters"), the rest as formatTerm ("989.5e12 FLOP/s").
+std::string resultText(const Derivation& d)
+{
+    const std::string_view unit = d.unit;
+    const double v = d.value;
+    const bool integer = std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e12; // counts, not rates
+    if (unit == "bytes" && std::isfinite(v))
+        return std::fabs(v) >= 1e3 ? formatBytes(v) + " (" + formatGrouped(v) + " bytes)" : formatGrouped(v) + " bytes";
+    const std::string number = integer ? formatGrouped(v) : formatTerm(v);
+    return unit.empty() ? number : number + " " + std::string(unit);
+}
 
 std::string formulaText(const Derivation& d) { return render(d, false); }
 std::string substitutedText(const Derivation& d) { return render(d, true); }
@@ -665,8 +703,8 @@ std::string planToText(const Plan& p)
     }
     o << "\nDerivations\n";
     for (const auto& d : p.derivations)
-        o << "  " << d.quantity << " = " << formulaText(d) << " = " << substitutedText(d) << " = "
-          << formatNumber(d.value) << " " << d.unit << "\n      [" << sourceText(d, p) << "]\n";
+        o << "  " << d.quantity << " = " << formulaText(d) << " = " << substitutedText(d) << " = " << resultText(d)
+          << "\n      [" << sourceText(d, p) << "]\n";
     return o.str();
 }
 
@@ -725,8 +763,8 @@ std::string planToMarkdown(const Plan& p)
     }
     o << "\n## Derivations\n\n| quantity | formula | substituted | value | source |\n|---|---|---|---:|---|\n";
     for (const auto& d : p.derivations)
-        o << "| " << d.quantity << " | " << formulaText(d) << " | " << substitutedText(d) << " | "
-          << formatNumber(d.value) << " " << d.unit << " | " << sourceText(d, p) << " |\n";
+        o << "| " << d.quantity << " | " << formulaText(d) << " | " << substitutedText(d) << " | " << resultText(d)
+          << " | " << sourceText(d, p) << " |\n";
     return o.str();
 }
 

@@ -13,13 +13,18 @@ namespace napkin::core {
 
 struct Scenario; // scenario.h
 
-// "6 · P · T" and "6 · 7e+10 · 1.5e+13".
+// "6 · P · T" and "6 · 70e9 · 15e12" (values as formatTerm writes them).
 std::string formulaText(const Derivation& d);
 std::string substitutedText(const Derivation& d);
+// The value with its unit: "13.48 GB (13,476,831,232 bytes)", "6,738,415,616 parameters", "989.5e12 FLOP/s".
+std::string resultText(const Derivation& d);
 std::string sourceText(const Derivation& d, const Plan& plan);
 
 // Compact number for people: 6.3e+24, 143.9, 84 GB uses formatBytes.
 std::string formatNumber(double v);
+// A derivation's substituted value: integers below 10^7 exactly, from 10^5 up in engineering notation
+// with four significant digits ("13.48e9", "70e9", "15e12"), else formatNumber.
+std::string formatTerm(double v);
 std::string formatBytes(double bytes); // decimal GB (10^9), as the seeds and vendors use
 // Counts as people write them: "15 T", "70.55 B", "2.5 M", "512" (up to 4 significant digits;
 // K, M, B, T, P = 10^3 ... 10^15). formatGrouped: "1,024", "16,384".

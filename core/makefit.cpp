@@ -62,6 +62,34 @@ json merged(json a, const json& b)
     return a;
 }
 
+// Mixtures of experts: spread the expert weights over more ranks without new GPUs. EP = k for every
+// k above the scenario's that divides the experts with ep · etp dividing tp · cp · dp (Megatron-Core's
+// folding rule, as the loader checks: core/scenario_sections.cpp checkExpertLayout), and etp = tp
+// where the experts are whole on each rank. Expert weights shrink by the new ep · etp, their
+// gradients and optimizer states with EDP = tp · cp · dp / (ep · etp) under ZeRO / the distributed
+// optimizer; the all-to-all and its cost follow in the re-plan.
+void expertCandidates(const Scenario& sc, const Plan& p, std::vector<Candidate>& out)
+{
+    const auto& shape = sc.model.shape;
+    if (sc.model.kind != ModelKind::Transformer || !isMoe(shape) || shape.moe.experts <= 0)
+        return;
+    const std::int64_t ranks =
+        std::int64_t(std::max(1, sc.parallel.tp)) * std::max(1, sc.parallel.cp) * p.compute.dataParallel;
+    const std::int64_t ep = std::max(1, sc.parallel.ep), etp = std::max(1, sc.parallel.etp);
+    for (std::int64_t k = ep + 1; k <= shape.moe.experts && k * etp <= ranks; ++k)
+        if (shape.moe.experts % k == 0 && ranks % (k * etp) == 0)
+            out.push_back({fmt::format("expert parallelism EP = {} (each rank holds {} of the {} experts; expert "
+                                       "data parallel {})",
+                                       k, shape.moe.experts / k, shape.moe.experts, ranks / (k * etp)),
+                           {{"parallel.ep", k}}});
+    const std::int64_t tp = std::max(1, sc.parallel.tp);
+    if (etp < tp && ranks % (ep * tp) == 0 && shape.moe.expertFfn % tp == 0)
+        out.push_back({fmt::format("expert tensor parallelism ETP = {} (each expert's matrices split over the "
+                                   "tensor-parallel ranks, as Megatron-Core's default)",
+                                   tp),
+                       {{"parallel.etp", tp}}});
+}
+
 // What a demanding user would try, in the order of what it costs: memory-only levers first, then the
 // fine-tuning methods, offload, more GPUs, a larger GPU.
 std::vector<Candidate> candidates(const Scenario& sc, const Plan& p, const std::string& currentGpu)
@@ -85,6 +113,7 @@ std::vector<Candidate> candidates(const Scenario& sc, const Plan& p, const std::
                                                 : "all model states",
                                        p.compute.dataParallel),
                            {{"parallel.zero", z}}});
+    expertCandidates(sc, p, out);
     if (!sc.precision.optimizerInt8Blockwise && p.memory.optimizerStates > 0)
         out.push_back(
             {"8-bit optimizer states (bitsandbytes blockwise int8)", {{"precision.optimizer", "int8_blockwise"}}});

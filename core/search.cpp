@@ -10,9 +10,12 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <numeric>
+#include <thread>
+#include <tuple>
 
 namespace napkin::core {
 
@@ -44,10 +47,15 @@ void applyLayout(Scenario& sc, const Layout& l)
     sc.parallel.schedule = resolvedSchedule(l.schedule, l.virtualStages);
     sc.parallel.cp = l.cp;
     sc.parallel.dp = l.dp;
-    // Expert layout: ep as chosen, etp "auto" follows tp, EDP = tp · cp · dp / (etp · ep) (as loaded).
+    // Expert layout: ep as chosen; etp as chosen (an etp equal to tp stays "auto" where it was), else
+    // "auto" follows tp; EDP = tp · cp · dp / (etp · ep) (as loaded).
     sc.parallel.ep = std::max(1, l.ep);
-    if (sc.parallel.etpAuto)
+    if (l.etp > 0 && !(l.etp == l.tp && sc.parallel.etpAuto)) {
+        sc.parallel.etp = l.etp;
+        sc.parallel.etpAuto = false;
+    } else if (sc.parallel.etpAuto) {
         sc.parallel.etp = l.tp;
+    }
     sc.parallel.edp = expertDataParallelSize(sc.parallel);
     sc.parallel.zeroStage = l.zero;
     sc.parallel.fsdp = Fsdp::None;
@@ -70,6 +78,10 @@ void applyLayout(nlohmann::json& doc, const Layout& l)
     pa["cp"] = l.cp;
     if (l.ep > 1 || pa.contains("ep"))
         pa["ep"] = l.ep;
+    // The same etp rule as the scenario overload: an etp equal to tp stays "auto" where it was.
+    const bool etpAuto = !pa.contains("etp") || pa["etp"].is_string() || pa["etp"].is_null();
+    if (l.etp > 0 && !(l.etp == l.tp && etpAuto))
+        pa["etp"] = l.etp;
     if (pa.contains("dp") &&
         !(pa["dp"].is_string() || pa["dp"].is_null())) // "auto" stays: tp · pp · cp · dp = GPUs already
         pa["dp"] = l.dp;
@@ -97,6 +109,7 @@ Layout layoutOf(const Scenario& sc)
     l.firstStageLayers = sc.parallel.firstStageLayers;
     l.lastStageLayers = sc.parallel.lastStageLayers;
     l.ep = sc.parallel.ep;
+    l.etp = sc.parallel.etp;
     l.cp = sc.parallel.cp;
     l.dp = sc.parallel.dp;
     l.microBatch = sc.training.microBatch;
@@ -165,17 +178,42 @@ std::string explainAgainst(const LayoutResult& r, const LayoutResult& best)
 
 const char* recomputeName(Recompute r) { return toString(r); }
 
-// Expert-parallel sizes a layout can take (the loader's rules, core/scenario_sections.cpp
-// checkExpertLayout): ep divides the experts, ep · etp divides tp · cp · dp, etp divides the expert
-// FFN. {1} for a dense model.
-std::vector<std::int64_t> expertRanks(const Scenario& base, std::int64_t tp, std::int64_t cp, std::int64_t dp)
+bool isMixture(const Scenario& sc)
 {
-    const auto& shape = base.model.shape;
-    if (base.model.kind != ModelKind::Transformer || !isMoe(shape) || shape.moe.experts <= 0)
+    return sc.model.kind == ModelKind::Transformer && isMoe(sc.model.shape) && sc.model.shape.moe.experts > 0;
+}
+
+// Expert tensor-parallel sizes to try: tp (Megatron-Core's default, "auto") and 1 (each expert whole
+// on its rank; MoE parallel folding lets the expert layers use another TP size than attention,
+// megatron/core/transformer/moe/README.md), each dividing the expert FFN (checkExpertLayout). The
+// scenario's own etp alone where the search keeps the stated layout. {0} for a dense model.
+std::vector<int> expertTensorRanks(const Scenario& base, std::int64_t tp, bool explore)
+{
+    if (!isMixture(base))
+        return {0};
+    std::vector<int> out;
+    const auto add = [&](std::int64_t etp) {
+        if (etp >= 1 && base.model.shape.moe.expertFfn % etp == 0 &&
+            std::find(out.begin(), out.end(), int(etp)) == out.end())
+            out.push_back(int(etp));
+    };
+    if (!explore) {
+        add(base.parallel.etpAuto ? tp : std::max(1, base.parallel.etp));
+        return out;
+    }
+    add(tp);
+    add(1);
+    return out;
+}
+
+// Expert-parallel sizes a layout can take with that etp (the loader's rules, core/scenario_sections.cpp
+// checkExpertLayout): ep divides the experts, ep · etp divides tp · cp · dp. {1} for a dense model.
+std::vector<std::int64_t> expertRanks(const Scenario& base, std::int64_t tp, std::int64_t cp, std::int64_t dp,
+                                      std::int64_t etp)
+{
+    if (!isMixture(base))
         return {1};
-    const std::int64_t etp = base.parallel.etpAuto ? tp : std::max(1, base.parallel.etp);
-    if (shape.moe.expertFfn % etp != 0)
-        return {};
+    const auto& shape = base.model.shape;
     std::vector<std::int64_t> out;
     for (const auto ep : divisors(shape.moe.experts, shape.moe.experts))
         if ((tp * cp * dp) % (ep * etp) == 0)
@@ -185,19 +223,146 @@ std::vector<std::int64_t> expertRanks(const Scenario& base, std::int64_t tp, std
 
 } // namespace
 
+namespace {
+
+// What every block of the search shares: the candidate values and the rules, fixed by the scenario.
+struct SearchSpace {
+    const Scenario* base = nullptr;
+    const SearchOptions* opt = nullptr;
+    std::int64_t layers = 1, globalBatch = 1;
+    bool isMlp = false, tryDualPipe = false, keepFsdp = false;
+    std::vector<Recompute> recomputes;
+    std::vector<int> zeros;
+};
+
+// One block of the search: the layouts of one (tp, cp, pp), planned on the calling thread.
+struct SearchBlock {
+    std::int64_t tp = 1, cp = 1, pp = 1;
+    // Results with their place in the enumeration, so that blocks merged in any order give the list
+    // one thread gives (fastest first, earlier layouts first among equal steps).
+    std::vector<std::pair<std::int64_t, LayoutResult>> kept;
+    std::int64_t evaluated = 0, feasible = 0, rejectedMemory = 0, rejectedBatch = 0;
+};
+
+void searchBlock(const SearchSpace& space, SearchBlock& block)
+{
+    const Scenario& base = *space.base;
+    const SearchOptions& opt = *space.opt;
+    Scenario sc = base;
+    sc.stepTime.mode = TimeMode::Predicted;
+    const std::int64_t tp = block.tp, cp = block.cp, pp = block.pp, globalBatch = space.globalBatch;
+    std::int64_t order = 0;
+    // Returns whether the layout fits.
+    auto consider = [&](const Layout& l) {
+        applyLayout(sc, l);
+        if (space.keepFsdp)
+            sc.parallel.fsdp = base.parallel.fsdp, sc.parallel.zeroStage = base.parallel.zeroStage;
+        resolveFramework(sc);                 // framework = auto follows the ZeRO stage, as when the layout is applied
+        const Plan p = estimateForSearch(sc); // stops at the ledger when the layout does not fit
+        ++block.evaluated;
+        ++order;
+        if (!p.memory.fits) {
+            ++block.rejectedMemory;
+            return false;
+        }
+        if (!p.stepTime.valid)
+            return true;
+        ++block.feasible;
+        auto& kept = block.kept;
+        const double step = p.stepTime.step;
+        if (int(kept.size()) >= opt.top && step >= kept.back().second.time.step)
+            return true;
+        LayoutResult r;
+        r.layout = l;
+        r.layout.zero = effectiveZeroStage(sc);
+        r.time = p.stepTime;
+        r.memoryTotal = p.memory.total;
+        r.headroom = p.memory.headroom;
+        r.accumulationSteps = p.compute.accumulationSteps;
+        const auto at = std::upper_bound(kept.begin(), kept.end(), step,
+                                         [](double s, const auto& x) { return s < x.second.time.step; });
+        kept.insert(at, {order, std::move(r)});
+        if (int(kept.size()) > opt.top)
+            kept.pop_back();
+        return true;
+    };
+
+    const std::int64_t dp = base.cluster.gpus / (tp * cp * pp);
+    const auto uneven = unevenEndStages(space.layers, pp); // pp does not divide the layers
+    std::vector<std::int64_t> vs{1};
+    if (pp > 1 && uneven.first == 0)
+        vs = divisors(space.layers / pp, opt.maxVirtualStages);
+    std::vector<std::int64_t> mbs; // micro-batches whose global batch divides
+    for (std::int64_t mb = 1; mb <= opt.maxMicroBatch; mb *= 2) {
+        if (globalBatch % (mb * dp) != 0)
+            ++block.rejectedBatch;
+        else
+            mbs.push_back(mb);
+    }
+    if (mbs.empty())
+        return;
+    std::vector<std::pair<int, std::int64_t>> experts; // (etp, ep) pairs
+    for (const int etp : expertTensorRanks(base, tp, opt.searchExpertTensor))
+        for (const auto ep : expertRanks(base, tp, cp, dp, std::max(1, etp)))
+            experts.emplace_back(etp, ep);
+    for (const auto v : vs)
+        for (const auto schedule : {PipelineSchedule::OneFOneB, PipelineSchedule::DualPipe}) {
+            if (schedule == PipelineSchedule::DualPipe && (v > 1 || !space.tryDualPipe || pp < 2 || pp % 2 != 0))
+                continue;
+            for (const auto& [etp, ep] : experts)
+                for (const auto rc : space.recomputes)
+                    for (const int z : space.zeros) {
+                        if (dp == 1 && z > 0 && opt.searchZero)
+                            continue; // nothing to shard over: identical to ZeRO-0
+                        // Micro-batches innermost, smallest first: a layout's memory grows with its
+                        // micro-batch (activations ∝ b · min(pp, m), and b · m is the fixed batch per
+                        // replica once m < pp), so once one does not fit no larger one does; those are
+                        // counted as planned and rejected.
+                        for (std::size_t i = 0; i < mbs.size(); ++i) {
+                            const std::int64_t mb = mbs[i];
+                            // DualPipe: an even number of at least 2 · pp micro-batches
+                            // (checkPipelineSchedule).
+                            const std::int64_t m = globalBatch / (mb * dp);
+                            if (schedule == PipelineSchedule::DualPipe && !dualPipeMicroBatchesOk(m, pp))
+                                continue;
+                            Layout l{int(tp), int(pp), int(v), int(cp), dp, mb, rc, z};
+                            l.ep = int(ep);
+                            l.etp = etp;
+                            l.schedule = schedule;
+                            l.firstStageLayers = uneven.first;
+                            l.lastStageLayers = uneven.second;
+                            if (!consider(l)) {
+                                for (std::size_t j = i + 1; j < mbs.size(); ++j) {
+                                    const std::int64_t mj = globalBatch / (mbs[j] * dp);
+                                    if (schedule == PipelineSchedule::DualPipe && !dualPipeMicroBatchesOk(mj, pp))
+                                        continue;
+                                    ++block.evaluated;
+                                    ++block.rejectedMemory;
+                                }
+                                break;
+                            }
+                        }
+                    }
+        }
+}
+
+} // namespace
+
 SearchResult searchLayouts(const Scenario& base, const SearchOptions& opt)
 {
     const auto t0 = std::chrono::steady_clock::now();
     SearchResult out;
-    Scenario sc = base;
-    sc.stepTime.mode = TimeMode::Predicted;
-    const bool isMlp = sc.model.kind == ModelKind::Mlp;
-    const std::int64_t G = sc.cluster.gpus;
-    const auto& shape = sc.model.shape;
-    const std::int64_t heads = isMlp ? 1 : shape.heads, kv = isMlp ? 1 : std::max<std::int64_t>(1, shape.kvHeads);
-    const std::int64_t layers = isMlp ? 1 : shape.layers;
-    const std::int64_t seq = isMlp ? 1 : sc.training.seqLen;
-    const std::int64_t globalBatch = sc.training.globalBatch;
+    SearchSpace space;
+    space.base = &base;
+    space.opt = &opt;
+    space.isMlp = base.model.kind == ModelKind::Mlp;
+    const std::int64_t G = base.cluster.gpus;
+    const auto& shape = base.model.shape;
+    const std::int64_t heads = space.isMlp ? 1 : shape.heads;
+    const std::int64_t kv = space.isMlp ? 1 : std::max<std::int64_t>(1, shape.kvHeads);
+    space.layers = space.isMlp ? 1 : shape.layers;
+    const std::int64_t seq = space.isMlp ? 1 : base.training.seqLen;
+    space.globalBatch = base.training.globalBatch;
 
     // The same constraints the scenario loader checks (core/scenario.cpp).
     std::vector<std::int64_t> tps;
@@ -208,123 +373,64 @@ SearchResult searchLayouts(const Scenario& base, const SearchOptions& opt)
     for (auto c : divisors(seq, opt.maxContextParallel))
         if ((c & (c - 1)) == 0) // powers of two, as ring attention implementations require
             cps.push_back(c);
-    const std::vector<Recompute> recomputes =
-        opt.searchRecompute ? std::vector<Recompute>{Recompute::None, Recompute::Selective, Recompute::Full}
-                            : std::vector<Recompute>{base.training.recompute};
-    std::vector<int> zeros;
+    space.recomputes = opt.searchRecompute
+                           ? std::vector<Recompute>{Recompute::None, Recompute::Selective, Recompute::Full}
+                           : std::vector<Recompute>{base.training.recompute};
     if (opt.searchZero)
-        zeros = {0, 1, 2, 3};
+        space.zeros = {0, 1, 2, 3};
     else
-        zeros = {effectiveZeroStage(base)};
-    const bool keepFsdp = !opt.searchZero;
-    const bool tryDualPipe =
-        base.parallel.schedule == PipelineSchedule::DualPipe || (!isMlp && isMoe(shape) && shape.moe.experts > 0);
-
-    std::vector<LayoutResult> kept; // a bounded list, fastest first
-    // Returns whether the layout fits.
-    auto consider = [&](const Layout& l) {
-        applyLayout(sc, l);
-        if (keepFsdp)
-            sc.parallel.fsdp = base.parallel.fsdp, sc.parallel.zeroStage = base.parallel.zeroStage;
-        resolveFramework(sc);                 // framework = auto follows the ZeRO stage, as when the layout is applied
-        const Plan p = estimateForSearch(sc); // stops at the ledger when the layout does not fit
-        ++out.evaluated;
-        if (!p.memory.fits) {
-            ++out.rejectedMemory;
-            return false;
-        }
-        if (!p.stepTime.valid)
-            return true;
-        ++out.feasible;
-        const double step = p.stepTime.step;
-        if (int(kept.size()) >= opt.top && step >= kept.back().time.step)
-            return true;
-        LayoutResult r;
-        r.layout = l;
-        r.layout.zero = effectiveZeroStage(sc);
-        r.time = p.stepTime;
-        r.memoryTotal = p.memory.total;
-        r.headroom = p.memory.headroom;
-        r.accumulationSteps = p.compute.accumulationSteps;
-        const auto at = std::upper_bound(kept.begin(), kept.end(), step,
-                                         [](double s, const LayoutResult& x) { return s < x.time.step; });
-        kept.insert(at, std::move(r));
-        if (int(kept.size()) > opt.top)
-            kept.pop_back();
-        return true;
-    };
+        space.zeros = {effectiveZeroStage(base)};
+    space.keepFsdp = !opt.searchZero;
+    space.tryDualPipe = base.parallel.schedule == PipelineSchedule::DualPipe || (!space.isMlp && isMixture(base));
 
     // Pipeline depths: the divisors of the layers (even stages), and the powers of two up to 64 that
     // do not divide them, with uneven end stages (unevenEndStages) as Megatron-LM allows.
-    std::vector<std::int64_t> depths = divisors(layers, layers);
-    if (!isMlp && opt.unevenStages)
-        for (std::int64_t pp = 2; pp <= std::min<std::int64_t>(64, layers / 2); pp *= 2)
-            if (layers % pp != 0 && unevenEndStages(layers, pp).first > 0)
+    std::vector<std::int64_t> depths = divisors(space.layers, space.layers);
+    if (!space.isMlp && opt.unevenStages)
+        for (std::int64_t pp = 2; pp <= std::min<std::int64_t>(64, space.layers / 2); pp *= 2)
+            if (space.layers % pp != 0 && unevenEndStages(space.layers, pp).first > 0)
                 depths.push_back(pp);
+    std::vector<SearchBlock> blocks;
     for (const auto tp : tps)
-        for (const auto cp : cps) {
-            if (G % (tp * cp) != 0)
-                continue;
-            for (const auto pp : depths) {
-                if (G % (tp * cp * pp) != 0)
-                    continue;
-                const std::int64_t dp = G / (tp * cp * pp);
-                const auto uneven = unevenEndStages(layers, pp); // pp does not divide the layers
-                std::vector<std::int64_t> vs{1};
-                if (pp > 1 && uneven.first == 0)
-                    vs = divisors(layers / pp, opt.maxVirtualStages);
-                std::vector<std::int64_t> mbs; // micro-batches whose global batch divides
-                for (std::int64_t mb = 1; mb <= opt.maxMicroBatch; mb *= 2) {
-                    if (globalBatch % (mb * dp) != 0)
-                        ++out.rejectedBatch;
-                    else
-                        mbs.push_back(mb);
-                }
-                if (mbs.empty())
-                    continue;
-                const auto eps = expertRanks(base, tp, cp, dp);
-                for (const auto v : vs)
-                    for (const auto schedule : {PipelineSchedule::OneFOneB, PipelineSchedule::DualPipe}) {
-                        if (schedule == PipelineSchedule::DualPipe && (v > 1 || !tryDualPipe || pp < 2 || pp % 2 != 0))
-                            continue;
-                        for (const auto ep : eps)
-                            for (const auto rc : recomputes)
-                                for (const int z : zeros) {
-                                    if (dp == 1 && z > 0 && opt.searchZero)
-                                        continue; // nothing to shard over: identical to ZeRO-0
-                                    // Micro-batches innermost, smallest first: a layout's memory grows
-                                    // with its micro-batch (activations ∝ b · min(pp, m), and b · m is
-                                    // the fixed batch per replica once m < pp), so once one does not fit
-                                    // no larger one does; those are counted as planned and rejected.
-                                    for (std::size_t i = 0; i < mbs.size(); ++i) {
-                                        const std::int64_t mb = mbs[i];
-                                        // DualPipe: an even number of at least 2 · pp micro-batches
-                                        // (checkPipelineSchedule).
-                                        const std::int64_t m = globalBatch / (mb * dp);
-                                        if (schedule == PipelineSchedule::DualPipe && !dualPipeMicroBatchesOk(m, pp))
-                                            continue;
-                                        Layout l{int(tp), int(pp), int(v), int(cp), dp, mb, rc, z};
-                                        l.ep = int(ep);
-                                        l.schedule = schedule;
-                                        l.firstStageLayers = uneven.first;
-                                        l.lastStageLayers = uneven.second;
-                                        if (!consider(l)) {
-                                            for (std::size_t j = i + 1; j < mbs.size(); ++j) {
-                                                const std::int64_t mj = globalBatch / (mbs[j] * dp);
-                                                if (schedule == PipelineSchedule::DualPipe &&
-                                                    !dualPipeMicroBatchesOk(mj, pp))
-                                                    continue;
-                                                ++out.evaluated;
-                                                ++out.rejectedMemory;
-                                            }
-                                            break;
-                                        }
-                                    }
-                                }
-                    }
-            }
-        }
-    out.best = std::move(kept);
+        for (const auto cp : cps)
+            for (const auto pp : depths)
+                if (G % (tp * cp * pp) == 0)
+                    blocks.push_back({tp, cp, pp, {}, 0, 0, 0, 0});
+
+    // The blocks are independent: planned on up to opt.threads threads (0: one per hardware thread),
+    // each taking the next block in turn. Planning is pure (core keeps no mutable state).
+    const unsigned hw = std::max(1U, std::thread::hardware_concurrency());
+    const std::size_t threads =
+        std::min<std::size_t>(blocks.size(), opt.threads > 0 ? std::size_t(opt.threads) : std::size_t(hw));
+    std::atomic<std::size_t> next{0};
+    auto worker = [&] {
+        for (std::size_t i = next++; i < blocks.size(); i = next++)
+            searchBlock(space, blocks[i]);
+    };
+    std::vector<std::thread> pool;
+    for (std::size_t t = 1; t < threads; ++t)
+        pool.emplace_back(worker);
+    worker();
+    for (auto& t : pool)
+        t.join();
+
+    // Merged in enumeration order: the fastest first, the earlier layout first among equal steps.
+    std::vector<std::tuple<double, std::size_t, std::int64_t, LayoutResult*>> all;
+    for (std::size_t b = 0; b < blocks.size(); ++b) {
+        auto& blk = blocks[b];
+        out.evaluated += blk.evaluated;
+        out.feasible += blk.feasible;
+        out.rejectedMemory += blk.rejectedMemory;
+        out.rejectedBatch += blk.rejectedBatch;
+        for (auto& [order, r] : blk.kept)
+            all.emplace_back(r.time.step, b, order, &r);
+    }
+    std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
+        return std::tie(std::get<0>(a), std::get<1>(a), std::get<2>(a)) <
+               std::tie(std::get<0>(b), std::get<1>(b), std::get<2>(b));
+    });
+    for (std::size_t i = 0; i < all.size() && int(i) < opt.top; ++i)
+        out.best.push_back(std::move(*std::get<3>(all[i])));
     for (std::size_t i = 0; i < out.best.size(); ++i)
         out.best[i].why = i == 0 ? explainBest(out.best[0]) : explainAgainst(out.best[i], out.best[0]);
     out.elapsedSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -443,6 +549,7 @@ nlohmann::json searchToJson(const SearchResult& r, const Scenario& sc)
                              {"cp", l.cp},
                              {"dp", l.dp},
                              {"ep", l.ep},
+                             {"etp", l.etp > 0 ? l.etp : l.tp},
                              {"micro_batch", l.microBatch},
                              {"recompute", recomputeName(l.recompute)},
                              {"zero", l.zero}}},

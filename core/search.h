@@ -24,7 +24,11 @@ struct Layout {
     std::int64_t microBatch = 1;
     Recompute recompute = Recompute::None;
     int zero = 0;
-    int ep = 1; // expert parallelism (mixtures of experts; etp follows the scenario: "auto" = tp)
+    int ep = 1; // expert parallelism (mixtures of experts)
+    // Expert tensor parallelism: 0 keeps the scenario's (etp "auto" follows tp); the search sets it,
+    // trying etp = tp (Megatron-Core's default) and etp = 1 (experts whole on each rank; MoE parallel
+    // folding, megatron/core/transformer/moe/README.md, lets expert layers use another TP size).
+    int etp = 0;
     // 1F1B / interleaved follow virtualStages; DualPipe is tried for mixtures of experts (it hides
     // their all-to-all) and kept where the scenario states it.
     PipelineSchedule schedule = PipelineSchedule::OneFOneB;
@@ -59,6 +63,11 @@ struct SearchOptions {
     // (unevenEndStages): how Llama 3.1 405B (126 layers on 16) and DeepSeek-V3 (61 on 16) were laid
     // out. Off by default: it multiplies the layouts (DeepSeek-V3 on 2,048 GPUs: 21k -> 152k).
     bool unevenStages = false;
+    // Mixtures of experts: also etp = 1 beside etp = tp (expertTensorRanks in search.cpp); false: the
+    // scenario's etp.
+    bool searchExpertTensor = true;
+    // Threads that plan layouts (0: one per hardware thread). The result does not depend on it.
+    int threads = 0;
 };
 
 struct SearchResult {

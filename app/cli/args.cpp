@@ -127,6 +127,8 @@ void build(Commands& cmds, Options& o)
     search->add_option("--top", o.top, "how many layouts to list (1 to 1000, default 10)")->type_name("N");
     search->add_flag("--keep-recompute", o.keepRecompute, "only the scenario's training.recompute");
     search->add_flag("--keep-zero", o.keepZero, "only the scenario's parallel.zero");
+    search->add_flag("--keep-etp", o.keepEtp,
+                     "mixtures of experts: only the scenario's parallel.etp (default: etp = tp and etp = 1)");
     search->add_flag(
         "--uneven-stages", o.unevenStages,
         "also pipeline depths (powers of two) that do not divide the layers, with uneven first and last stages");

@@ -28,7 +28,7 @@ struct Options {
     std::optional<std::string> size, page, title;
     double scale = 2; // chart --scale: PNG pixels per chart unit
     std::optional<std::string> top, deadlineDays, batch;
-    bool keepRecompute = false, keepZero = false;
+    bool keepRecompute = false, keepZero = false, keepEtp = false;
     bool unevenStages = false; // search: also pipeline depths that do not divide the layers
     bool check = false;        // --check: exit 3 when the answer is "does not fit" or "none"
     bool gib = false;

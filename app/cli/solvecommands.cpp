@@ -64,6 +64,7 @@ int cmdSearch(const Options& o, std::ostream& out, std::ostream& err)
     }
     opt.searchRecompute = !o.keepRecompute;
     opt.searchZero = !o.keepZero;
+    opt.searchExpertTensor = !o.keepEtp;
     opt.unevenStages = o.unevenStages;
     Errors errors;
     const auto sc = loadScenario(o, o.positional.empty() ? nullptr : o.positional.data(), errors);
@@ -84,7 +85,9 @@ int cmdSearch(const Options& o, std::ostream& out, std::ostream& err)
     }
     // v: interleaved chunks per stage, or "dual" for DualPipe (parallel.pipeline_schedule).
     // pp: uneven stages as "16 (2/3)": the first and last stage's layers (parallel.first/last_stage_layers).
-    t += "  #  tp        pp    v  cp     dp   ep   mb  recompute  zero        step   tokens/s    MFU     memory  why\n";
+    // ep: expert tensor parallelism as "8 (etp 1)" where it differs from tp (parallel.etp).
+    t += "  #  tp        pp    v  cp     dp         ep   mb  recompute  zero        step   tokens/s    MFU     memory  "
+         "why\n";
     int rank = 1;
     for (const auto& x : r.best) {
         const auto& l = x.layout;
@@ -93,9 +96,11 @@ int cmdSearch(const Options& o, std::ostream& out, std::ostream& err)
         const std::string pp = l.firstStageLayers > 0
                                    ? fmt::format("{} ({}/{})", l.pp, l.firstStageLayers, l.lastStageLayers)
                                    : std::to_string(l.pp);
+        const int etp = l.etp > 0 ? l.etp : l.tp;
+        const std::string ep = l.ep > 1 && etp != l.tp ? fmt::format("{} (etp {})", l.ep, etp) : std::to_string(l.ep);
         t += fmt::format(
-            "{:3} {:3} {:>9} {:>4} {:3} {:6} {:4} {:4}  {:<9}  {:4}  {:>10} {:10.3g}  {:5.1f}% {:>10}  {}\n", rank++,
-            l.tp, pp, v, l.cp, l.dp, l.ep, l.microBatch, core::toString(l.recompute), l.zero, seconds(x.time.step),
+            "{:3} {:3} {:>9} {:>4} {:3} {:6} {:>10} {:4}  {:<9}  {:4}  {:>10} {:10.3g}  {:5.1f}% {:>10}  {}\n", rank++,
+            l.tp, pp, v, l.cp, l.dp, ep, l.microBatch, core::toString(l.recompute), l.zero, seconds(x.time.step),
             x.time.tokensPerSecond, 100 * x.time.mfu, core::formatBytes(x.memoryTotal), x.why);
     }
     t += "\nPredicted step time: per-op roofline + communication + pipeline bubble (optimistic; see "

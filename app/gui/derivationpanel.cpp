@@ -45,10 +45,10 @@ void DerivationPanel::updateText()
         if (q != d.quantity)
             continue;
         html = QStringLiteral("<p><b>%1</b></p><p><code>%1 = %2</code></p>"
-                              "<p><code>= %3</code></p><p><code>= %4 %5</code></p><p><i>Source:</i> %6</p>")
+                              "<p><code>= %3</code></p><p><code>= %4</code></p><p><i>Source:</i> %5</p>")
                    .arg(QString::fromLatin1(d.quantity), QString::fromStdString(core::formulaText(d)).toHtmlEscaped(),
                         QString::fromStdString(core::substitutedText(d)).toHtmlEscaped(),
-                        QString::fromStdString(core::formatNumber(d.value)), QString::fromLatin1(d.unit),
+                        QString::fromStdString(core::resultText(d)).toHtmlEscaped(),
                         QString::fromStdString(core::sourceText(d, plan)).toHtmlEscaped());
         // The activations' derivations name the tensors they sum (memory.activation_tensors).
         const std::string_view quantity = d.quantity;

@@ -36,12 +36,15 @@ QTableWidget* resultsTable(const QStringList& headers, const QStringList& tips)
 }
 
 namespace {
+// etp 0 in a layout keeps the scenario's, which "auto" resolves to tp.
+int effectiveEtp(const core::Layout& l) { return l.etp > 0 ? l.etp : l.tp; }
+
 bool sameLayout(const core::Layout& a, const core::Layout& b)
 {
     return a.tp == b.tp && a.pp == b.pp && a.virtualStages == b.virtualStages && a.cp == b.cp && a.dp == b.dp &&
-           a.ep == b.ep && a.microBatch == b.microBatch && a.recompute == b.recompute && a.zero == b.zero &&
-           a.schedule == b.schedule && a.firstStageLayers == b.firstStageLayers &&
-           a.lastStageLayers == b.lastStageLayers;
+           a.ep == b.ep && effectiveEtp(a) == effectiveEtp(b) && a.microBatch == b.microBatch &&
+           a.recompute == b.recompute && a.zero == b.zero && a.schedule == b.schedule &&
+           a.firstStageLayers == b.firstStageLayers && a.lastStageLayers == b.lastStageLayers;
 }
 } // namespace
 
@@ -141,7 +144,7 @@ nlohmann::json LayoutSearchDialog::searchKey(const nlohmann::json& document)
     // varies every layout field, recompute and ZeRO/FSDP) and the time mode it overrides.
     nlohmann::json key = document;
     for (const char* k : {"tp", "pp", "virtual_stages", "pipeline_schedule", "first_stage_layers", "last_stage_layers",
-                          "pipeline_layout", "cp", "dp", "ep", "zero", "fsdp"})
+                          "pipeline_layout", "cp", "dp", "ep", "etp", "zero", "fsdp"})
         if (key.contains("parallel") && key["parallel"].is_object())
             key["parallel"].erase(k);
     for (const char* k : {"micro_batch", "recompute"})
@@ -242,23 +245,19 @@ void LayoutSearchDialog::fillTable()
         const auto& x = r.best[std::size_t(i)];
         const auto& l = x.layout;
         const QString cells[ColumnCount] = {
-            QString::number(i + 1),
-            QString::number(l.tp),
+            QString::number(i + 1), QString::number(l.tp),
             l.firstStageLayers > 0
                 ? QStringLiteral("%1 (%2/%3)").arg(l.pp).arg(l.firstStageLayers).arg(l.lastStageLayers)
                 : QString::number(l.pp),
             l.schedule == core::PipelineSchedule::DualPipe ? tr("dual") : QString::number(l.virtualStages),
-            QString::number(l.cp),
-            QString::number(l.dp),
-            QString::number(l.ep),
-            QString::number(l.microBatch),
-            QString::fromLatin1(core::toString(l.recompute)),
-            QString::number(l.zero),
+            QString::number(l.cp), QString::number(l.dp),
+            // Expert tensor parallelism beside EP where it differs from TP (Megatron-Core's default).
+            l.ep > 1 && effectiveEtp(l) != l.tp ? tr("%1 (etp %2)").arg(l.ep).arg(effectiveEtp(l))
+                                                : QString::number(l.ep),
+            QString::number(l.microBatch), QString::fromLatin1(core::toString(l.recompute)), QString::number(l.zero),
             QStringLiteral("%1 s").arg(x.time.step, 0, 'f', x.time.step < 100 ? 3 : 0),
-            formatCount(std::round(x.time.tokensPerSecond)),
-            QString::number(x.time.mfu, 'f', 3),
-            m_controller->formatBytes(x.memoryTotal),
-            QString::fromStdString(x.why)};
+            formatCount(std::round(x.time.tokensPerSecond)), QString::number(x.time.mfu, 'f', 3),
+            m_controller->formatBytes(x.memoryTotal), QString::fromStdString(x.why)};
         const bool isCurrent = sc.parallel.fsdp == core::Fsdp::None && sameLayout(l, current);
         const QString tip =
             tr("%1\ncompute %2 s, recompute %3 s, TP %4 s, CP %5 s, PP %6 s, bubble %7 s, DP %8 s, optimizer %9 s")

@@ -85,11 +85,11 @@ QString lectureDerivationHtml(const core::Plan& plan, const std::string& quantit
     for (const auto& d : plan.derivations) {
         if (quantity != d.quantity)
             continue;
-        return QStringLiteral("<p><code>%1 = %2</code><br/><code>= %3</code><br/><code>= %4 %5</code></p>"
-                              "<p><i>Source:</i> %6</p>")
+        return QStringLiteral("<p><code>%1 = %2</code><br/><code>= %3</code><br/><code>= %4</code></p>"
+                              "<p><i>Source:</i> %5</p>")
             .arg(QString::fromLatin1(d.quantity), QString::fromStdString(core::formulaText(d)).toHtmlEscaped(),
                  QString::fromStdString(core::substitutedText(d)).toHtmlEscaped(),
-                 QString::fromStdString(core::formatNumber(d.value)), QString::fromLatin1(d.unit),
+                 QString::fromStdString(core::resultText(d)).toHtmlEscaped(),
                  QString::fromStdString(core::sourceText(d, plan)).toHtmlEscaped());
     }
     return {};

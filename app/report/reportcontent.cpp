@@ -348,7 +348,7 @@ std::vector<Section> reportSections(const Evaluated& c, const Options& o)
                           "time.days", "time.gpu_hours", "cost.usd", "cost.energy_kwh", "hardware.ridge"}) {
         if (const auto* d = find(p, q))
             ders.push_back({breakAtDots(QLatin1String(d->quantity)), qs(core::formulaText(*d)),
-                            qs(core::substitutedText(*d)), num(d->value) + QStringLiteral(" ") + QLatin1String(d->unit),
+                            qs(core::substitutedText(*d)), qs(core::resultText(*d)),
                             citations.cite(qs(core::sourceText(*d, p)))});
     }
     const QStringList derHeader{QStringLiteral("Quantity"), QStringLiteral("Formula"), QStringLiteral("Values"),

@@ -10,7 +10,9 @@
 
 #include <QtTest>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 using namespace napkin;
 
@@ -76,6 +78,43 @@ private slots:
         QVERIFY(!first.set.contains("cluster.gpus") && !first.set.contains("cluster.gpu"));
         QVERIFY(first.set.size() >= 2); // a combination
         QVERIFY(replanned(doc, first.set).memory.fits);
+    }
+
+    // Mixtral 8x7B on 16 H100s at EP 2 is short; spreading the experts is a change that keeps the
+    // training and the GPUs: EP 4 and EP 8 are offered (EP must divide the 8 experts and EP · ETP the
+    // 16 ranks), and EP 8 holds 32 layers × 8 experts × 3 · 4096 · 14336 × (1/2 − 1/8) = 16.91e9
+    // fewer parameters per rank. A dense model gets no expert change.
+    void mixturesOfExpertsSpreadTheirExperts()
+    {
+        const auto doc = test::documentWith({"model.preset=mixtral-8x7b", "cluster.gpus=16", "parallel.ep=2"});
+        const auto r = core::suggestFits(doc, {}, 100);
+        QVERIFY(!r.baselineFits);
+        const auto base = replanned(doc, nlohmann::json::object());
+        std::vector<int> eps;
+        for (const auto& c : r.changes) {
+            if (!c.set.contains("parallel.ep") || c.set.size() != 1)
+                continue;
+            const int ep = c.set["parallel.ep"].get<int>();
+            eps.push_back(ep);
+            const auto p = replanned(doc, c.set);
+            QCOMPARE(c.total, p.memory.total);
+            const double expertParams = 32.0 * 8 * 3 * 4096 * 14336;
+            NAPKIN_COMPARE_REL(base.memory.paramsPerRank - p.memory.paramsPerRank, expertParams * (1.0 / 2 - 1.0 / ep),
+                               1e-12);
+            QVERIFY(c.memorySaved > 0);
+        }
+        std::sort(eps.begin(), eps.end());
+        QCOMPARE(eps, (std::vector<int>{4, 8}));
+        // Experts whole on each rank under TP 2: splitting them over the TP ranks is offered too.
+        const auto etpDoc = test::documentWith(
+            {"model.preset=mixtral-8x7b", "cluster.gpus=16", "parallel.tp=2", "parallel.ep=2", "parallel.etp=1"});
+        const auto e = core::suggestFits(etpDoc, {}, 100);
+        QVERIFY(std::any_of(e.changes.begin(), e.changes.end(), [](const core::FitChange& c) {
+            return c.set.contains("parallel.etp") && c.set["parallel.etp"] == 2;
+        }));
+        for (const auto& c :
+             core::suggestFits(test::documentWith({"model.preset=llama-3-70b", "cluster.gpus=8"}), {}, 100).changes)
+            QVERIFY(!c.set.contains("parallel.ep") && !c.set.contains("parallel.etp"));
     }
 
     // A plan that fits is said to fit; every listed change still saves memory.

@@ -111,6 +111,30 @@ private slots:
         QCOMPARE(core::formatCount(512), std::string("512"));
         QCOMPARE(core::formatGrouped(16384), std::string("16,384"));
         QCOMPARE(core::formatGrouped(1e7), std::string("10,000,000"));
+        // A derivation's substituted values (issue 20: "13476831232 + … + 3.698e+09" was unreadable):
+        // exact below 10^7, engineering notation with four significant digits above.
+        QCOMPARE(core::formatTerm(128256), std::string("128256"));
+        QCOMPARE(core::formatTerm(13476831232), std::string("13.48e9"));
+        QCOMPARE(core::formatTerm(3.6976e9), std::string("3.698e9"));
+        QCOMPARE(core::formatTerm(70e9), std::string("70e9"));
+        QCOMPARE(core::formatTerm(15e12), std::string("15e12"));
+        QCOMPARE(core::formatTerm(999.96e6), std::string("1e9")); // rounds up into the next exponent
+        QCOMPARE(core::formatTerm(-2.5e-4), std::string("-0.00025"));
+        QCOMPARE(core::formatTerm(0.876), std::string("0.876"));
+        // The result with its unit: bytes both readable and exact, counts grouped, rates engineering.
+        core::Derivation d;
+        d.unit = "bytes";
+        d.value = 13476831232;
+        QCOMPARE(core::resultText(d), std::string("13.48 GB (13,476,831,232 bytes)"));
+        d.unit = "parameters";
+        d.value = 6738415616;
+        QCOMPARE(core::resultText(d), std::string("6,738,415,616 parameters"));
+        d.unit = "FLOP/s";
+        d.value = 989.5e12;
+        QCOMPARE(core::resultText(d), std::string("989.5e12 FLOP/s"));
+        const auto derivations = plain.substr(plain.find("Derivations"));
+        QVERIFY(derivations.find("e+") == std::string::npos);
+        QVERIFY(derivations.find("13476831232") == std::string::npos);
     }
 
     void whatWouldChangeTheAnswerIsAFullPlan()

@@ -500,6 +500,104 @@ private slots:
             QCOMPARE(x.layout.ep, 1);
     }
 
+    void searchExploresExpertTensorParallelism()
+    {
+        // Mixtral 8x7B on 16 H100s with the search free to pick TP: where TP > 1 it tries ETP = TP
+        // (Megatron-Core's default) and ETP = 1 (experts whole on each rank), each pair (EP, ETP) kept
+        // to the loader's rules; no hand-picked pair at the best dense layout beats the best.
+        auto base = build({"model.preset=mixtral-8x7b", "cluster.gpus=16", "training.global_batch=64",
+                           "training.recompute=\"full\"", "parallel.zero=1", "step_time.mode=predicted"});
+        core::SearchOptions opt;
+        opt.searchRecompute = false;
+        opt.searchZero = false;
+        opt.top = 400;
+        const auto result = core::searchLayouts(base, opt);
+        QVERIFY(!result.best.empty());
+        bool sawWholeExperts = false, sawSplitExperts = false;
+        for (const auto& x : result.best) {
+            const auto& l = x.layout;
+            QVERIFY(l.etp == 1 || l.etp == l.tp);
+            QVERIFY(14336 % l.etp == 0);
+            QVERIFY((std::int64_t(l.tp) * l.cp * l.dp) % (std::int64_t(l.ep) * l.etp) == 0);
+            sawWholeExperts = sawWholeExperts || (l.tp > 1 && l.etp == 1);
+            sawSplitExperts = sawSplitExperts || (l.tp > 1 && l.etp == l.tp);
+        }
+        QVERIFY(sawWholeExperts);
+        QVERIFY(sawSplitExperts);
+        // Without exploring, every result keeps the scenario's etp ("auto" = tp).
+        opt.searchExpertTensor = false;
+        for (const auto& x : core::searchLayouts(base, opt).best)
+            QCOMPARE(x.layout.etp, x.layout.tp);
+        // Hand-picked: TP 2, DP 8, every EP with ETP 1 and 2; the best is never slower.
+        const double best = result.best.front().time.step;
+        for (int etp : {1, 2})
+            for (int ep : {1, 2, 4, 8}) {
+                if ((2 * 8) % (ep * etp) != 0)
+                    continue;
+                core::Scenario sc = base;
+                core::Layout l{2, 1, 1, 1, 8, 1, core::Recompute::Full, 1};
+                l.ep = ep;
+                l.etp = etp;
+                core::applyLayout(sc, l);
+                QCOMPARE(sc.parallel.etp, etp);
+                QCOMPARE(sc.parallel.edp, std::int64_t(16 / (ep * etp)));
+                const auto plan = core::estimate(sc);
+                if (plan.memory.fits && plan.stepTime.valid)
+                    QVERIFY2(best <= plan.stepTime.step * (1 + 1e-12),
+                             qPrintable(QStringLiteral("ep %1 etp %2").arg(ep).arg(etp)));
+            }
+        // On the document: ETP 1 under TP 2 is written; ETP = TP on an "auto" document stays "auto".
+        for (int etp : {1, 2}) {
+            nlohmann::json doc = core::defaultScenarioJson();
+            core::Errors errors;
+            for (const char* s : {"model.preset=mixtral-8x7b", "cluster.gpus=16", "training.global_batch=64"})
+                core::applySet(doc, s, errors);
+            core::Layout l{2, 1, 1, 1, 8, 1, core::Recompute::Full, 1};
+            l.ep = 4;
+            l.etp = etp;
+            core::applyLayout(doc, l);
+            QCOMPARE(doc["parallel"].value("etp", nlohmann::json("auto")),
+                     etp == 1 ? nlohmann::json(1) : nlohmann::json("auto"));
+            const auto parsed = core::parseScenario(doc, core::builtinCatalog(), errors);
+            QVERIFY2(errors.empty(), errors.empty() ? "" : core::describe(errors.front()).c_str());
+            QCOMPARE(parsed.parallel.etp, etp);
+            QCOMPARE(parsed.parallel.etpAuto, etp == 2);
+            core::Scenario planned = base;
+            core::applyLayout(planned, l);
+            QCOMPARE(planned.parallel.etpAuto, etp == 2);
+            QCOMPARE(core::layoutOf(planned).etp, etp);
+        }
+    }
+
+    void searchResultDoesNotDependOnThreads()
+    {
+        // The search plans its (tp, cp, pp) blocks on several threads and merges them in enumeration
+        // order: one thread and five give the same layouts, steps and counts.
+        auto base = build(
+            {"model.preset=mixtral-8x7b", "cluster.gpus=16", "training.global_batch=64", "step_time.mode=predicted"});
+        core::SearchOptions one, many;
+        one.threads = 1;
+        many.threads = 5;
+        one.top = many.top = 25;
+        const auto a = core::searchLayouts(base, one), b = core::searchLayouts(base, many);
+        QCOMPARE(a.evaluated, b.evaluated);
+        QCOMPARE(a.feasible, b.feasible);
+        QCOMPARE(a.rejectedMemory, b.rejectedMemory);
+        QCOMPARE(a.rejectedBatch, b.rejectedBatch);
+        QCOMPARE(a.best.size(), std::size_t(25));
+        QCOMPARE(a.best.size(), b.best.size());
+        for (std::size_t i = 0; i < a.best.size(); ++i) {
+            const auto &x = a.best[i].layout, &y = b.best[i].layout;
+            QCOMPARE(a.best[i].time.step, b.best[i].time.step);
+            QVERIFY(x.tp == y.tp && x.pp == y.pp && x.cp == y.cp && x.dp == y.dp && x.ep == y.ep && x.etp == y.etp &&
+                    x.virtualStages == y.virtualStages && x.microBatch == y.microBatch && x.recompute == y.recompute &&
+                    x.zero == y.zero && x.schedule == y.schedule);
+            QCOMPARE(a.best[i].why, b.best[i].why);
+            if (i > 0)
+                QVERIFY(a.best[i - 1].time.step <= a.best[i].time.step);
+        }
+    }
+
     void applyLayoutOnTheDocumentEqualsTheScenario()
     {
         // One rule for both: the app applies a search result to its document with core::applyLayout,
