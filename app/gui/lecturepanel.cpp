@@ -20,6 +20,8 @@
 #include <QTextDocument>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 namespace napkin::app {
 
 namespace {
@@ -201,6 +203,26 @@ void LecturePanel::updateFonts()
     small.setPointSizeF(pt * 0.85);
     m_counter->setFont(small);
     m_keys->setFont(small);
+    sizeFormatColumn();
+}
+
+// The format names at the table's own (lecture) font, sized again whenever the font or the rows
+// change: the header's contents size came from the font before the lecture's and elided them
+// ("fp8_…" at 1366x768, issue 20).
+void LecturePanel::sizeFormatColumn()
+{
+    if (m_dtypeTable->rowCount() == 0 || !m_dtypeTable->horizontalHeaderItem(0))
+        return;
+    const QFontMetrics fm(m_dtypeTable->font());
+    for (int c = 0; c < 2; ++c) { // the format and the stored value; the bits stretch
+        const auto* header = m_dtypeTable->horizontalHeaderItem(c);
+        int width = header ? m_dtypeTable->horizontalHeader()->fontMetrics().horizontalAdvance(header->text()) : 0;
+        for (int r = 0; r < m_dtypeTable->rowCount(); ++r)
+            if (const auto* item = m_dtypeTable->item(r, c))
+                width = std::max(width, fm.horizontalAdvance(item->text()));
+        m_dtypeTable->horizontalHeader()->setSectionResizeMode(c, QHeaderView::Fixed);
+        m_dtypeTable->horizontalHeader()->resizeSection(c, width + 2 * fm.averageCharWidth() + 8);
+    }
 }
 
 void LecturePanel::refreshStep()
@@ -271,6 +293,7 @@ void LecturePanel::refreshStep()
     m_dtypeFrame->setStyleSheet(
         focusHere ? QStringLiteral("QFrame#lectureFocusFrame { border: 4px solid %1; }").arg(color) : QString());
     m_dtypeFrame->setFont(font());
+    sizeFormatColumn();
     refreshLive();
 }
 

@@ -43,6 +43,7 @@ protected:
     void changeEvent(QEvent* event) override;
 
 private:
+    void sizeFormatColumn();
     void onActiveChanged(bool active);
     void refreshStep();
     void refreshLive();

@@ -171,14 +171,10 @@ MainWindow::MainWindow(PlanController* controller, QWidget* parent)
     summaryScroll->setFrameShape(QFrame::NoFrame);
     summaryScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     side->addWidget(m_frames[QStringLiteral("summary")] = framed(tr("Compute and time"), summaryScroll));
-    side->addWidget(m_frames[QStringLiteral("derivation")] = framed(tr("Derivation"), m_derivation));
     sizeLedgerColumns(); // and the summary's width, now that it has its scroll area
-    side->setStretchFactor(0, 0);
-    side->setStretchFactor(1, 1);
-    // Two thirds for the summary, one for the derivation (the splitter keeps the ratio as the window
-    // changes): at 1920x1080 every summary row shows, at 1280x800 the derivation keeps its formula
-    // and substituted values in view and the summary scrolls (issue 20).
-    side->setSizes({340, 170});
+    // The summary has the column's whole height; the derivation sits below the warnings, beside the
+    // charts, where it has room for its formula, substituted values and source (at 1280x800 it
+    // showed three lines under the summary: issue 20).
     top->addWidget(side);
     top->setStretchFactor(0, 5);
     top->setStretchFactor(1, 2);
@@ -201,10 +197,17 @@ MainWindow::MainWindow(PlanController* controller, QWidget* parent)
     m_chartTabs->addTab(followPlan(new charts::StagesChart, controller), tr("Per stage"));
     m_chartTabs->setTabToolTip(4, tr("Pipeline parallelism: each stage's tensors against the GPU's memory"));
     bottom->addWidget(m_frames[QStringLiteral("roofline")] = framed(tr("Roofline and step time"), m_chartTabs));
-    bottom->addWidget(m_warningsFrame = framed(tr("Warnings"), m_warnings));
+    auto* notes = m_notesSplit = new QSplitter(Qt::Vertical);
+    notes->addWidget(m_warningsFrame = framed(tr("Warnings"), m_warnings));
+    notes->addWidget(m_frames[QStringLiteral("derivation")] = framed(tr("Derivation"), m_derivation));
+    notes->setStretchFactor(0, 2);
+    notes->setStretchFactor(1, 3);
+    notes->setSizes({160, 240});
+    bottom->addWidget(notes);
     bottom->setStretchFactor(0, 3);
     bottom->setStretchFactor(1, 1);
-    // The warnings as wide as the summary column above them (a narrow column wraps every word).
+    // The warnings and the derivation as wide as the summary column above them (a narrow column
+    // wraps every word).
     bottom->setSizes({700, 240});
     right->addWidget(top);
     right->addWidget(bottom);

@@ -156,6 +156,7 @@ private:
     QSplitter* m_topSplit = nullptr;
     QSplitter* m_sideSplit = nullptr;
     QSplitter* m_bottomSplit = nullptr;
+    QSplitter* m_notesSplit = nullptr; // warnings above the derivation, beside the charts
     bool m_lectureWholeWindow = false; // View > Whole window in lecture mode (F6)
     QString m_highlighted;
     bool m_lectureFullScreen = true;

@@ -112,6 +112,7 @@ void MainWindow::applyLectureLayout()
         return false;
     };
     m_sideSplit->setVisible(anyVisible(m_sideSplit));
+    m_notesSplit->setVisible(anyVisible(m_notesSplit));
     m_topSplit->setVisible(anyVisible(m_topSplit));
     m_bottomSplit->setVisible(anyVisible(m_bottomSplit));
 }

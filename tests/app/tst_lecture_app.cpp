@@ -26,6 +26,7 @@
 #include <QProcess>
 #include <QRegularExpression>
 #include <QStandardPaths>
+#include <QStyle>
 #include <QTableView>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -233,6 +234,33 @@ private slots:
         const QFontMetrics fm(table->font());
         QCOMPARE(fm.height(), QFontMetrics(QApplication::font()).height()); // the projector font
         QVERIFY(table->columnWidth(0) >= fm.horizontalAdvance(QStringLiteral("Optimizer states")));
+        m_window->hide();
+    }
+
+    // The float-format table at the projector font: no format name or stored value elided
+    // ("fp8_…" at 1366x768 before, issue 20). Started before the window shows, as `napkin --lecture`
+    // does: the projector font arrives after the table's rows.
+    void dtypeTableNamesFitTheProjectorFont()
+    {
+        m_window->hide();
+        m_window->resize(1366, 768);
+        m_window->startLecture(stepIndexOf(m_window->lecture(), "bf16-rounding"));
+        m_window->show();
+        for (int i = 0; i < 10; ++i)
+            QApplication::processEvents();
+        QTableWidget* table = m_window->lecturePanel()->dtypeTable();
+        QVERIFY(table->isVisible());
+        QVERIFY(table->rowCount() >= 7);
+        const QFontMetrics fm(table->font());
+        QVERIFY(table->font().pointSizeF() > m_window->lecturePanel()->font().pointSizeF()); // the body size
+        // The item delegate draws text inside the focus-frame margin plus one pixel on each side
+        // (QCommonStyle's item view text rectangle).
+        const int margin = 2 * (table->style()->pixelMetric(QStyle::PM_FocusFrameHMargin, nullptr, table) + 1);
+        for (int r = 0; r < table->rowCount(); ++r)
+            for (int c = 0; c < 2; ++c)
+                QVERIFY2(
+                    table->columnWidth(c) >= fm.horizontalAdvance(table->item(r, c)->text()) + margin,
+                    qPrintable(QStringLiteral("%1: %2 px").arg(table->item(r, c)->text()).arg(table->columnWidth(c))));
         m_window->hide();
     }
 
