@@ -573,8 +573,9 @@ nlohmann::json searchToJson(const SearchResult& r, const Scenario& sc)
             {"feasible", r.feasible},
             {"rejected", {{"does_not_fit", r.rejectedMemory}, {"batch_not_divisible", r.rejectedBatch}}},
             {"elapsed_seconds", r.elapsedSeconds},
-            {"source", "predicted step time (core/steptime.h): per-op roofline + communication + bubble; optimistic, "
-                       "see docs/plan-schema.md"},
+            {"source", "predicted step time (core/steptime.h): each op at its achievable rate, alpha-beta collectives, "
+                       "the framework's overlap rules and the pipeline bubble; its error against published runs: "
+                       "napkin-cli validate (docs/validation.md)"},
             {"results", results}};
 }
 

@@ -103,8 +103,8 @@ int cmdSearch(const Options& o, std::ostream& out, std::ostream& err)
             l.tp, pp, v, l.cp, l.dp, ep, l.microBatch, core::toString(l.recompute), l.zero, seconds(x.time.step),
             x.time.tokensPerSecond, 100 * x.time.mfu, core::formatBytes(x.memoryTotal), x.why);
     }
-    t += "\nPredicted step time: per-op roofline + communication + pipeline bubble (optimistic; see "
-         "docs/plan-schema.md, predicted step time).\n";
+    t += "\nPredicted step time: each op at its achievable rate, alpha-beta collectives, the framework's overlap and "
+         "the pipeline bubble; its error against published runs: napkin-cli validate (docs/validation.md).\n";
     return writeOutput(o, t, out, err);
 }
 
