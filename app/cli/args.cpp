@@ -36,9 +36,10 @@ void scenarioOptions(CLI::App* c, Options& o)
         ->allow_extra_args(false);
 }
 
-void outputOptions(CLI::App* c, Options& o, const std::string& formats)
+void outputOptions(CLI::App* c, Options& o, const std::string& formats, const std::string& fallback = "text")
 {
-    c->add_option("--format", o.format, "output format: " + formats + " (default text)")->type_name("FORMAT");
+    c->add_option("--format", o.format, "output format: " + formats + " (default " + fallback + ")")
+        ->type_name("FORMAT");
     c->add_option("-o,--output", o.output, "write to FILE (atomically) instead of stdout")->type_name("FILE");
 }
 
@@ -101,7 +102,7 @@ void build(Commands& cmds, Options& o)
         ->type_name("ledger|roofline|timeline|steptime|stages [SCENARIO.json]")
         ->required();
     scenarioOptions(chart, o);
-    outputOptions(chart, o, "png, svg, pdf");
+    outputOptions(chart, o, "png, svg, pdf", "the output file's extension, else png");
     chart
         ->add_option("--size", o.size,
                      "chart size in layout units (default 900x260 ledger, 900x480 roofline, 900x360 timeline and "
@@ -269,6 +270,9 @@ int parseCommandLine(int argc, char** argv, Options& o, std::ostream& out, std::
         return Ok;
     }
     const auto chosen = app.get_subcommands();
+    // A chart without --format takes its format from -o's extension (cmdChart): "" says "not given".
+    if (!chosen.empty() && chosen.front()->get_name() == "chart" && chosen.front()->count("--format") == 0)
+        o.format.clear();
     if (chosen.empty()) {
         err << "error: no command given (allowed: plan, compare, chart, fit, search, gpus-for, validate, op, presets, "
                "dtype, "

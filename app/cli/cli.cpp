@@ -439,6 +439,13 @@ int cmdChart(const Options& o, std::ostream& err)
     std::string format = o.format; // PNG, png: as the file extension may be written
     for (auto& c : format)
         c = char(std::tolower(static_cast<unsigned char>(c)));
+    if (format.empty()) { // no --format: -o's extension, else png
+        const auto dot = o.output.rfind('.');
+        std::string ext = dot == std::string::npos ? std::string() : o.output.substr(dot + 1);
+        for (auto& c : ext)
+            c = char(std::tolower(static_cast<unsigned char>(c)));
+        format = ext == "svg" || ext == "pdf" ? ext : "png";
+    }
     if (format != "png" && format != "svg" && format != "pdf")
         errors.push_back({"--format", o.format, "unknown chart format", "png, svg, pdf"});
     if (o.output.empty())

@@ -93,6 +93,30 @@ private slots:
         QCOMPARE(QImage(out).size(), QSize(640, 300));
     }
 
+    // Without --format a chart takes -o's extension (.svg, .PDF), else PNG; --format text stays an
+    // error that names the field.
+    void chartFormatFromTheExtension()
+    {
+        QTemporaryDir dir;
+        const struct {
+            const char* file;
+            QByteArray magic;
+        } cases[] = {{"a.svg", "<svg"}, {"b.PDF", "%PDF"}, {"c.png", "\x89PNG"}, {"d", "\x89PNG"}};
+        for (const auto& c : cases) {
+            const QString out = dir.filePath(QString::fromLatin1(c.file));
+            const Run r = run(Cli, {QStringLiteral("chart"), QStringLiteral("ledger"), QStringLiteral("-o"), out},
+                              environment(Helper));
+            QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+            QVERIFY2(head(out, 400).contains(c.magic), c.file);
+        }
+        const Run bad = run(Cli,
+                            {QStringLiteral("chart"), QStringLiteral("ledger"), QStringLiteral("--format"),
+                             QStringLiteral("text"), QStringLiteral("-o"), dir.filePath(QStringLiteral("e.png"))},
+                            environment(Helper));
+        QCOMPARE(bad.exitCode, 2);
+        QVERIFY2(bad.err.contains(QLatin1String("--format")), qPrintable(bad.err));
+    }
+
     // NAPKIN_REPORT names a program that is not there: exit 1, the message says what to do, no file.
     void missingHelper()
     {
