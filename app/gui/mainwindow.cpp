@@ -124,6 +124,8 @@ MainWindow::MainWindow(PlanController* controller, QWidget* parent)
     m_stageTable->setModel(m_stageModel);
     m_stageTable->verticalHeader()->hide();
     m_stageTable->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    // "0 (first)" and "3 (last)" whole; the numeric columns share the rest.
+    m_stageTable->horizontalHeader()->setSectionResizeMode(StageModel::Stage, QHeaderView::ResizeToContents);
     m_stageTable->setWordWrap(false);
     m_stageTable->verticalHeader()->setDefaultSectionSize(m_stageTable->fontMetrics().height() + 6);
     auto* ledgerTabs = m_ledgerTabs = new QTabWidget;

@@ -133,11 +133,20 @@ QVariant StageModel::headerData(int section, Qt::Orientation orientation, int ro
     if (role == Qt::ToolTipRole && section == Tensors)
         return tr("Sum of the tensor buckets, before the runtime overhead, in %1.").arg(unitName());
     if (role == Qt::ToolTipRole && bucketOf(section))
-        return tr("Per GPU of the stage, in %1.").arg(unitName());
+        return tr("%1 per GPU of the stage, in %2.").arg(tr(bucketOf(section)->title), unitName());
     if (role != Qt::DisplayRole)
         return {};
-    if (const core::MemoryBucket* b = bucketOf(section))
-        return tr(b->heading);
+    if (const core::MemoryBucket* b = bucketOf(section)) {
+        // Ten columns share the ledger panel's width (about 560 px at 1280x800): the three long
+        // headings are abbreviated as people write them ("ptimizer" was all that showed, issue 20);
+        // the tooltip names the bucket in full.
+        switch (b->bucket) {
+        case core::Bucket::OptimizerStates: return tr("Optim.");
+        case core::Bucket::Activations: return tr("Activ.");
+        case core::Bucket::Temporaries: return tr("Temp.");
+        default: return tr(b->heading);
+        }
+    }
     switch (section) {
     case Stage: return tr("Stage");
     case Params: return tr("Params");

@@ -25,9 +25,11 @@
 #include <QDoubleSpinBox>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QStyle>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTableWidget>
+#include <QHeaderView>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QUndoStack>
@@ -287,6 +289,43 @@ private slots:
         typeIntoSlider(QStringLiteral("parallel.pp"), QStringLiteral("4"));
         QCOMPARE(model->rowCount(), 4);
         QCOMPARE(stageValue(model, 1, StageModel::Params), 8 * 202383360.0);
+    }
+
+    // At 1280x800 every heading of the Per stage table and every stage name shows whole ("ptimizer"
+    // and "0 (fir..." before, issue 20): each text fits its section with the style's margins.
+    void stageHeadingsFitAt1280()
+    {
+        nlohmann::json doc = m_controller->document();
+        doc["parallel"]["tp"] = 2;
+        doc["parallel"]["pp"] = 4;
+        m_controller->setDocument(doc, QStringLiteral("layout"));
+        m_controller->recomputeNow();
+        m_window->resize(1280, 800);
+        m_window->show();
+        QVERIFY(QTest::qWaitForWindowExposed(m_window));
+        m_window->ledgerTabs()->setCurrentIndex(1);
+        for (int i = 0; i < 10; ++i)
+            QApplication::processEvents();
+        QTableView* table = m_window->stageTable();
+        QVERIFY(table->isVisible());
+        auto* header = table->horizontalHeader();
+        const int headerMargin = 2 * table->style()->pixelMetric(QStyle::PM_HeaderMargin, nullptr, header);
+        auto* model = m_window->stageModel();
+        for (int c = 0; c < model->columnCount(); ++c) {
+            const QString text = model->headerData(c, Qt::Horizontal, Qt::DisplayRole).toString();
+            QVERIFY2(header->sectionSize(c) >= header->fontMetrics().horizontalAdvance(text) + headerMargin,
+                     qPrintable(QStringLiteral("%1: %2 px").arg(text).arg(header->sectionSize(c))));
+        }
+        const int cellMargin = 2 * (table->style()->pixelMetric(QStyle::PM_FocusFrameHMargin, nullptr, table) + 1);
+        QFont bold = table->font();
+        bold.setBold(true); // the most loaded stage's row
+        for (int r = 0; r < model->rowCount(); ++r)
+            for (int c = 0; c < model->columnCount(); ++c) {
+                const QString text = model->index(r, c).data().toString();
+                QVERIFY2(table->columnWidth(c) >= QFontMetrics(bold).horizontalAdvance(text) + cellMargin,
+                         qPrintable(QStringLiteral("%1: %2 px").arg(text).arg(table->columnWidth(c))));
+            }
+        m_window->hide();
     }
 
     void fsdpChoiceNeverProducesAnError_data()
