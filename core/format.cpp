@@ -667,9 +667,16 @@ std::string planToCsv(const Plan& p, const Scenario& sc)
     number("pp", pa.pp, "ranks");
     number("cp", pa.cp, "ranks");
     number("dp", double(p.compute.dataParallel), "ranks");
+    number("virtual_stages", pa.virtualStages, "chunks");
+    text("pipeline_schedule", toString(pa.schedule));
     number("ep", pa.ep, "ranks");
+    if (sc.model.kind == ModelKind::Transformer && isMoe(sc.model.shape)) { // the expert layout (Megatron-Core)
+        number("etp", pa.etp, "ranks");
+        number("edp", double(pa.edp), "ranks");
+    }
     number("zero", pa.zeroStage, "stage");
     text("fsdp", toString(pa.fsdp));
+    text("recompute", toString(sc.training.recompute));
     text("precision_plan", sc.precision.plan);
     text("step_time_mode", toString(sc.stepTime.mode));
     if (sc.stepTime.mode == TimeMode::Mfu)

@@ -434,6 +434,9 @@ private slots:
         QCOMPARE(rows.value(QStringLiteral("input.gpu")).value(0), qs(doc["cluster"]["gpu"].get<std::string>()));
         QCOMPARE(rows.value(QStringLiteral("input.step_time_mode")).value(0), QStringLiteral("mfu"));
         QCOMPARE(value("input.mfu"), 0.5);
+        QCOMPARE(rows.value(QStringLiteral("input.recompute")).value(0), QStringLiteral("none"));
+        QCOMPARE(rows.value(QStringLiteral("input.pipeline_schedule")).value(0), QStringLiteral("1f1b"));
+        QVERIFY(!rows.contains(QStringLiteral("input.etp"))); // a dense model has no expert layout
         QVERIFY(QString::fromUtf8(csv).indexOf(QLatin1String("\ninput,")) <
                 QString::fromUtf8(csv).indexOf(QLatin1String("\nparams,")));
     }

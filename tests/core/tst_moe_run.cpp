@@ -7,6 +7,7 @@
 
 #include "achievable.h"
 #include "collectives.h"
+#include "format.h"
 #include "moe_sweep.h"
 
 #include <algorithm>
@@ -318,6 +319,12 @@ private slots:
         QVERIFY(hasWarning(ds, "expert_parallel_crosses_nodes"));
         // 58 MoE layers + the MTP depth's on one stage: 59 · 256 / 32 experts of 3 · 7168 · 2048.
         QCOMPARE(ds.moe.expertParamsPerRank, 59.0 * 8 * 3 * 7168 * 2048);
+        // The CSV's inputs carry the expert layout (issue 20: CSV holds the inputs): ep 32, etp 1, EDP 2.
+        const auto dsScenario = scenario({"model.preset=deepseek-v3", "cluster.gpus=64", "parallel.tp=2",
+                                          "parallel.ep=32", "parallel.etp=1", "parallel.sequence_parallel=true"});
+        const std::string csv = core::planToCsv(ds, dsScenario);
+        for (const char* row : {"\ninput,ep,32,ranks\n", "\ninput,etp,1,ranks\n", "\ninput,edp,2,ranks\n"})
+            QVERIFY2(csv.find(row) != std::string::npos, row);
     }
 
     void expertGradientsOverTheirOwnGroup()
