@@ -44,9 +44,12 @@ void DerivationPanel::updateText()
     for (const auto& d : plan.derivations) {
         if (q != d.quantity)
             continue;
+        // The quantity may break after its dots in a narrow panel, never inside a word ("memory.per_gpu.t
+        // otal" at 1024x768: issue 20): a zero-width space after each dot, as the reports do.
+        const QString id = QString::fromLatin1(d.quantity).replace(QLatin1Char('.'), QStringLiteral(".\u200B"));
         html = QStringLiteral("<p><b>%1</b></p><p><code>%1 = %2</code></p>"
                               "<p><code>= %3</code></p><p><code>= %4</code></p><p><i>Source:</i> %5</p>")
-                   .arg(QString::fromLatin1(d.quantity), QString::fromStdString(core::formulaText(d)).toHtmlEscaped(),
+                   .arg(id, QString::fromStdString(core::formulaText(d)).toHtmlEscaped(),
                         QString::fromStdString(core::substitutedText(d)).toHtmlEscaped(),
                         QString::fromStdString(core::resultText(d)).toHtmlEscaped(),
                         QString::fromStdString(core::sourceText(d, plan)).toHtmlEscaped());

@@ -247,6 +247,9 @@ QVariant LedgerModel::data(const QModelIndex& index, int role) const
     case Qt::ToolTipRole:
         if (!r.tensors.isEmpty())
             return r.tensors;
+        // The dtype and formula too: a narrow ledger drops those columns (MainWindow::fitLedgerColumns).
+        if (!r.dtype.isEmpty() || !r.perParam.isEmpty())
+            return tr("%1, %2 · %3\nClick to see how %4 is derived").arg(r.name, r.dtype, r.perParam, r.name.toLower());
         return tr("Click to see how %1 is derived").arg(r.name.toLower());
     case BytesRole: return r.bytes;
     case QuantityRole: return r.quantity;

@@ -94,6 +94,7 @@ MainWindow::MainWindow(PlanController* controller, QWidget* parent)
     scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     scroll->setMinimumWidth(360);
 
+    m_ledgerTable->setObjectName(QStringLiteral("ledgerTable"));
     m_ledgerTable->setModel(m_ledgerModel);
     m_ledgerTable->verticalHeader()->hide();
     sizeLedgerColumns();
@@ -104,6 +105,7 @@ MainWindow::MainWindow(PlanController* controller, QWidget* parent)
     // The formula column wraps rather than elides (issue 20: "Korthikanti, 281.28 MB per l…"); rows
     // take the height their cells need (8 rows: cheap to measure on each plan).
     m_ledgerTable->setWordWrap(true);
+    m_ledgerTable->installEventFilter(this); // its width decides which columns it shows
     m_ledgerTable->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_ledgerTable->verticalHeader()->setDefaultSectionSize(m_ledgerTable->fontMetrics().height() + 6);
     connect(m_ledgerTable, &QTableView::clicked, this, [this](const QModelIndex& i) {
@@ -121,6 +123,7 @@ MainWindow::MainWindow(PlanController* controller, QWidget* parent)
     // Per stage: every pipeline stage's tensors, the most loaded one (the ledger's) highlighted.
     m_stageModel = new StageModel(controller, this);
     m_stageTable = new QTableView;
+    m_stageTable->setObjectName(QStringLiteral("stageTable"));
     m_stageTable->setModel(m_stageModel);
     m_stageTable->verticalHeader()->hide();
     m_stageTable->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
@@ -529,10 +532,16 @@ void MainWindow::applySeedPreset(int index)
 // table's repaint. The formula column takes what is left and elides.
 void MainWindow::sizeLedgerColumns()
 {
+    // Measured whole: every column shown and none stretched (fitLedgerColumns decides after).
+    m_ledgerTable->setColumnHidden(LedgerModel::DType, false);
+    m_ledgerTable->setColumnHidden(LedgerModel::PerParam, false);
+    m_ledgerTable->horizontalHeader()->setSectionResizeMode(LedgerModel::Bucket, QHeaderView::Interactive);
     m_ledgerTable->resizeColumnsToContents();
     const int pad = m_ledgerTable->fontMetrics().horizontalAdvance(QStringLiteral("00"));
-    for (int c : {int(LedgerModel::Bucket), int(LedgerModel::DType), int(LedgerModel::Size), int(LedgerModel::Share)})
-        m_ledgerTable->setColumnWidth(c, m_ledgerTable->columnWidth(c) + pad);
+    m_ledgerNatural.clear();
+    for (int c = 0; c < LedgerModel::ColumnCount; ++c)
+        m_ledgerNatural << m_ledgerTable->columnWidth(c) + pad;
+    fitLedgerColumns();
     const int rowHeight = m_ledgerTable->fontMetrics().height() + 6;
     m_ledgerTable->verticalHeader()->setDefaultSectionSize(rowHeight);
     if (m_stageTable) // built after the ledger table
@@ -540,6 +549,39 @@ void MainWindow::sizeLedgerColumns()
     if (m_summaryScroll) // as wide as the summary's labels and values, beside its scroll bar
         m_summaryScroll->setMinimumWidth(m_summary->minimumSizeHint().width() +
                                          style()->pixelMetric(QStyle::PM_ScrollBarExtent) + 4);
+}
+
+// At a narrow width (the ledger has ~290 px in a 1024x768 window) the table drops the columns it has
+// no room for rather than hiding them behind a scroll bar (issue 20): first the formula, which the
+// Derivation panel shows for the clicked row, then the dtype, which the Precision controls show.
+// The bucket names then take the room left; the columns return as the panel widens.
+void MainWindow::fitLedgerColumns()
+{
+    if (m_ledgerNatural.size() != LedgerModel::ColumnCount)
+        return;
+    auto* header = m_ledgerTable->horizontalHeader();
+    const int room = m_ledgerTable->width() - 2 * m_ledgerTable->frameWidth() -
+                     style()->pixelMetric(QStyle::PM_ScrollBarExtent, nullptr, m_ledgerTable);
+    const auto width = [&](LedgerModel::Column c) { return m_ledgerNatural[c]; };
+    const int core = width(LedgerModel::Bucket) + width(LedgerModel::Size) + width(LedgerModel::Share);
+    // The formula column wraps: eight average characters a line is the least it reads at.
+    const int formulaMin = 8 * m_ledgerTable->fontMetrics().averageCharWidth() +
+                           m_ledgerTable->fontMetrics().horizontalAdvance(QStringLiteral("00"));
+    const bool dtype = room >= core + width(LedgerModel::DType);
+    const bool formula = dtype && room >= core + width(LedgerModel::DType) + formulaMin;
+    m_ledgerTable->setColumnHidden(LedgerModel::PerParam, !formula);
+    m_ledgerTable->setColumnHidden(LedgerModel::DType, !dtype);
+    header->setSectionResizeMode(LedgerModel::Bucket, formula ? QHeaderView::Interactive : QHeaderView::Stretch);
+    for (auto c : {LedgerModel::Bucket, LedgerModel::DType, LedgerModel::Size, LedgerModel::Share})
+        if (header->sectionResizeMode(c) != QHeaderView::Stretch)
+            m_ledgerTable->setColumnWidth(c, width(c));
+}
+
+bool MainWindow::eventFilter(QObject* watched, QEvent* event)
+{
+    if (watched == m_ledgerTable && event->type() == QEvent::Resize)
+        fitLedgerColumns();
+    return QMainWindow::eventFilter(watched, event);
 }
 
 void MainWindow::changeEvent(QEvent* event)

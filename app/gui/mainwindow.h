@@ -110,12 +110,14 @@ public:
 protected:
     void closeEvent(QCloseEvent* event) override;
     void changeEvent(QEvent* event) override;
+    bool eventFilter(QObject* watched, QEvent* event) override;
     void dragEnterEvent(QDragEnterEvent* event) override;
     void dropEvent(QDropEvent* event) override;
 
 private:
     void buildMenus();
     void sizeLedgerColumns();
+    void fitLedgerColumns();
     void addChartMenu(QCustomPlot* plot, const QString& title);
     void updateTitle();
     void updateRecentMenu();
@@ -129,6 +131,7 @@ private:
     ControlsPanel* m_controls;
     LedgerModel* m_ledgerModel;
     QTableView* m_ledgerTable;
+    QList<int> m_ledgerNatural; // each column's width at its contents (sizeLedgerColumns)
     charts::LedgerChart* m_ledgerChart;
     charts::RooflineChart* m_roofline;
     SummaryPanel* m_summary;
