@@ -52,6 +52,7 @@ namespace {
 const char* kCss = R"(
 body { font-family: "DejaVu Sans", Helvetica, Arial, sans-serif; max-width: 980px; margin: 24px auto; color: #222; }
 h1 { font-size: 22px; margin-bottom: 4px; } h2 { font-size: 17px; margin-top: 22px; border-bottom: 1px solid #ccc; }
+h2 { break-after: avoid; page-break-after: avoid; } svg, tr { break-inside: avoid; page-break-inside: avoid; }
 table.t { border-collapse: collapse; font-size: 13px; margin: 6px 0; } table.t th { background: #eef1f5; text-align: left; }
 table.t td, table.t th { border: 1px solid #c8ccd2; padding: 3px 6px; vertical-align: top; }
 p.ok { color: #1b5e20; } p.bad { color: #b71c1c; } svg { max-width: 100%; height: auto; }
@@ -88,7 +89,9 @@ QByteArray renderPdf(const std::vector<Section>& sections, const std::vector<con
             y = 0;
         }
     };
-    auto drawHtml = [&](const QString& html) {
+    // keepWith: the height of what must follow on the same page (a section's chart after its heading
+    // and caption: issue 20 found "Roofline of one layer" at a page's foot, its chart overleaf).
+    auto drawHtml = [&](const QString& html, double keepWith) {
         QTextDocument doc;
         QFont f(QStringLiteral("DejaVu Sans"));
         f.setPointSizeF(9);
@@ -100,7 +103,7 @@ QByteArray renderPdf(const std::vector<Section>& sections, const std::vector<con
         doc.setTextWidth(W);
         double h = doc.size().height();
         if (h <= H) {
-            place(h);
+            place(h + keepWith <= H ? h + keepWith : h);
             painter.save();
             painter.translate(0, y);
             doc.drawContents(&painter);
@@ -126,15 +129,16 @@ QByteArray renderPdf(const std::vector<Section>& sections, const std::vector<con
     };
     std::size_t chartIndex = 0;
     for (const auto& s : sections) {
+        const QSize size = s.chart.isEmpty() ? QSize() : chartSize(chartFromName(s.chart));
+        const double scale = s.chart.isEmpty() ? 0.0 : W / size.width();
         drawHtml((s.title.isEmpty() ? QString() : QStringLiteral("<h2>") + esc(s.title) + QStringLiteral("</h2>")) +
-                 s.html);
+                     s.html,
+                 s.chart.isEmpty() ? 0.0 : size.height() * scale + 8);
         if (!s.chart.isEmpty()) {
             const Chart kind = chartFromName(s.chart);
             const auto* evaluated = plans[std::min(chartIndex, plans.size() - 1)];
             if (plans.size() > 1)
                 ++chartIndex; // comparisons: one ledger chart per scenario, in order
-            const QSize size = chartSize(kind);
-            const double scale = W / size.width();
             const QPicture pic = chartPicture(*evaluated, kind, size);
             place(size.height() * scale + 8);
             painter.save();

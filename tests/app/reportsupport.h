@@ -88,4 +88,26 @@ inline QString pageSizeLine(const QString& pdfPath)
     return QString();
 }
 
+// Each page's text, squeezed (empty when pdfinfo or pdftotext is missing).
+inline QStringList pageTexts(const QString& pdfPath)
+{
+    const QString info = runTool(tool("pdfinfo"), {pdfPath});
+    const QRegularExpressionMatch m =
+        QRegularExpression(QStringLiteral("^Pages:\\s+(\\d+)"), QRegularExpression::MultilineOption).match(info);
+    QStringList out;
+    for (int n = 1; m.hasMatch() && n <= m.captured(1).toInt(); ++n)
+        out << squeeze(runTool(tool("pdftotext"), {QStringLiteral("-f"), QString::number(n), QStringLiteral("-l"),
+                                                   QString::number(n), pdfPath, QStringLiteral("-")}));
+    return out;
+}
+
+// The first page (from 1) whose text holds needle, 0 when none does.
+inline int pageOf(const QStringList& pages, const QString& needle)
+{
+    for (int n = 0; n < pages.size(); ++n)
+        if (pages[n].contains(squeeze(needle)))
+            return n + 1;
+    return 0;
+}
+
 } // namespace napkin::test::reports
