@@ -77,7 +77,7 @@ AccuracyDialog::AccuracyDialog(PlanController* controller, QWidget* parent)
     tabs->addTab(m_closest, tr("Most like this scenario"));
     tabs->addTab(m_chart, tr("Predicted vs published"));
     tabs->addTab(m_all, tr("All validated runs"));
-    m_all->resizeColumnsToContents();
+    fitResultsColumns(m_all);
     v->addWidget(tabs, 1);
     auto* where =
         new QLabel(tr("How each run was entered and why published and predicted figures differ: docs/validation.md."));
@@ -133,7 +133,7 @@ void AccuracyDialog::refresh()
                tr("similarity %1 of 8.5").arg(s.score, 0, 'f', 2) + QStringLiteral("\n") + qs(r.c->source) +
                    QStringLiteral("\n") + qs(r.c->url));
     }
-    m_closest->resizeColumnsToContents();
+    fitResultsColumns(m_closest);
     m_closest->resizeRowsToContents();
     m_chart->setResults(m_results, ids);
 }

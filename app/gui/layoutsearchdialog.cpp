@@ -30,9 +30,21 @@ QTableWidget* resultsTable(const QStringList& headers, const QStringList& tips)
     t->setSelectionBehavior(QAbstractItemView::SelectRows);
     t->setSelectionMode(QAbstractItemView::SingleSelection);
     t->setAlternatingRowColors(true);
-    t->setWordWrap(false);
+    // The last column (why, what changes) takes the width left and wraps; rows grow to hold it, so no
+    // column hides behind a horizontal scroll bar (issue 20). The others are sized to their contents.
+    t->setWordWrap(true);
+    t->setHorizontalScrollBarPolicy(Qt::ScrollBarAsNeeded);
     t->horizontalHeader()->setStretchLastSection(true);
+    t->horizontalHeader()->setSectionResizeMode(int(headers.size()) - 1, QHeaderView::Stretch);
+    t->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     return t;
+}
+
+void fitResultsColumns(QTableWidget* table)
+{
+    // resizeColumnsToContents would size the stretched last column too, wider than the view.
+    for (int c = 0; c + 1 < table->columnCount(); ++c)
+        table->resizeColumnToContents(c);
 }
 
 namespace {
@@ -286,7 +298,7 @@ void LayoutSearchDialog::fillTable()
             item->setFont(f);
         }
     }
-    m_table->resizeColumnsToContents();
+    fitResultsColumns(m_table);
     if (selected < 0 && !r.best.empty())
         m_table->selectRow(0);
     updateButtons();

@@ -28,6 +28,8 @@ class PlanController;
 // A read-only table of results, one selectable row each, a tooltip per column (the layout search and
 // Make it fit).
 QTableWidget* resultsTable(const QStringList& headers, const QStringList& tips);
+// Sizes every column of a resultsTable but the last to its contents; the last keeps the width left.
+void fitResultsColumns(QTableWidget* table);
 
 class LayoutSearchDialog : public QDialog {
     Q_OBJECT

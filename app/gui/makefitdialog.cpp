@@ -103,7 +103,7 @@ void MakeFitDialog::refresh()
         }
         ++row;
     }
-    m_table->resizeColumnsToContents();
+    fitResultsColumns(m_table);
     if (!s.changes.empty())
         m_table->selectRow(0);
     m_apply->setEnabled(!s.changes.empty());
