@@ -175,6 +175,11 @@ StepTimeChart::~StepTimeChart() = default;
 QString StepTimeChart::partName(int part) { return part >= 0 && part < PartCount ? tr(Parts[part].name) : QString(); }
 QString StepTimeChart::headline() const { return m_headline->text(); }
 QString StepTimeChart::linksText() const { return m_links->text(); }
+QStringList StepTimeChart::rowLabels() const
+{
+    const auto ticker = m_plot->yAxis->ticker().dynamicCast<QCPAxisTickerText>();
+    return ticker ? QStringList(ticker->ticks().values()) : QStringList();
+}
 
 void StepTimeChart::updateGraphs()
 {
@@ -195,6 +200,17 @@ void StepTimeChart::updateGraphs()
         total += m_values[i];
     }
     m_plot->xAxis->setRange(0, total > 0 ? total * 1.02 : 1.0);
+    // The spec-peak row only where the plan has it: a plan on an assumed MFU times its layout at
+    // achievable rates for this chart but not at peak (core estimate_time.cpp), and an empty row
+    // labelled "at spec peak" read as a zero.
+    auto ticker = m_plot->yAxis->ticker().dynamicCast<QCPAxisTickerText>();
+    if (ticker && int(ticker->ticks().size()) != (peak.valid ? 2 : 1)) {
+        ticker->clear();
+        ticker->addTick(1, tr("predicted"));
+        if (peak.valid)
+            ticker->addTick(0, tr("at spec peak"));
+    }
+    m_plot->yAxis->setRange(peak.valid ? -KeyRange + 0.3 : 1 - KeyRange + 0.3, 1 + KeyRange - 0.3);
 
     // The step time is a link to its derivation, in a colour that reads on the theme's background
     // (a label keeps the link colour of its first layout otherwise).

@@ -30,6 +30,8 @@ public:
 
     void updateGraphs() override;
     QCustomPlot* plot() const { return m_plot; }
+    // The rows' labels, bottom to top ("at spec peak" only where the plan times its layout at peak).
+    QStringList rowLabels() const;
 
     // For tests: the plotted seconds in the order compute, recompute, TP, CP, PP, bubble, DP,
     // optimizer, offload, overheads; the headline and the links line.

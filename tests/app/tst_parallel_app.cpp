@@ -90,6 +90,8 @@ private slots:
         const QString mfuStep = m_window->summary()->text(QStringLiteral("time.step_seconds"));
         QCOMPARE(mfuStep, QStringLiteral("5.36 s"));
         QVERIFY(m_window->stepTime()->headline().contains(QStringLiteral("prediction (the plan uses MFU 0.50)")));
+        // An assumed-MFU plan is not timed at spec peak: no empty "at spec peak" row (issue 20).
+        QCOMPARE(m_window->stepTime()->rowLabels(), QStringList{QStringLiteral("predicted")});
 
         choose(m_stepTime->modeCombo(), QStringLiteral("predicted"));
         m_controller->recomputeNow();
@@ -105,6 +107,8 @@ private slots:
                     ->text(QStringLiteral("time.hfu"))
                     .startsWith(QString::number(plan.stepTime.mfu, 'f', 2)));
         QVERIFY(m_window->stepTime()->headline().contains(QStringLiteral("Predicted")));
+        QCOMPARE(m_window->stepTime()->rowLabels(),
+                 (QStringList{QStringLiteral("at spec peak"), QStringLiteral("predicted")}));
         // Clicking the step time shows the predicted derivation (the breakdown's sum).
         m_controller->showDerivation(QStringLiteral("time.step_seconds"));
         QVERIFY(m_window->derivation()->html().contains(QStringLiteral("bubble")));
