@@ -441,13 +441,13 @@ std::vector<Section> comparisonSections(const std::vector<const Evaluated*>& cs,
             line << (r.bytes ? bytesText(v, o.gib) : num(v));
             if (i > 0) {
                 const double d = v - first;
-                const QString pct = first != 0 ? QStringLiteral(" (%1%2 %)")
-                                                     .arg(d >= 0 ? QStringLiteral("+") : QString())
-                                                     .arg(100 * d / first, 0, 'f', 1)
-                                               : QString();
-                line << (r.bytes ? (d >= 0 ? QStringLiteral("+") : QStringLiteral("−")) + bytesText(std::fabs(d), o.gib)
-                                 : (d >= 0 ? QStringLiteral("+") : QString()) + num(d)) +
-                            pct;
+                // One sign style (U+2212 minus) and no break inside "(+3.9%)": a narrow column wrapped
+                // the "%)" onto a line of its own.
+                const QString sign = d >= 0 ? QStringLiteral("+") : QStringLiteral("\u2212");
+                const QString pct =
+                    first != 0 ? QStringLiteral(" (%1%2%)").arg(sign).arg(std::fabs(100 * d / first), 0, 'f', 1)
+                               : QString();
+                line << sign + (r.bytes ? bytesText(std::fabs(d), o.gib) : num(std::fabs(d))) + pct;
             }
         }
         body << line;
