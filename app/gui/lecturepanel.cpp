@@ -37,7 +37,7 @@ QString plain(const QString& html)
 {
     QTextDocument d;
     d.setHtml(html);
-    return d.toPlainText();
+    return d.toPlainText().remove(QChar(0x200B)); // the break opportunities are not text
 }
 } // namespace
 

@@ -19,6 +19,7 @@
 #include <QSplitter>
 #include <QStyle>
 #include <QStyleFactory>
+#include <QTimer>
 
 namespace napkin::app {
 
@@ -65,8 +66,17 @@ void MainWindow::setLectureMode(bool on)
     }
     m_lectureDock->setVisible(on);
     applyLectureLayout();
-    if (on) // the presenter panel takes about 40% of the screen beside the step's panel
-        resizeDocks({m_lectureDock}, {width() * 40 / 100}, Qt::Horizontal);
+    // The presenter panel takes about 40% of the screen beside the step's panel. Again once the
+    // collapsed panels have left the layout: started from a shown window, the central widget still
+    // had the controls' minimum width and the dock stayed ~70 px wide (tst_geometry::lectureSteps).
+    const auto sizeDock = [this] {
+        if (m_lectureDock->isVisible())
+            resizeDocks({m_lectureDock}, {width() * 40 / 100}, Qt::Horizontal);
+    };
+    if (on) {
+        sizeDock();
+        QTimer::singleShot(0, this, sizeDock);
+    }
     if (m_lectureFullScreen)
         on ? showFullScreen() : showNormal();
 }

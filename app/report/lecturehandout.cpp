@@ -10,6 +10,7 @@
 #include "reportcontent.h"
 
 #include <QBuffer>
+#include <QRegularExpression>
 #include <QPageLayout>
 #include <QPainter>
 #include <QPen>
@@ -85,12 +86,20 @@ QString lectureDerivationHtml(const core::Plan& plan, const std::string& quantit
     for (const auto& d : plan.derivations) {
         if (quantity != d.quantity)
             continue;
+        // Long words get break opportunities (a zero-width space): the quantity after its dots and
+        // underscores, the source after each "/", ":", "_" or "." before a letter ("momentum/AdaGrad/
+        // RMSProp/Lion", "github:stanford-cs336/...", URLs; never inside a number): a projector-sized
+        // presenter panel wraps them rather than growing past the screen.
+        static const QRegularExpression slash(QStringLiteral("([/:_.])(?=[A-Za-z])"));
+        QString id = QString::fromLatin1(d.quantity);
+        id.replace(QLatin1Char('.'), QStringLiteral(".\u200B")).replace(QLatin1Char('_'), QStringLiteral("_\u200B"));
+        QString source = QString::fromStdString(core::sourceText(d, plan)).toHtmlEscaped();
+        source.replace(slash, QStringLiteral("\\1\u200B"));
         return QStringLiteral("<p><code>%1 = %2</code><br/><code>= %3</code><br/><code>= %4</code></p>"
                               "<p><i>Source:</i> %5</p>")
-            .arg(QString::fromLatin1(d.quantity), QString::fromStdString(core::formulaText(d)).toHtmlEscaped(),
+            .arg(id, QString::fromStdString(core::formulaText(d)).toHtmlEscaped(),
                  QString::fromStdString(core::substitutedText(d)).toHtmlEscaped(),
-                 QString::fromStdString(core::resultText(d)).toHtmlEscaped(),
-                 QString::fromStdString(core::sourceText(d, plan)).toHtmlEscaped());
+                 QString::fromStdString(core::resultText(d)).toHtmlEscaped(), source);
     }
     return {};
 }

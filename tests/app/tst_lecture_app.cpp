@@ -278,6 +278,15 @@ private slots:
         QTest::keyClick(m_window, Qt::Key_PageDown); // 40B at 16 bytes a parameter on 8 GPUs
         QCOMPARE(m_controller->scenario().cluster.gpus, std::int64_t(8));
         QCOMPARE(m_window->highlightedPanel(), QStringLiteral("ledger"));
+        {
+            // Its ledger shows the lesson: the states alone fill the 80 GB (40e9 · 16 / 8), so even
+            // one sequence under full recompute overflows.
+            const auto& m = m_controller->plan().memory;
+            QCOMPARE(m.weights + m.gradients + m.masterWeights + m.optimizerStates, 40e9 * 16 / 8);
+            QCOMPARE(m.capacity, 80e9);
+            QVERIFY(!m.fits);
+            QCOMPARE(m_controller->scenario().training.microBatch, std::int64_t(1));
+        }
 
         // The 12-byte step: its lesson (53B of states in 640 GB) beside a ledger that fits, as it says:
         // 40B with activations at micro-batch 1 under full recompute and the runtime overhead.
