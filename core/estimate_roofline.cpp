@@ -48,6 +48,7 @@ void estimateRoofline(const Scenario& sc, Plan& p)
     options.fusion = sc.stepTime.kernelFusion == KernelFusion::Eager ? KernelFusion::Eager : KernelFusion::Fused;
     options.loss = lossKernelFor(sc.stepTime.framework);
     options.expertRanks = par.ep;
+    options.sortByLocalExpert = sc.stepTime.moeDispatcher == MoeDispatcher::AllToAll;
     if (sc.finetune.peft()) {
         options.frozenBase = true;
         options.loraRank = double(sc.finetune.loraRank);

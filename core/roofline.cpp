@@ -185,6 +185,32 @@ struct LayerOpBuilder {
         const KernelCost d = attentionDropoutCost(pass, e);
         add(name, pass, OpUnit::Vector, {d.flops * scores, d.bytes * scores}, L, d.kernels, d.impl);
     }
+    // A mixture of experts moves every routed row through memory-bound kernels around the experts
+    // (Megatron-Core moe/token_dispatcher.py MoEAlltoAllTokenDispatcher with moe/moe_utils.py permute,
+    // sort_chunks_by_idxs, unpermute; torchtitan and DeepSeek's framework likewise gather the tokens
+    // into expert order for the grouped GEMM). Dispatch: permute gathers the T·k routed rows (read and
+    // write T·k·h); with EP > 1 and more than one local expert the received chunks are sorted by local
+    // expert (T·k·h each way again; DeepEP's dispatch writes them in expert order, step_time.moe_dispatcher
+    // "deepep"). Combine: the chunks unsorted, then unpermute reads the T·k expert
+    // rows and writes T probability-weighted sums. A backward pass moves the same bytes. Averaged over
+    // the layers (dense layers of a mixed stack have none). DeepSeek-V3's profiled chunk pair spends
+    // ~10 ms on norms, SwiGLU, copies and elementwise kernels where the model had 5 without these.
+    void moeTokens(bool dispatch, Pass pass)
+    {
+        const double k = double(m.moe.topK);
+        if (moeLayers <= 0 || k <= 0 || experts <= 0)
+            return;
+        const double share = moeLayers / L, rows = n * k * share;
+        const bool sort = opt.sortByLocalExpert && opt.expertRanks > 1 && experts / double(opt.expertRanks) > 1;
+        const double bytes =
+            (dispatch ? 2 * e * rows * h : e * rows * h + e * n * share * h) + (sort ? 2 * e * rows * h : 0.0);
+        const bool fwd = pass == Pass::Forward;
+        const char* name =
+            dispatch ? (fwd ? "mlp_permute" : "mlp_permute.bwd") : (fwd ? "mlp_unpermute" : "mlp_unpermute.bwd");
+        add(name, pass, OpUnit::Vector, {dispatch ? 0.0 : 2 * rows * h, bytes}, L, sort ? 2 : 1,
+            dispatch ? "token permute into expert order (+ sort by local expert after the all-to-all)"
+                     : "unsort + unpermute: k expert rows summed per token, weighted by the router");
+    }
     void loss(const char* name, Pass pass)
     {
         const KernelCost k = lossCost(opt.loss, pass, e);
@@ -320,6 +346,7 @@ void forwardOps(LayerOpBuilder& x)
     x.norm("norm_mlp", Pass::Forward);
     if (x.moeLayers > 0)
         x.gemmFwd(x.router());
+    x.moeTokens(true, Pass::Forward);
     x.gemmFwd(x.up());
     if (x.swiglu)
         x.kernel("silu_mul", Pass::Forward, swigluCost(x.opt.fusion, Pass::Forward, e), n * x.f);
@@ -327,6 +354,7 @@ void forwardOps(LayerOpBuilder& x)
         x.add("gelu", Pass::Forward, OpUnit::Vector, {20 * n * x.f, 2 * e * n * x.f},
               L); // CS336: ~20 ops per value (illustrative)
     x.gemmFwd(x.down());
+    x.moeTokens(false, Pass::Forward);
     x.residual("residual_mlp", Pass::Forward);
     x.lora(Pass::Forward);
     x.gemmFwd(x.logits());
@@ -342,12 +370,14 @@ void backwardOps(LayerOpBuilder& x)
     x.residual("residual_mlp.bwd", Pass::Backward);
     x.dequant(Pass::Backward);
     x.lora(Pass::Backward);
+    x.moeTokens(false, Pass::Backward);
     x.gemmBwd(x.down());
     if (x.swiglu)
         x.kernel("silu_mul.bwd", Pass::Backward, swigluCost(x.opt.fusion, Pass::Backward, e), n * x.f);
     else
         x.add("gelu.bwd", Pass::Backward, OpUnit::Vector, {20 * n * x.f, 3 * e * n * x.f}, L);
     x.gemmBwd(x.up());
+    x.moeTokens(true, Pass::Backward);
     if (x.moeLayers > 0)
         x.gemmBwd(x.router());
     x.norm("norm_mlp.bwd", Pass::Backward);

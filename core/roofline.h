@@ -32,7 +32,8 @@ struct LayerOpOptions {
     bool flash = true;
     KernelFusion fusion = KernelFusion::Fused;
     LossKernel loss = LossKernel::MegatronVocabParallel;
-    int expertRanks = 1; // parallel.ep: a rank reads the weights of experts / ep routed experts only
+    int expertRanks = 1;           // parallel.ep: a rank reads the weights of experts / ep routed experts only
+    bool sortByLocalExpert = true; // the all-to-all dispatcher's chunk sort (false: DeepEP lays tokens out)
     // LoRA / QLoRA (core/finetune.h): the base's weights frozen (no weight-gradient GEMMs), adapters of
     // rank loraRank on the loraTargets linear layers; a quantised base is dequantised to the weight
     // dtype before each forward and backward GEMM (bitsandbytes), reading dequantBytes per weight.

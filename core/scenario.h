@@ -34,6 +34,10 @@ enum class PipelineSchedule { OneFOneB, Interleaved, DualPipe };
 enum class TimeMode { Mfu, Predicted };
 // Whose rules decide what overlaps with what in the predicted step (core/framework.h).
 enum class Framework { Auto, Megatron, Torchtitan, Deepspeed };
+// How a mixture of experts' tokens reach their experts (step_time.moe_dispatcher): Megatron-Core's
+// all-to-all dispatcher permutes before the all-to-all and sorts by local expert after it; DeepEP
+// (DeepSeek's kernels, Megatron-Core's flex dispatcher) lays the received tokens out by expert itself.
+enum class MoeDispatcher { AllToAll, DeepEp };
 enum class AttentionKernelChoice { Auto, Flash1, Flash2, Flash3 };
 // How the elementwise ops of a layer run (core/kernels.h): fused kernels (Megatron/Transformer
 // Engine, Apex, torch.compile) read and write each tensor once; eager PyTorch runs every ATen op of
@@ -152,6 +156,7 @@ struct StepTimeConfig {
     // BF16 (DeepSeek-V3 §3.3.3). Resolved: "auto" is on with the blockwise recipe.
     bool fp8Dispatch = false;
     bool fp8DispatchAuto = true;
+    MoeDispatcher moeDispatcher = MoeDispatcher::AllToAll;
     Framework framework = Framework::Auto; // resolved (never Auto after parseScenario)
     bool frameworkAuto = true;
     AttentionKernelChoice attentionKernel = AttentionKernelChoice::Auto; // Auto: the framework's kernel

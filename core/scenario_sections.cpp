@@ -527,6 +527,9 @@ void readStepTime(const nlohmann::json& node, Scenario& sc, Errors& errors)
         r.error("fp8_dispatch", "true",
                 "needs an FP8 recipe on the MLP GEMMs (precision.recipe, precision.low_precision_gemms)",
                 "false or \"auto\" with this precision");
+    st.moeDispatcher = r.choice<MoeDispatcher>("moe_dispatcher", {{"alltoall", MoeDispatcher::AllToAll},
+                                                                  {"deepep", MoeDispatcher::DeepEp}})
+                           .value_or(MoeDispatcher::AllToAll);
     st.framework = r.choice<Framework>("framework", {{"auto", Framework::Auto},
                                                      {"megatron", Framework::Megatron},
                                                      {"torchtitan", Framework::Torchtitan},

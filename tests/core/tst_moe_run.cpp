@@ -473,6 +473,47 @@ private slots:
             QCOMPARE(o.groupedShare, 0.0);
     }
 
+    // The token dispatcher's memory-bound kernels (Megatron-Core moe_utils.py permute, sort_chunks_by_idxs,
+    // unpermute). Qwen3-30B-A3B, 8192 tokens a micro-batch, top 8, d 2048, bf16: T·k·h·e = 8192 · 8 · 2048
+    // · 2 = 268,435,456 bytes. Permute reads and writes it; with EP 8 (16 experts a rank) the received
+    // chunks are sorted by local expert (again each way); unpermute reads the k rows and writes T sums.
+    void tokenPermutationKernels()
+    {
+        const double tkhe = 8192.0 * 8 * 2048 * 2, the = 8192.0 * 2048 * 2;
+        const auto bytesOf = [](const core::Plan& p, std::string_view name) {
+            for (const auto& o : p.ops)
+                if (o.name == name)
+                    return o.bytes;
+            return -1.0;
+        };
+        const std::vector<std::string> base{"model.preset=qwen3-30b-a3b", "cluster.gpu=h100-sxm",
+                                            "training.seq_len=4096", "training.micro_batch=2",
+                                            "step_time.mode=predicted"};
+        const auto with = [&](std::vector<std::string> extra) {
+            extra.insert(extra.end(), base.begin(), base.end());
+            return core::estimate(scenario(extra));
+        };
+        const auto one = with({"cluster.gpus=1", "training.global_batch=2"}); // EP 1: no all-to-all, no sort
+        QCOMPARE(bytesOf(one, "mlp_permute"), 2 * tkhe);
+        QCOMPARE(bytesOf(one, "mlp_unpermute"), tkhe + the);
+        QCOMPARE(bytesOf(one, "mlp_permute.bwd"), 2 * tkhe);
+        QCOMPARE(bytesOf(one, "mlp_unpermute.bwd"), tkhe + the);
+        const auto ep = with({"cluster.gpus=8", "parallel.ep=8", "training.global_batch=16"});
+        QCOMPARE(bytesOf(ep, "mlp_permute"), 4 * tkhe);
+        QCOMPARE(bytesOf(ep, "mlp_unpermute"), 3 * tkhe + the);
+        // DeepEP writes the received tokens in expert order: no chunk sort.
+        const auto deepep =
+            with({"cluster.gpus=8", "parallel.ep=8", "training.global_batch=16", "step_time.moe_dispatcher=deepep"});
+        QCOMPARE(bytesOf(deepep, "mlp_permute"), 2 * tkhe);
+        QCOMPARE(bytesOf(deepep, "mlp_unpermute"), tkhe + the);
+        QVERIFY(deepep.stepTime.step < ep.stepTime.step);
+        // Memory-bound, at the achievable bandwidth; a dense model has none.
+        QCOMPARE(bytesOf(core::estimate(scenario({"step_time.mode=predicted"})), "mlp_permute"), -1.0);
+        const auto e = scenarioErrors({"step_time.moe_dispatcher=nccl"});
+        QVERIFY(!e.empty());
+        QCOMPARE(e.front().field, std::string("step_time.moe_dispatcher"));
+    }
+
     void imbalanceSweep()
     {
         // Mixtral 8x7B at EP 8: the plan at 1.0, 1.2, 1.5 and the worst case (8 · min(2, 1) / 2 = 4);
