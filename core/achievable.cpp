@@ -208,7 +208,8 @@ void applyAchievable(RooflineOp& op, const RateModel& rates)
                 return curve(m, n, k, &c);
             return measuredGemmRate(m, n, k, *r.measured, r.gemm, curve, &c);
         };
-        const double rate = rateAt(op.m, op.n, op.k, op.batch);
+        // Run as `chunks` GEMMs of m / chunks rows one after another (tensor-parallel overlap).
+        const double rate = rateAt(op.m / std::max(1.0, op.chunks), op.n, op.k, op.batch);
         compute = rate > 0 ? op.flops * (1 - op.groupedShare) / rate : 0;
         // A mixture of experts' routed share runs as one grouped GEMM over the local experts.
         op.efficiencySource = r.measured && !r.measured->empty() && op.batch <= 1 ? kSrcMeasuredShapes : r.gemmSource;

@@ -4,6 +4,7 @@
 
 #include "estimate_stages.h"
 #include "flops_megatron.h"
+#include "framework.h"
 #include "lowprecision.h"
 #include "roofline.h"
 
@@ -49,6 +50,12 @@ void estimateRoofline(const Scenario& sc, Plan& p)
     options.loss = lossKernelFor(sc.stepTime.framework);
     options.expertRanks = par.ep;
     options.sortByLocalExpert = sc.stepTime.moeDispatcher == MoeDispatcher::AllToAll;
+    // Megatron's --tp-comm-overlap is Transformer Engine's userbuffers (sequence parallelism required):
+    // the GEMMs beside the collectives run in chunks (LayerOpOptions; TE module/base.py initialize_ub).
+    if (userbuffersTpOverlap(sc)) {
+        options.ringChunks = int(tp);
+        options.pipelineChunks = kUserbuffersPipelineChunks;
+    }
     if (sc.finetune.peft()) {
         options.frozenBase = true;
         options.loraRank = double(sc.finetune.loraRank);

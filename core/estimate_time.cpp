@@ -14,6 +14,46 @@
 
 namespace napkin::core::detail {
 
+namespace {
+
+// time.comm_sm_share: hidden traffic still holds SMs for its duration, term by term.
+void deriveCommSmShare(Plan& p, const StepTimeBreakdown& st, double sms)
+{
+    static constexpr const char* kSource =
+        "hidden traffic still holds SMs for its duration: one per NCCL channel for data-parallel traffic and "
+        "Megatron's "
+        "EP all-to-all overlap (a floor: NVIDIA developer forum t/337991); DualPipe's all-to-all and pipeline sends 20 "
+        "(arXiv 2412.19437 §3.2.2); Transformer Engine's userbuffers reduce-scatters 16, beside GEMMs that leave them "
+        "free, the all-gathers on the copy engines (module/base.py initialize_ub)";
+    // The formula strings live as long as the plan: one literal per combination of terms.
+    static constexpr const char* kFormulas[4] = {
+        "{hidden} · {ctas} / {SMs}", "{hidden} · {ctas} / {SMs} + {pipe_hidden} · {pipe_sms} / {SMs}",
+        "{hidden} · {ctas} / {SMs} + {tp_hidden} / 2 · {tp_sms} / {SMs}",
+        "{hidden} · {ctas} / {SMs} + {pipe_hidden} · {pipe_sms} / {SMs} + {tp_hidden} / 2 · {tp_sms} / {SMs}"};
+    const bool pipe = st.pipeCommSms > 0, tp = st.tpCommSms > 0;
+    const char* formula = kFormulas[(pipe ? 1 : 0) + (tp ? 2 : 0)];
+    const Term dp[] = {{"hidden", st.dpCommHidden}, {"ctas", st.ncclCtas}, {"SMs", sms}};
+    if (pipe && tp)
+        derive(p, "time.comm_sm_share", formula, st.commSmShare, "s", kSource,
+               {dp[0],
+                dp[1],
+                dp[2],
+                {"pipe_hidden", st.pipeCommHidden},
+                {"pipe_sms", st.pipeCommSms},
+                {"tp_hidden", st.tpCommHidden},
+                {"tp_sms", st.tpCommSms}});
+    else if (pipe)
+        derive(p, "time.comm_sm_share", formula, st.commSmShare, "s", kSource,
+               {dp[0], dp[1], dp[2], {"pipe_hidden", st.pipeCommHidden}, {"pipe_sms", st.pipeCommSms}});
+    else if (tp)
+        derive(p, "time.comm_sm_share", formula, st.commSmShare, "s", kSource,
+               {dp[0], dp[1], dp[2], {"tp_hidden", st.tpCommHidden}, {"tp_sms", st.tpCommSms}});
+    else
+        derive(p, "time.comm_sm_share", formula, st.commSmShare, "s", kSource, {dp[0], dp[1], dp[2]});
+}
+
+} // namespace
+
 void estimateTimeAndCost(const Scenario& sc, double recomputePerToken, Plan& p, bool withPeak)
 {
     const auto& c = p.compute;
@@ -46,23 +86,8 @@ void estimateTimeAndCost(const Scenario& sc, double recomputePerToken, Plan& p, 
                 {"optimizer", st.optimizer},
                 {"offload", st.offload},
                 {"overheads", st.overheads}});
-        if (st.pipeCommSms > 0)
-            derive(p, "time.comm_sm_share", "{hidden} · {ctas} / {SMs} + {pipe_hidden} · {pipe_sms} / {SMs}",
-                   st.commSmShare, "s",
-                   "hidden traffic still holds SMs for its duration: one per NCCL channel for data-parallel traffic "
-                   "(NVIDIA developer forum t/337991); DualPipe's all-to-all and pipeline sends 20 of them "
-                   "(arXiv 2412.19437 §3.2.2), Megatron's EP all-to-all overlap one per NCCL channel",
-                   {{"hidden", st.dpCommHidden},
-                    {"ctas", st.ncclCtas},
-                    {"SMs", double(hw.gpu->smCount)},
-                    {"pipe_hidden", st.pipeCommHidden},
-                    {"pipe_sms", st.pipeCommSms}});
-        else if (st.commSmShare > 0)
-            derive(p, "time.comm_sm_share", "{hidden} · {ctas} / {SMs}", st.commSmShare, "s",
-                   "data-parallel traffic hidden behind compute still holds one SM per NCCL channel for its duration: "
-                   "compute loses ctas/SMs of the GPU meanwhile (NCCL one CTA per channel; a floor, wave tails add "
-                   "more: NVIDIA developer forum t/337991)",
-                   {{"hidden", st.dpCommHidden}, {"ctas", st.ncclCtas}, {"SMs", double(hw.gpu->smCount)}});
+        if (st.commSmShare > 0)
+            deriveCommSmShare(p, st, double(hw.gpu->smCount));
         if (st.chunkForward > 0)
             derive(
                 p, "time.breakdown.bubble", "({p} / 2 - 1) · ({F} + {B} + {B} - 3 · {W})", st.bubble, "s",

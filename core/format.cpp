@@ -394,6 +394,8 @@ nlohmann::json planToJson(const Plan& p)
                                           {"n", op.grouped[1]},
                                           {"k", op.grouped[2]},
                                           {"groups", op.grouped[3]}};
+        if (op.chunks > 1) // tensor-parallel overlap: m / chunks rows per GEMM, one after another
+            ops.back()["chunks"] = op.chunks;
     }
     j["roofline"] = {{"ridge", h.ridge}, {"ops", ops}};
     json ders = json::array();

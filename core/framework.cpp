@@ -46,6 +46,12 @@ FrameworkRules frameworkRules(Framework f)
     return r;
 }
 
+bool userbuffersTpOverlap(const Scenario& sc)
+{
+    return sc.stepTime.overlapTp && sc.stepTime.framework == Framework::Megatron && sc.parallel.sequenceParallel &&
+           sc.parallel.tp > 1;
+}
+
 void resolveFramework(Scenario& sc)
 {
     auto& st = sc.stepTime;

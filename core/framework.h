@@ -52,6 +52,11 @@ FrameworkRules frameworkRules(Framework framework);
 // Resolves step_time.framework = auto and the framework-governed keys left at "auto".
 void resolveFramework(Scenario& scenario);
 
+// Tensor-parallel overlap as Transformer Engine's userbuffers run it (Megatron --tp-comm-overlap, which
+// needs sequence parallelism): chunked GEMMs (core/roofline.h LayerOpOptions) and 16 SMs for the
+// reduce-scatters. Other frameworks' overlap (torchtitan's async TP) hides the traffic without them.
+bool userbuffersTpOverlap(const Scenario& scenario);
+
 // The attention kernel a scenario runs on a GPU of this compute capability.
 AttentionKernel attentionKernelFor(const Scenario& scenario);
 

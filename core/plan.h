@@ -245,11 +245,13 @@ struct StepTimeBreakdown {
     double launch = 0;         // per-kernel launch and framework time not hidden behind the GPU
     double gradClip = 0;       // gradient-norm clipping: a read of every local gradient + an all-reduce
     double checkpointSave = 0; // checkpoint saves amortised per step (step_time.save_every_steps)
-    double commSmShare = 0;    // compute slowed by the SMs NCCL's kernels hold while data-parallel traffic is hidden
+    double commSmShare = 0;    // compute slowed by the SMs communication kernels hold while traffic is hidden
     double overheads = 0;      // launch + gradClip + checkpointSave + commSmShare
     double dpCommHidden = 0;   // data-parallel traffic hidden behind compute (dpCommTotal - dpComm)
     double pipeCommHidden = 0; // DualPipe: expert all-to-all and pipeline sends hidden behind the paired chunk
     double pipeCommSms = 0;    //   and the SMs its communication kernels hold meanwhile
+    double tpCommHidden = 0;   // tensor-parallel traffic hidden behind the GEMMs (step_time.overlap_tp)
+    double tpCommSms = 0;      //   and the SMs its reduce-scatters hold meanwhile (Transformer Engine userbuffers)
     double epCommTotal = 0;    // before overlap (DualPipe hides it)
     double ppCommTotal = 0;    // before overlap
     double chunkForward = 0, chunkBackward = 0, chunkWgrad = 0; // DualPipe's F, B, W on the slowest rank
@@ -344,6 +346,7 @@ struct RooflineOp {
     OpKind kind = OpKind::Elementwise;
     double m = 0, n = 0, k = 0, batch = 1;
     bool causal = false;
+    double chunks = 1; // a GEMM run as `chunks` GEMMs of m / chunks rows one after another (TP overlap)
     // A mixture of experts' MLP GEMM: `groupedShare` of its FLOPs is one grouped GEMM over the rank's
     // local experts (grouped[3] of them), each grouped[0] rows x grouped[1] x grouped[2] deep.
     double groupedShare = 0;

@@ -4,6 +4,7 @@
 #include "finetune.h"
 
 #include <algorithm>
+#include <string_view>
 
 namespace napkin::core {
 
@@ -224,6 +225,29 @@ struct LayerOpBuilder {
             {2 * x.M * x.K * x.N, e * x.M * x.K + w * x.K * x.N * x.weights + e * x.M * x.N}, x.count);
         shape(OpKind::Gemm, x.M, x.N, x.K);
         groupedShape(x, grouped.rows, x.expertN, x.expertK);
+        tpOverlapChunks();
+    }
+    // Transformer Engine's userbuffers overlap (transformer_engine/pytorch/module/base.py initialize_ub,
+    // default methods): ring exchange, one GEMM chunk per TP rank, for the all-gather before qkv_fprop
+    // and fc1_fprop and in proj_dgrad and fc2_dgrad; pipeline, 4 chunks, for the reduce-scatter after
+    // proj_fprop and fc2_fprop; bulk overlap (qkv and fc1 dgrad / wgrad) leaves the GEMM whole.
+    void tpOverlapChunks()
+    {
+        auto& op = ops.back();
+        const std::string_view name = op.name;
+        const bool mlp = name.rfind("mlp_", 0) == 0;
+        if (mlp && moeLayers > 0) // the experts run as grouped GEMMs, outside userbuffers
+            return;
+        int chunks = 1;
+        if (name == "qkv_proj" || name == "mlp_up" || name == "mlp_gate_up" || name == "out_proj.dgrad" ||
+            name == "mlp_down.dgrad")
+            chunks = opt.ringChunks;
+        else if (name == "out_proj" || name == "mlp_down")
+            chunks = opt.pipelineChunks;
+        if (chunks > 1) {
+            op.chunks = chunks;
+            op.kernels = chunks;
+        }
     }
     // The routed experts' FLOPs of the last op as one grouped GEMM of rows x n x k per local expert.
     void groupedShape(const Gemm& x, double M, double N, double K)
@@ -241,6 +265,7 @@ struct LayerOpBuilder {
             {2 * x.M * x.K * x.N, e * x.M * x.N + w * x.K * x.N * x.weights + e * x.M * x.K}, x.count);
         shape(OpKind::Gemm, x.M, x.K, x.N);
         groupedShape(x, grouped.rows, x.expertK, x.expertN);
+        tpOverlapChunks();
         if (opt.frozenBase) // LoRA / QLoRA: frozen weights get no gradient
             return;
         add(x.wgrad, Pass::Backward, OpUnit::Tensor,

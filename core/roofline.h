@@ -28,12 +28,24 @@ void splitOp(RooflineOp& op, double ways, const HardwareSummary& hw);
 
 // How a layer's ops run: FlashAttention or unfused attention, the framework's elementwise kernels
 // (core/kernels.h) and its loss.
+// Transformer Engine's userbuffers defaults (transformer_engine/pytorch/module/base.py initialize_ub):
+// the pipeline and bulk overlaps split their GEMM in 4 and run the reduce-scatters and bulk transfers on
+// 16 SMs that the GEMM leaves free (set_sm_margin); ring exchange moves chunks with the copy engines
+// (1 SM, no margin).
+inline constexpr int kUserbuffersPipelineChunks = 4;
+inline constexpr double kUserbuffersSms = 16;
+
 struct LayerOpOptions {
     bool flash = true;
     KernelFusion fusion = KernelFusion::Fused;
     LossKernel loss = LossKernel::MegatronVocabParallel;
     int expertRanks = 1;           // parallel.ep: a rank reads the weights of experts / ep routed experts only
     bool sortByLocalExpert = true; // the all-to-all dispatcher's chunk sort (false: DeepEP lays tokens out)
+    // Tensor-parallel communication overlapped as Transformer Engine's userbuffers do it (Megatron
+    // --tp-comm-overlap): the GEMMs beside an all-gather run as ringChunks GEMMs of M / ringChunks rows
+    // one after another (ring exchange, one chunk per TP rank), those beside a reduce-scatter as
+    // pipelineChunks (1: not overlapped). Dense layers only: the experts' grouped GEMMs are not split.
+    int ringChunks = 1, pipelineChunks = 1;
     // LoRA / QLoRA (core/finetune.h): the base's weights frozen (no weight-gradient GEMMs), adapters of
     // rank loraRank on the loraTargets linear layers; a quantised base is dequantised to the weight
     // dtype before each forward and backward GEMM (bitsandbytes), reading dequantBytes per weight.

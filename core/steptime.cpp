@@ -627,7 +627,7 @@ StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p, bool atPeak
     // collective lasts. Conservation of SM time: compute loses ctas/SMs of the GPU for the hidden
     // traffic's duration, a floor (a GEMM sized to one wave of all SMs spills a second wave: an H100
     // all-gather of 24 CTAs took a 132-CTA GEMM from 80% to 47% of peak, NVIDIA developer forum
-    // t/337991). Tensor-parallel overlap (userbuffers) and context-parallel p2p are not counted.
+    // t/337991). Context-parallel p2p is not counted.
     if (!atPeak && gpu.smCount > 0) {
         r.dpCommHidden = std::max(0.0, r.dpCommTotal - r.dpComm);
         r.ncclCtas = std::min(kNcclCollChannels, double(gpu.smCount));
@@ -640,6 +640,14 @@ StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p, bool atPeak
         } else if (overlapEp && r.pipeCommHidden > 0) { // NCCL's all-to-all: one CTA per channel
             r.pipeCommSms = r.ncclCtas;
             r.commSmShare += r.pipeCommHidden * r.pipeCommSms / double(gpu.smCount);
+        }
+        // Megatron's TP overlap (Transformer Engine userbuffers, core/roofline.h): the reduce-scatter half
+        // of the hidden TP traffic (pipeline forward, bulk backward) runs on 16 SMs the GEMMs leave free;
+        // the all-gathers move by ring exchange on the copy engines (1 SM, not counted).
+        r.tpCommHidden = std::max(0.0, r.tpCommTotal - r.tpComm);
+        if (userbuffersTpOverlap(sc) && r.tpCommHidden > 0) {
+            r.tpCommSms = std::min(kUserbuffersSms, double(gpu.smCount));
+            r.commSmShare += r.tpCommHidden / 2 * r.tpCommSms / double(gpu.smCount);
         }
     }
     r.overheads = r.launch + r.gradClip + r.checkpointSave + r.commSmShare;

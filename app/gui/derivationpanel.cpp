@@ -4,6 +4,7 @@
 
 #include "format.h"
 #include "plancontroller.h"
+#include "wordbreaks.h"
 
 #include <QTextBrowser>
 
@@ -45,8 +46,8 @@ void DerivationPanel::updateText()
         if (q != d.quantity)
             continue;
         // The quantity may break after its dots in a narrow panel, never inside a word ("memory.per_gpu.t
-        // otal" at 1024x768: issue 20): a zero-width space after each dot, as the reports do.
-        const QString id = QString::fromLatin1(d.quantity).replace(QLatin1Char('.'), QStringLiteral(".\u200B"));
+        // otal" at 1024x768: issue 20): a zero-width space after each dot, as the reports do (wordbreaks.h).
+        const QString id = report::breakAfter(QString::fromLatin1(d.quantity));
         html = QStringLiteral("<p><b>%1</b></p><p><code>%1 = %2</code></p>"
                               "<p><code>= %3</code></p><p><code>= %4</code></p><p><i>Source:</i> %5</p>")
                    .arg(id, QString::fromStdString(core::formulaText(d)).toHtmlEscaped(),

@@ -8,9 +8,9 @@
 #include "format.h"
 #include "reportcharts.h"
 #include "reportcontent.h"
+#include "wordbreaks.h"
 
 #include <QBuffer>
-#include <QRegularExpression>
 #include <QPageLayout>
 #include <QPainter>
 #include <QPen>
@@ -86,15 +86,11 @@ QString lectureDerivationHtml(const core::Plan& plan, const std::string& quantit
     for (const auto& d : plan.derivations) {
         if (quantity != d.quantity)
             continue;
-        // Long words get break opportunities (a zero-width space): the quantity after its dots and
-        // underscores, the source after each "/", ":", "_" or "." before a letter ("momentum/AdaGrad/
-        // RMSProp/Lion", "github:stanford-cs336/...", URLs; never inside a number): a projector-sized
-        // presenter panel wraps them rather than growing past the screen.
-        static const QRegularExpression slash(QStringLiteral("([/:_.])(?=[A-Za-z])"));
-        QString id = QString::fromLatin1(d.quantity);
-        id.replace(QLatin1Char('.'), QStringLiteral(".\u200B")).replace(QLatin1Char('_'), QStringLiteral("_\u200B"));
-        QString source = QString::fromStdString(core::sourceText(d, plan)).toHtmlEscaped();
-        source.replace(slash, QStringLiteral("\\1\u200B"));
+        // Long words get break opportunities (wordbreaks.h): the quantity after its dots and underscores,
+        // the source after "/", ":", "_" or "." before a letter: a projector-sized presenter panel wraps
+        // them rather than growing past the screen.
+        const QString id = breakAfter(QString::fromLatin1(d.quantity), u"._");
+        const QString source = breakSourceWords(QString::fromStdString(core::sourceText(d, plan)).toHtmlEscaped());
         return QStringLiteral("<p><code>%1 = %2</code><br/><code>= %3</code><br/><code>= %4</code></p>"
                               "<p><i>Source:</i> %5</p>")
             .arg(id, QString::fromStdString(core::formulaText(d)).toHtmlEscaped(),

@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "reportcontent.h"
 #include "reportplan.h"
+#include "wordbreaks.h"
 
 #include "buckets.h"
 #include "format.h"
@@ -54,9 +55,6 @@ const core::Derivation* find(const core::Plan& p, const char* q)
             return &d;
     return nullptr;
 }
-
-// A plan-JSON path may break after its dots, never inside a word: a zero-width space after each.
-QString breakAtDots(QString id) { return id.replace(QLatin1Char('.'), QStringLiteral(".\u200B")); }
 
 // Sources cited by number in the body, listed in an appendix (issue 20): the body stays readable
 // and each URL or code excerpt is printed once.
@@ -347,14 +345,14 @@ std::vector<Section> reportSections(const Evaluated& c, const Options& o)
                           "memory.per_gpu.total", "compute.flops_per_token", "compute.training_flops", "time.seconds",
                           "time.days", "time.gpu_hours", "cost.usd", "cost.energy_kwh", "hardware.ridge"}) {
         if (const auto* d = find(p, q))
-            ders.push_back({breakAtDots(QLatin1String(d->quantity)), qs(core::formulaText(*d)),
+            ders.push_back({breakAfter(QLatin1String(d->quantity)), qs(core::formulaText(*d)),
                             qs(core::substitutedText(*d)), qs(core::resultText(*d)),
                             citations.cite(qs(core::sourceText(*d, p)))});
     }
     const QStringList derHeader{QStringLiteral("Quantity"), QStringLiteral("Formula"), QStringLiteral("Values"),
                                 QStringLiteral("Result"), QStringLiteral("Source")};
     for (int i = 0; i < ders.size(); i += 5)
-        // Quantities break after their dots (breakAtDots), formulas and values at the spaces around
+        // Quantities break after their dots (wordbreaks.h), formulas and values at the spaces around
         // their operators.
         out.push_back({i == 0 ? QStringLiteral("Derivations") : QString(),
                        table(derHeader, ders.mid(i, 5), {}, {24, 25, 25, 18, 8}),

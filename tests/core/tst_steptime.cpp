@@ -5,6 +5,7 @@
 // on that paper's Table 1 configurations, and against hand computations.
 #include "testsupport.h"
 
+#include "achievable.h"
 #include "roofline.h"
 #include "search.h"
 #include "steptime.h"
@@ -299,6 +300,62 @@ private slots:
         QCOMPARE(plan.stepTimeAtPeak.commSmShare, 0.0);
         const auto one = core::estimate(build({"parallel.zero=0", "step_time.mode=predicted", "cluster.gpus=1"}));
         QCOMPARE(one.stepTime.commSmShare, 0.0);
+    }
+
+    void tensorParallelOverlapAsUserbuffers()
+    {
+        // Megatron's --tp-comm-overlap is Transformer Engine's userbuffers (module/base.py initialize_ub
+        // defaults): ring exchange cuts qkv_fprop, fc1_fprop, proj_dgrad and fc2_dgrad into one GEMM per
+        // TP rank (8), the pipeline cuts proj_fprop and fc2_fprop in 4, bulk overlaps leave the GEMM
+        // whole; the reduce-scatter half of the hidden traffic holds 16 of the 132 SMs.
+        const std::vector<std::string> base = {"cluster.gpu=h100-sxm", "cluster.gpus=8", "parallel.tp=8",
+                                               "parallel.sequence_parallel=true", "step_time.mode=predicted"};
+        auto with = [&base](std::vector<std::string> more) {
+            more.insert(more.begin(), base.begin(), base.end());
+            return core::estimate(build(more));
+        };
+        const auto plan = with({"step_time.overlap_tp=true", "step_time.framework=megatron"});
+        auto op = [](const core::Plan& p, std::string_view name) {
+            const auto it =
+                std::find_if(p.ops.begin(), p.ops.end(), [name](const core::RooflineOp& o) { return name == o.name; });
+            return it != p.ops.end() ? *it : core::RooflineOp{};
+        };
+        const std::pair<const char*, double> chunks[] = {
+            {"qkv_proj", 8},          {"mlp_gate_up", 8},    {"out_proj.dgrad", 8}, {"mlp_down.dgrad", 8},
+            {"out_proj", 4},          {"mlp_down", 4},       {"qkv_proj.dgrad", 1}, {"qkv_proj.wgrad", 1},
+            {"mlp_gate_up.dgrad", 1}, {"out_proj.wgrad", 1}, {"logits", 1}};
+        for (const auto& [name, n] : chunks) {
+            QCOMPARE(op(plan, name).chunks, n);
+            QCOMPARE(op(plan, name).kernels, n);
+        }
+        // qkv_proj of Llama-2-7B's rank: 8 GEMMs of 4096 / 8 = 512 rows x 1536 x 4096, each at the shape
+        // efficiency of its own size relative to the achievable figure's shape.
+        const auto& hw = plan.hardware;
+        const auto& at = hw.achievableFlopsShape;
+        const double rate =
+            std::min(hw.achievableFlops, hw.achievableFlops * core::gemmShapeEfficiency(512, 1536, 4096, 1, 132, 90) /
+                                             core::gemmShapeEfficiency(at[0], at[1], at[2], 1, 132, 90));
+        const auto qkv = op(plan, "qkv_proj");
+        QCOMPARE(qkv.m, 4096.0);
+        QCOMPARE(qkv.n, 1536.0);
+        QVERIFY(std::fabs(qkv.achievableSeconds / std::max(qkv.flops / rate, qkv.bytes / hw.achievableBandwidth) - 1) <
+                1e-12);
+        // The SMs: one GPU's TP group, no data parallelism: only the TP term.
+        const auto& b = plan.stepTime;
+        QVERIFY(b.tpCommTotal > 0);
+        QCOMPARE(b.tpComm, 0.0); // all of it behind the GEMMs
+        QCOMPARE(b.tpCommHidden, b.tpCommTotal);
+        QCOMPARE(b.tpCommSms, 16.0);
+        QVERIFY(std::fabs(b.commSmShare / (b.tpCommTotal / 2 * 16 / 132) - 1) < 1e-12);
+        // Not overlapped, without sequence parallelism (userbuffers needs it) or under torchtitan's async
+        // TP (not modelled): whole GEMMs and no userbuffers SMs.
+        for (const auto& other : {with({"step_time.overlap_tp=false"}),
+                                  with({"step_time.overlap_tp=true", "parallel.sequence_parallel=false"}),
+                                  with({"step_time.overlap_tp=true", "step_time.framework=torchtitan"})}) {
+            QCOMPARE(op(other, "qkv_proj").chunks, 1.0);
+            QCOMPARE(op(other, "out_proj").chunks, 1.0);
+            QCOMPARE(other.stepTime.tpCommSms, 0.0);
+        }
     }
 
     void tensorParallelTrafficByHand()
