@@ -23,15 +23,18 @@ constexpr double kAttentionBlock = 128; // FlashAttention-2/3 query and key bloc
 
 constexpr const char* kSrcFlash2Ampere =
     "Dao 2023 (FlashAttention-2, arXiv 2307.08691) §4.1 Figs. 4-5, A100, head dim 128, causal, seq 2k-16k: "
-    "forward ~70% of the dense peak (up to 73%), backward ~55%";
+    "forward ~70% of the dense peak (up to 73%), backward ~55%; head dim 64: x0.90 (Fig. 4, forward + backward), "
+    "interpolated in log2 d up to 128";
 constexpr const char* kSrcFlash2Hopper =
     "Shah et al. 2024 (FlashAttention-3, arXiv 2407.08608) Figs. 4-5, FlashAttention-2 on H100 SXM5, head dim "
     "128, causal: ~330 TFLOP/s forward, ~310 backward (read from the figures; pytorch/benchmark PR 2296 measured "
-    "SDPA at 287-304 TFLOP/s forward)";
+    "SDPA at 287-304 TFLOP/s forward); head dim 64: x0.87 (FlashAttention-2 paper Fig. 7, forward + backward), "
+    "interpolated in log2 d up to 128";
 constexpr const char* kSrcFlash3 =
     "Shah et al. 2024 (FlashAttention-3, arXiv 2407.08608) Figs. 4-5, H100 SXM5, head dim 128, causal, seq "
     "2k-16k: ~610 TFLOP/s forward (up to 740 non-causal), ~500 backward (read from the figures); cuDNN 9 fused "
-    "attention, which Transformer Engine uses, is of the same class";
+    "attention, which Transformer Engine uses, is of the same class; head dim 64: x0.77 forward, x0.85 backward "
+    "(Figs. 5-6), interpolated in log2 d up to 128";
 constexpr const char* kSrcFlash3Blackwell =
     "FlashAttention-3's H100 fractions (Shah et al. 2024) assumed for Blackwell: no per-kernel figure published "
     "for it in this catalogue";
@@ -59,15 +62,28 @@ AttentionEfficiency attentionEfficiency(AttentionKernel kernel, int computeCapab
     const bool hopperPlus = computeCapability >= 90;
     if (kernel == AttentionKernel::Flash1) { // half of FlashAttention-2 on the same device (kSrcFlash1)
         const auto fa2 = attentionEfficiency(AttentionKernel::Flash2, computeCapability);
-        return {fa2.forward / 2, fa2.backward / 2, kSrcFlash1};
+        return {fa2.forward / 2, fa2.backward / 2, kSrcFlash1, fa2.forward64, fa2.backward64};
     }
+    // Head dim 64 against 128 at sequence 16k, causal unless said: FlashAttention-3 on H100 forward
+    // 473 / 616 TFLOP/s = 0.77 (Shah et al. 2024 Fig. 5; 497 / 648 without the mask), backward 474 / 561
+    // = 0.85 (Fig. 6); FlashAttention-2 forward + backward on A100 171 / 189 = 0.90 (Dao 2023 Fig. 4;
+    // 140 / 155 at 2k), on H100 284 / 328 = 0.87 (Fig. 7; 257 / 294 at 4k), for both passes.
     if (kernel == AttentionKernel::Flash3 && hopperPlus)
-        return {0.62, 0.50, computeCapability >= 100 ? kSrcFlash3Blackwell : kSrcFlash3};
+        return {0.62, 0.50, computeCapability >= 100 ? kSrcFlash3Blackwell : kSrcFlash3, 0.77, 0.85};
     if (computeCapability >= 80 && computeCapability < 90)
-        return {0.70, 0.55, kSrcFlash2Ampere};
+        return {0.70, 0.55, kSrcFlash2Ampere, 0.90, 0.90};
     if (hopperPlus)
-        return {0.33, 0.31, kSrcFlash2Hopper};
-    return {0.70, 0.55, kSrcFlashOther};
+        return {0.33, 0.31, kSrcFlash2Hopper, 0.87, 0.87};
+    return {0.70, 0.55, kSrcFlashOther, 0.90, 0.90};
+}
+
+double attentionHeadDimFactor(double headDim, double at64)
+{
+    if (!(headDim > 64))
+        return at64;
+    if (headDim >= 128)
+        return 1.0;
+    return at64 + (1 - at64) * std::log2(headDim / 64);
 }
 
 double gemmPipelineK0(int computeCapability)
@@ -223,7 +239,10 @@ void applyAchievable(RooflineOp& op, const RateModel& rates)
     }
     case OpKind::Attention: {
         op.executedFlops = op.flops * causalExecutedFraction(op.m, op.n, op.causal);
-        const double kernel = op.pass == Pass::Forward ? r.attention.forward : r.attention.backward;
+        const bool fwd = op.pass == Pass::Forward;
+        // op.k is the head dimension: the papers' fractions are at 128.
+        const double kernel = (fwd ? r.attention.forward : r.attention.backward) *
+                              attentionHeadDimFactor(op.k, fwd ? r.attention.forward64 : r.attention.backward64);
         // Work is spread over the SMs as (batch · heads · query blocks) CTAs.
         double wave = 1;
         if (r.sms > 0) {

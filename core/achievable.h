@@ -29,7 +29,15 @@ enum class AttentionKernel { Auto, Flash1, Flash2, Flash3 };
 struct AttentionEfficiency {
     double forward = 0, backward = 0; // fractions of the dense peak at long sequences, head dim 128
     const char* source = "";
+    // The same kernel at head dim 64 over head dim 128 (the papers' figures per head dim): a smaller
+    // head does less matmul work per byte of Q, K, V and per softmax element.
+    double forward64 = 1, backward64 = 1;
 };
+
+// attentionEfficiency's fraction at a head dimension: times `at64` at 64 and below (no smaller head
+// was measured), 1 at 128 and above (FlashAttention-3 at 256 is no slower than at 128: Shah et al.
+// 2024 Fig. 5), interpolated in log2(d) between (80, 96, 112: no published figure).
+double attentionHeadDimFactor(double headDim, double at64);
 
 // Published efficiency of a FlashAttention-class kernel on an NVIDIA compute capability (×10).
 // Flash3 stands for the Hopper-native kernels (FlashAttention-3, cuDNN 9 fused attention); Flash1 for

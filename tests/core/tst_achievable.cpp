@@ -153,6 +153,44 @@ private slots:
         }
     }
 
+    // Smaller heads run slower per FLOP (the papers' figures per head dim, causal, 16k): FlashAttention-3 on
+    // H100 at head dim 64 reaches 473 / 616 = 0.77 of its head-dim-128 rate forward and 474 / 561 = 0.85
+    // backward (Shah et al. 2024 Figs. 5-6); FlashAttention-2 on A100 171 / 189 = 0.90 (Dao 2023 Fig. 4).
+    void attentionSlowsAtSmallHeads()
+    {
+        QCOMPARE(core::attentionHeadDimFactor(64, 0.77), 0.77);
+        QCOMPARE(core::attentionHeadDimFactor(32, 0.77), 0.77); // nothing measured below 64: held
+        QCOMPARE(core::attentionHeadDimFactor(128, 0.77), 1.0);
+        QCOMPARE(core::attentionHeadDimFactor(256, 0.77), 1.0);
+        QVERIFY(std::abs(core::attentionHeadDimFactor(96, 0.77) - (0.77 + 0.23 * std::log2(1.5))) < 1e-12);
+        const auto h100 = core::attentionEfficiency(core::AttentionKernel::Flash3, 90);
+        QCOMPARE(h100.forward64, 0.77);
+        QCOMPARE(h100.backward64, 0.85);
+        QCOMPARE(core::attentionEfficiency(core::AttentionKernel::Flash2, 80).forward64, 0.90);
+        QCOMPARE(core::attentionEfficiency(core::AttentionKernel::Flash1, 80).backward64, 0.90);
+        // The plan's attention ops (Llama-2-7B, head dim 128) priced again at head dims 64 and 96: the
+        // same work takes 1 / factor as long (compute-bound, same CTAs).
+        const auto sc = test::scenario({"step_time.mode=predicted", "cluster.gpu=h100-sxm"});
+        const auto plan = core::estimate(sc);
+        const auto rates = core::rateModel(sc, plan.hardware);
+        int seen = 0;
+        for (const auto& op : plan.ops) {
+            if (op.kind != core::OpKind::Attention)
+                continue;
+            QCOMPARE(op.k, 128.0);
+            const bool fwd = op.pass == core::Pass::Forward;
+            for (const double d : {64.0, 96.0}) {
+                core::RooflineOp small = op;
+                small.k = d;
+                core::applyAchievable(small, rates);
+                const double f = core::attentionHeadDimFactor(d, fwd ? 0.77 : 0.85);
+                QVERIFY2(std::abs(small.achievableSeconds * f / op.achievableSeconds - 1) < 1e-12, op.name);
+            }
+            ++seen;
+        }
+        QCOMPARE(seen, 2);
+    }
+
     void collectivesPickNcclsFastestProtocol()
     {
         // 8 ranks on NVLink at 360 GB/s achieved. 1 MB: LL (bandwidth / 4, 10.18 µs latency) wins;
