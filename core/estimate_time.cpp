@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <string>
+#include <string_view>
 
 namespace napkin::core::detail {
 
@@ -21,33 +22,35 @@ void deriveCommSmShare(Plan& p, const StepTimeBreakdown& st, double sms)
 {
     static constexpr const char* kSource =
         "hidden traffic still holds SMs for its duration: one per NCCL channel for data-parallel traffic and "
-        "Megatron's "
-        "EP all-to-all overlap (a floor: NVIDIA developer forum t/337991); DualPipe's all-to-all and pipeline sends 20 "
-        "(arXiv 2412.19437 §3.2.2); Transformer Engine's userbuffers reduce-scatters 16, beside GEMMs that leave them "
-        "free, the all-gathers on the copy engines (module/base.py initialize_ub)";
-    // The formula strings live as long as the plan: one literal per combination of terms.
-    static constexpr const char* kFormulas[4] = {
-        "{hidden} · {ctas} / {SMs}", "{hidden} · {ctas} / {SMs} + {pipe_hidden} · {pipe_sms} / {SMs}",
-        "{hidden} · {ctas} / {SMs} + {tp_hidden} / 2 · {tp_sms} / {SMs}",
-        "{hidden} · {ctas} / {SMs} + {pipe_hidden} · {pipe_sms} / {SMs} + {tp_hidden} / 2 · {tp_sms} / {SMs}"};
-    const bool pipe = st.pipeCommSms > 0, tp = st.tpCommSms > 0;
-    const char* formula = kFormulas[(pipe ? 1 : 0) + (tp ? 2 : 0)];
+        "Megatron's EP all-to-all overlap (a floor: NVIDIA developer forum t/337991); DualPipe reserves 20 of them for "
+        "its all-to-all and pipeline sends while the chunks compute (arXiv 2412.19437 §3.2.2 and §3.5.1: 'we allocate "
+        "20 out of the 132 SMs ... which will limit the computational throughput'; deepseek-ai/profile-data: GEMM "
+        "grids of 112 CTAs); Transformer Engine's userbuffers reduce-scatters 16, beside GEMMs that leave them free, "
+        "the all-gathers on the copy engines (module/base.py initialize_ub)";
+    // The formula strings live as long as the plan: one literal per combination of terms
+    // [none, overlapped all-to-all, DualPipe][without, with userbuffers].
+    static constexpr const char* kFormulas[3][2] = {
+        {"{hidden} · {ctas} / {SMs}", "{hidden} · {ctas} / {SMs} + {tp_hidden} / 2 · {tp_sms} / {SMs}"},
+        {"{hidden} · {ctas} / {SMs} + {pipe_hidden} · {pipe_sms} / {SMs}",
+         "{hidden} · {ctas} / {SMs} + {pipe_hidden} · {pipe_sms} / {SMs} + {tp_hidden} / 2 · {tp_sms} / {SMs}"},
+        {"{hidden} · {ctas} / {SMs} + {compute} · {pipe_sms} / ({SMs} - {pipe_sms})",
+         "{hidden} · {ctas} / {SMs} + {compute} · {pipe_sms} / ({SMs} - {pipe_sms}) + {tp_hidden} / 2 · {tp_sms} / "
+         "{SMs}"}};
+    const bool dual = st.pipeCommSms > 0 && std::string_view(st.pipelineSchedule) == "dualpipe";
+    const int pipe = st.pipeCommSms > 0 ? (dual ? 2 : 1) : 0, tp = st.tpCommSms > 0 ? 1 : 0;
+    const char* formula = kFormulas[pipe][tp];
     const Term dp[] = {{"hidden", st.dpCommHidden}, {"ctas", st.ncclCtas}, {"SMs", sms}};
-    if (pipe && tp)
+    const Term pipeHeld = dual ? Term{"compute", st.compute + st.recompute} : Term{"pipe_hidden", st.pipeCommHidden};
+    const Term pipeSms{"pipe_sms", st.pipeCommSms}, tpHidden{"tp_hidden", st.tpCommHidden},
+        tpSms{"tp_sms", st.tpCommSms};
+    if (pipe > 0 && tp > 0)
         derive(p, "time.comm_sm_share", formula, st.commSmShare, "s", kSource,
-               {dp[0],
-                dp[1],
-                dp[2],
-                {"pipe_hidden", st.pipeCommHidden},
-                {"pipe_sms", st.pipeCommSms},
-                {"tp_hidden", st.tpCommHidden},
-                {"tp_sms", st.tpCommSms}});
-    else if (pipe)
+               {dp[0], dp[1], dp[2], pipeHeld, pipeSms, tpHidden, tpSms});
+    else if (pipe > 0)
         derive(p, "time.comm_sm_share", formula, st.commSmShare, "s", kSource,
-               {dp[0], dp[1], dp[2], {"pipe_hidden", st.pipeCommHidden}, {"pipe_sms", st.pipeCommSms}});
-    else if (tp)
-        derive(p, "time.comm_sm_share", formula, st.commSmShare, "s", kSource,
-               {dp[0], dp[1], dp[2], {"tp_hidden", st.tpCommHidden}, {"tp_sms", st.tpCommSms}});
+               {dp[0], dp[1], dp[2], pipeHeld, pipeSms});
+    else if (tp > 0)
+        derive(p, "time.comm_sm_share", formula, st.commSmShare, "s", kSource, {dp[0], dp[1], dp[2], tpHidden, tpSms});
     else
         derive(p, "time.comm_sm_share", formula, st.commSmShare, "s", kSource, {dp[0], dp[1], dp[2]});
 }

@@ -632,11 +632,14 @@ StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p, bool atPeak
         r.dpCommHidden = std::max(0.0, r.dpCommTotal - r.dpComm);
         r.ncclCtas = std::min(kNcclCollChannels, double(gpu.smCount));
         r.commSmShare = r.dpCommHidden * r.ncclCtas / double(gpu.smCount);
-        // DualPipe's hidden all-to-all and sends run on 20 SMs of the H800's 132 (arXiv 2412.19437
-        // §3.2.2: "only 20 SMs are sufficient to fully utilize the bandwidths of IB and NVLink").
+        // DualPipe's all-to-all and sends run on 20 SMs of the H800's 132 (arXiv 2412.19437 §3.2.2: "only
+        // 20 SMs are sufficient to fully utilize the bandwidths of IB and NVLink"), reserved while the
+        // chunks compute, not only while traffic flows (§3.5.1: "we allocate 20 out of the 132 SMs ...
+        // which will limit the computational throughput"; deepseek-ai/profile-data train.json: the GEMMs'
+        // persistent grids are 112 CTAs): compute runs on SMs - 20, taking SMs / (SMs - 20) as long.
         if (dual && r.pipeCommHidden > 0) {
-            r.pipeCommSms = std::min(kDualPipeCommSms, double(gpu.smCount));
-            r.commSmShare += r.pipeCommHidden * r.pipeCommSms / double(gpu.smCount);
+            r.pipeCommSms = std::min(kDualPipeCommSms, double(gpu.smCount) / 2);
+            r.commSmShare += (r.compute + r.recompute) * r.pipeCommSms / (double(gpu.smCount) - r.pipeCommSms);
         } else if (overlapEp && r.pipeCommHidden > 0) { // NCCL's all-to-all: one CTA per channel
             r.pipeCommSms = r.ncclCtas;
             r.commSmShare += r.pipeCommHidden * r.pipeCommSms / double(gpu.smCount);
