@@ -383,6 +383,146 @@ ExpertTraffic expertTraffic(const Scenario& sc, const MoeRun& moe, double stageL
     return r;
 }
 
+// The slowest stage sets the pace: its layers (uneven stages: parallel.first/last_stage_layers,
+// pipeline_layout) and, on the last stage, the logits and loss (w.head: kept, halved under DualPipe, or
+// cleared when another stage is slower). perLayer: one layer's forward + backward + recompute.
+double slowestStageLayers(const Scenario& sc, StageWork& w, double perLayer, bool dual, double evenLayers)
+{
+    const auto& par = sc.parallel;
+    double stageLayers = evenLayers;
+    if (dual) {
+        // DualPipe (deepseek-ai/DualPipe dualpipe.py): rank i runs stage i for the half of the
+        // micro-batches that enter at the front and stage pp - 1 - i for the half that enter at the
+        // back, so per micro-batch it runs the mean of the two; both end ranks hold the last stage and
+        // run the logits and loss for half the micro-batches each.
+        const auto layers = stageLayerCounts(par, sc.model.shape.layers);
+        const std::size_t n = layers.size();
+        double slowest = -1;
+        bool endIsSlowest = true;
+        for (std::size_t i = 0; i < n / 2; ++i) {
+            const double pair = (layers[i] + layers[n - 1 - i]) / 2;
+            const double t = pair * perLayer + (i == 0 ? w.head / 2 : 0.0);
+            if (t > slowest) {
+                slowest = t;
+                stageLayers = pair;
+                endIsSlowest = i == 0;
+            }
+        }
+        const double share = endIsSlowest ? 0.5 : 0.0;
+        w.head *= share, w.kernelsHead *= share, w.headBwd *= share, w.headWgrad *= share;
+    } else if (par.pp > 1) {
+        const auto layers = stageLayerCounts(par, sc.model.shape.layers);
+        double slowest = -1;
+        bool lastIsSlowest = true;
+        for (std::size_t i = 0; i < layers.size(); ++i) {
+            const bool last = i + 1 == layers.size();
+            const double t = layers[i] * perLayer + (last ? w.head : 0.0);
+            if (t > slowest) {
+                slowest = t;
+                stageLayers = layers[i];
+                lastIsSlowest = last;
+            }
+        }
+        if (!lastIsSlowest) { // the logits and loss run on another stage
+            w.head = 0;
+            w.kernelsHead = 0;
+        }
+    }
+    return stageLayers;
+}
+
+// Launch time of one micro-batch not hidden behind the GPU: ~1 µs between kernels on the GPU, and for
+// eager frameworks ~10 µs of host time per kernel, which binds when the kernels are shorter.
+double launchSeconds(const Scenario& sc, double kernels, double gpuBusy)
+{
+    const double gap = sc.stepTime.cudaGraphs ? kGapGraphs : kGapEager;
+    const double host = sc.stepTime.cudaGraphs ? 0.0 : kHostPerKernelEager;
+    return std::max(kernels * gap, kernels * host - gpuBusy);
+}
+
+// The pipeline bubble of one step; DualPipe also records its F, B and W per chunk in r.
+double pipelineBubble(StepTimeBreakdown& r, const StageWork& w, double stageLayers, double mbRecompute, double chunk,
+                      double pp, double v, bool dual)
+{
+    if (!dual)
+        return (pp - 1) / v * r.microBatchSeconds; // Narayanan et al. 2021 §2.2
+    // DualPipe's bubble (arXiv 2412.19437 §3.2.1 Table 2): (p/2 - 1)(F&B + B - 3W), F&B = F + B with
+    // the pair's traffic hidden, B the full backward (recompute included), W its weight-gradient
+    // GEMMs; TP, CP and launch time scale with the chunk.
+    const double F = stageLayers * w.layerFwd + (w.head - w.headBwd);
+    const double B = stageLayers * w.layerBwd + mbRecompute + w.headBwd;
+    const double W = stageLayers * w.wgrad + w.headWgrad;
+    const double scale = F + B > 0 ? chunk / (F + B) : 1.0;
+    r.chunkForward = F * scale, r.chunkBackward = B * scale, r.chunkWgrad = W * scale;
+    return std::max(0.0, (pp / 2 - 1) * (chunk + (B - 3 * W) * scale));
+}
+
+// The optimizer step, gradient clipping and checkpoint saves of one step (world: the link of all GPUs).
+void optimizerAndSaves(StepTimeBreakdown& r, const Scenario& sc, const Plan& p, bool atPeak, const Link& world)
+{
+    const auto& hw = p.hardware;
+    // Optimizer update: memory-bound; read the gradient and write the weight, read and write the
+    // master copy and each optimizer state, for this rank's shard (fused multi-tensor Adam).
+    const auto& mem = p.memory;
+    const double Pr = mem.paramsPerRank > 0 ? mem.paramsPerRank : p.params.total;
+    const double ew = bytesPerValue(sc.precision.weights), eg = bytesPerValue(sc.precision.gradients);
+    const double bw = atPeak ? hw.bandwidth : (hw.achievableBandwidth > 0 ? hw.achievableBandwidth : hw.bandwidth);
+    const double trainedShare =
+        sc.finetune.peft() ? mem.gradientsRate.valuesPerParam : 1.0; // a frozen base is not updated
+    const double updated = Pr * trainedShare / std::max(1.0, mem.optimizerRate.shard);
+    const double statesBytes = updated > 0 ? (mem.optimizerStates + mem.masterWeights) * 2 : 0;
+    r.optimizer = (statesBytes + updated * (eg + ew)) / bw;
+    // ZeRO-Offload: the CPU runs the update (core/offload.h); the GPU's share is the traffic.
+    if (sc.offload.optimizer != OffloadTarget::None)
+        r.optimizer = 0;
+    r.offload = offloadSeconds(sc, p, r.compute + r.recompute).total;
+
+    if (!atPeak) {
+        // Gradient-norm clipping: read this rank's gradients once, all-reduce one norm over all GPUs.
+        r.gradClip = mem.gradients / bw + collectiveSeconds(Collective::AllReduce, 4, world);
+        // Checkpoint saves: each rank writes its weights, master copy and optimizer states.
+        if (sc.stepTime.saveEverySteps > 0 && sc.stepTime.saveBandwidth > 0)
+            r.checkpointSave = (mem.weights + mem.masterWeights + mem.optimizerStates) / sc.stepTime.saveBandwidth /
+                               double(sc.stepTime.saveEverySteps);
+    }
+}
+
+// The SMs communication kernels hold while hidden traffic runs (time.comm_sm_share).
+void chargeHiddenTrafficSms(StepTimeBreakdown& r, const Scenario& sc, const GpuSpec& gpu, bool dual, bool overlapEp)
+{
+    // Hidden is not free: NCCL runs one CTA per channel on the SMs the GEMMs need (src/device: one block
+    // per channel; 24 collective channels on an 8 x H100 node, core/comm_buffers.h), for as long as the
+    // collective lasts. Conservation of SM time: compute loses ctas/SMs of the GPU for the hidden
+    // traffic's duration, a floor (a GEMM sized to one wave of all SMs spills a second wave: an H100
+    // all-gather of 24 CTAs took a 132-CTA GEMM from 80% to 47% of peak, NVIDIA developer forum
+    // t/337991). Context-parallel p2p is not counted.
+    if (gpu.smCount <= 0)
+        return;
+    r.dpCommHidden = std::max(0.0, r.dpCommTotal - r.dpComm);
+    r.ncclCtas = std::min(kNcclCollChannels, double(gpu.smCount));
+    r.commSmShare = r.dpCommHidden * r.ncclCtas / double(gpu.smCount);
+    // DualPipe's all-to-all and sends run on 20 SMs of the H800's 132 (arXiv 2412.19437 §3.2.2: "only
+    // 20 SMs are sufficient to fully utilize the bandwidths of IB and NVLink"), reserved while the
+    // chunks compute, not only while traffic flows (§3.5.1: "we allocate 20 out of the 132 SMs ...
+    // which will limit the computational throughput"; deepseek-ai/profile-data train.json: the GEMMs'
+    // persistent grids are 112 CTAs): compute runs on SMs - 20, taking SMs / (SMs - 20) as long.
+    if (dual && r.pipeCommHidden > 0) {
+        r.pipeCommSms = std::min(kDualPipeCommSms, double(gpu.smCount) / 2);
+        r.commSmShare += (r.compute + r.recompute) * r.pipeCommSms / (double(gpu.smCount) - r.pipeCommSms);
+    } else if (overlapEp && r.pipeCommHidden > 0) { // NCCL's all-to-all: one CTA per channel
+        r.pipeCommSms = r.ncclCtas;
+        r.commSmShare += r.pipeCommHidden * r.pipeCommSms / double(gpu.smCount);
+    }
+    // Megatron's TP overlap (Transformer Engine userbuffers, core/roofline.h): the reduce-scatter half
+    // of the hidden TP traffic (pipeline forward, bulk backward) runs on 16 SMs the GEMMs leave free;
+    // the all-gathers move by ring exchange on the copy engines (1 SM, not counted).
+    r.tpCommHidden = std::max(0.0, r.tpCommTotal - r.tpComm);
+    if (userbuffersTpOverlap(sc) && r.tpCommHidden > 0) {
+        r.tpCommSms = std::min(kUserbuffersSms, double(gpu.smCount));
+        r.commSmShare += r.tpCommHidden / 2 * r.tpCommSms / double(gpu.smCount);
+    }
+}
+
 StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p, bool atPeak)
 {
     StepTimeBreakdown r;
@@ -412,48 +552,9 @@ StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p, bool atPeak
     r.executedFlops = G / pp * m * (L * (w.execFwd + w.execBwd + recomputeExec) / (isMlp ? L : 1.0) + w.execHead);
     // The slowest stage sets the pace: its layers (uneven stages: parallel.first/last_stage_layers,
     // pipeline_layout) and, on the last stage, the logits and loss.
-    double stageLayers = isMlp ? 1.0 : L / pp;
     const bool dual = !isMlp && pp > 1 && par.schedule == PipelineSchedule::DualPipe;
-    if (dual) {
-        // DualPipe (deepseek-ai/DualPipe dualpipe.py): rank i runs stage i for the half of the
-        // micro-batches that enter at the front and stage pp - 1 - i for the half that enter at the
-        // back, so per micro-batch it runs the mean of the two; both end ranks hold the last stage and
-        // run the logits and loss for half the micro-batches each.
-        const auto layers = stageLayerCounts(par, sc.model.shape.layers);
-        const double perLayer = w.layerFwd + w.layerBwd + recomputeFwd;
-        const std::size_t n = layers.size();
-        double slowest = -1;
-        bool endIsSlowest = true;
-        for (std::size_t i = 0; i < n / 2; ++i) {
-            const double pair = (layers[i] + layers[n - 1 - i]) / 2;
-            const double t = pair * perLayer + (i == 0 ? w.head / 2 : 0.0);
-            if (t > slowest) {
-                slowest = t;
-                stageLayers = pair;
-                endIsSlowest = i == 0;
-            }
-        }
-        const double share = endIsSlowest ? 0.5 : 0.0;
-        w.head *= share, w.kernelsHead *= share, w.headBwd *= share, w.headWgrad *= share;
-    } else if (!isMlp && pp > 1) {
-        const auto layers = stageLayerCounts(par, sc.model.shape.layers);
-        const double perLayer = w.layerFwd + w.layerBwd + recomputeFwd;
-        double slowest = -1;
-        bool lastIsSlowest = true;
-        for (std::size_t i = 0; i < layers.size(); ++i) {
-            const bool last = i + 1 == layers.size();
-            const double t = layers[i] * perLayer + (last ? w.head : 0.0);
-            if (t > slowest) {
-                slowest = t;
-                stageLayers = layers[i];
-                lastIsSlowest = last;
-            }
-        }
-        if (!lastIsSlowest) { // the logits and loss run on another stage
-            w.head = 0;
-            w.kernelsHead = 0;
-        }
-    }
+    const double stageLayers =
+        isMlp ? 1.0 : slowestStageLayers(sc, w, w.layerFwd + w.layerBwd + recomputeFwd, dual, L / pp);
     const double mbCompute = stageLayers * (w.layerFwd + w.layerBwd) + w.head;
     const double mbRecompute = stageLayers * recomputeFwd;
 
@@ -531,13 +632,7 @@ StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p, bool atPeak
     // host time per kernel, which binds when kernels are shorter.
     const double kernels = stageLayers * (w.kernelsFwd + w.kernelsBwd + recomputeKernels) + w.kernelsHead;
     r.kernelsPerMicroBatch = kernels;
-    double mbLaunch = 0;
-    if (!atPeak) {
-        const double gap = sc.stepTime.cudaGraphs ? kGapGraphs : kGapEager;
-        const double host = sc.stepTime.cudaGraphs ? 0.0 : kHostPerKernelEager;
-        const double gpuBusy = mbCompute + mbRecompute;
-        mbLaunch = std::max(kernels * gap, kernels * host - gpuBusy);
-    }
+    const double mbLaunch = atPeak ? 0.0 : launchSeconds(sc, kernels, mbCompute + mbRecompute);
 
     r.pipelineSchedule = toString(par.schedule);
     const double chunk = mbCompute + mbRecompute + mbTp + mbCp + mbLaunch; // F + B of one micro-batch, no EP / PP
@@ -567,19 +662,7 @@ StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p, bool atPeak
     r.epCommTotal = m * mbEp;
     r.pipeCommHidden = m * (mbEp + mbPp - mbEpExposed - mbPpExposed);
     r.launch = m * mbLaunch;
-    if (dual) {
-        // DualPipe's bubble (arXiv 2412.19437 §3.2.1 Table 2): (p/2 - 1)(F&B + B - 3W), F&B = F + B with
-        // the pair's traffic hidden, B the full backward (recompute included), W its weight-gradient
-        // GEMMs; TP, CP and launch time scale with the chunk.
-        const double F = stageLayers * w.layerFwd + (w.head - w.headBwd);
-        const double B = stageLayers * w.layerBwd + mbRecompute + w.headBwd;
-        const double W = stageLayers * w.wgrad + w.headWgrad;
-        const double scale = F + B > 0 ? chunk / (F + B) : 1.0;
-        r.chunkForward = F * scale, r.chunkBackward = B * scale, r.chunkWgrad = W * scale;
-        r.bubble = std::max(0.0, (pp / 2 - 1) * (chunk + (B - 3 * W) * scale));
-    } else {
-        r.bubble = (pp - 1) / v * r.microBatchSeconds; // Narayanan et al. 2021 §2.2
-    }
+    r.bubble = pipelineBubble(r, w, stageLayers, mbRecompute, chunk, pp, v, dual);
 
     // ---- Data parallelism. HYBRID_SHARD shards inside a node and replicates across nodes.
     const double group = double(shardGroupSize(sc, std::int64_t(dp)));
@@ -596,63 +679,9 @@ StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p, bool atPeak
     r.dpCommTotal = dpt.total;
     r.dpComm = dpt.exposed;
 
-    // ---- Optimizer update: memory-bound; read the gradient and write the weight, read and write the
-    // master copy and each optimizer state, for this rank's shard (fused multi-tensor Adam).
-    const auto& mem = p.memory;
-    const double Pr = mem.paramsPerRank > 0 ? mem.paramsPerRank : p.params.total;
-    const double ew = bytesPerValue(sc.precision.weights), eg = bytesPerValue(sc.precision.gradients);
-    const double bw = atPeak ? hw.bandwidth : (hw.achievableBandwidth > 0 ? hw.achievableBandwidth : hw.bandwidth);
-    const double trainedShare =
-        sc.finetune.peft() ? mem.gradientsRate.valuesPerParam : 1.0; // a frozen base is not updated
-    const double updated = Pr * trainedShare / std::max(1.0, mem.optimizerRate.shard);
-    const double statesBytes = updated > 0 ? (mem.optimizerStates + mem.masterWeights) * 2 : 0;
-    r.optimizer = (statesBytes + updated * (eg + ew)) / bw;
-    // ZeRO-Offload: the CPU runs the update (core/offload.h); the GPU's share is the traffic.
-    if (sc.offload.optimizer != OffloadTarget::None)
-        r.optimizer = 0;
-    r.offload = offloadSeconds(sc, p, r.compute + r.recompute).total;
-
-    if (!atPeak) {
-        // Gradient-norm clipping: read this rank's gradients once, all-reduce one norm over all GPUs.
-        const Link world = groupLink(G, 1, gpn, intra, inter, eff);
-        r.gradClip = mem.gradients / bw + collectiveSeconds(Collective::AllReduce, 4, world);
-        // Checkpoint saves: each rank writes its weights, master copy and optimizer states.
-        if (sc.stepTime.saveEverySteps > 0 && sc.stepTime.saveBandwidth > 0)
-            r.checkpointSave = (mem.weights + mem.masterWeights + mem.optimizerStates) / sc.stepTime.saveBandwidth /
-                               double(sc.stepTime.saveEverySteps);
-    }
-
-    // Hidden is not free: NCCL runs one CTA per channel on the SMs the GEMMs need (src/device: one block
-    // per channel; 24 collective channels on an 8 x H100 node, core/comm_buffers.h), for as long as the
-    // collective lasts. Conservation of SM time: compute loses ctas/SMs of the GPU for the hidden
-    // traffic's duration, a floor (a GEMM sized to one wave of all SMs spills a second wave: an H100
-    // all-gather of 24 CTAs took a 132-CTA GEMM from 80% to 47% of peak, NVIDIA developer forum
-    // t/337991). Context-parallel p2p is not counted.
-    if (!atPeak && gpu.smCount > 0) {
-        r.dpCommHidden = std::max(0.0, r.dpCommTotal - r.dpComm);
-        r.ncclCtas = std::min(kNcclCollChannels, double(gpu.smCount));
-        r.commSmShare = r.dpCommHidden * r.ncclCtas / double(gpu.smCount);
-        // DualPipe's all-to-all and sends run on 20 SMs of the H800's 132 (arXiv 2412.19437 §3.2.2: "only
-        // 20 SMs are sufficient to fully utilize the bandwidths of IB and NVLink"), reserved while the
-        // chunks compute, not only while traffic flows (§3.5.1: "we allocate 20 out of the 132 SMs ...
-        // which will limit the computational throughput"; deepseek-ai/profile-data train.json: the GEMMs'
-        // persistent grids are 112 CTAs): compute runs on SMs - 20, taking SMs / (SMs - 20) as long.
-        if (dual && r.pipeCommHidden > 0) {
-            r.pipeCommSms = std::min(kDualPipeCommSms, double(gpu.smCount) / 2);
-            r.commSmShare += (r.compute + r.recompute) * r.pipeCommSms / (double(gpu.smCount) - r.pipeCommSms);
-        } else if (overlapEp && r.pipeCommHidden > 0) { // NCCL's all-to-all: one CTA per channel
-            r.pipeCommSms = r.ncclCtas;
-            r.commSmShare += r.pipeCommHidden * r.pipeCommSms / double(gpu.smCount);
-        }
-        // Megatron's TP overlap (Transformer Engine userbuffers, core/roofline.h): the reduce-scatter half
-        // of the hidden TP traffic (pipeline forward, bulk backward) runs on 16 SMs the GEMMs leave free;
-        // the all-gathers move by ring exchange on the copy engines (1 SM, not counted).
-        r.tpCommHidden = std::max(0.0, r.tpCommTotal - r.tpComm);
-        if (userbuffersTpOverlap(sc) && r.tpCommHidden > 0) {
-            r.tpCommSms = std::min(kUserbuffersSms, double(gpu.smCount));
-            r.commSmShare += r.tpCommHidden / 2 * r.tpCommSms / double(gpu.smCount);
-        }
-    }
+    optimizerAndSaves(r, sc, p, atPeak, groupLink(G, 1, gpn, intra, inter, eff));
+    if (!atPeak)
+        chargeHiddenTrafficSms(r, sc, gpu, dual, overlapEp);
     r.overheads = r.launch + r.gradClip + r.checkpointSave + r.commSmShare;
     r.step = r.compute + r.recompute + r.tpComm + r.cpComm + r.epComm + r.ppComm + r.bubble + r.dpComm + r.optimizer +
              r.offload + r.overheads;
