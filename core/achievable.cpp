@@ -40,8 +40,14 @@ constexpr const char* kSrcFlash3Blackwell =
     "for it in this catalogue";
 constexpr const char* kSrcGroupedGemm =
     "hardware.achievable_flops scaled by the shape efficiency; the routed experts' share as one grouped GEMM over the "
-    "local experts (Transformer Engine / Megatron-Core grouped GEMM: one grid of every expert's tiles), rows per "
+    "local experts in one grid of every expert's tiles (step_time.grouped_gemm single: CUTLASS grouped GEMM, "
+    "DeepGEMM), rows per "
     "expert = tokens x top-k x ep / experts (roofline.ops[].grouped_gemm)";
+constexpr const char* kSrcGroupedGemmStreams =
+    "hardware.achievable_flops scaled by the shape efficiency; the routed experts' share as Transformer Engine's "
+    "grouped GEMM runs it (GroupedLinear -> nvte_multi_tensor_gemm, common/gemm/cublaslt_gemm.cu: one cuBLAS GEMM "
+    "per local expert, round-robin on 4 compute streams, common/util/multi_stream.cpp): rounds of 4 GEMMs of rows x n "
+    "x k sharing the SMs, rows per expert = tokens x top-k x ep / experts (roofline.ops[].grouped_gemm)";
 constexpr const char* kSrcFlash1 =
     "FlashAttention-2's fractions on this device halved: Dao 2023 (FlashAttention-2, arXiv 2307.08691), abstract: "
     "FlashAttention reaches 'only 25-40% of the theoretical maximum FLOPs/s' on A100 and FlashAttention-2 'around 2x "
@@ -230,10 +236,17 @@ void applyAchievable(RooflineOp& op, const RateModel& rates)
         // A mixture of experts' routed share runs as one grouped GEMM over the local experts.
         op.efficiencySource = r.measured && !r.measured->empty() && op.batch <= 1 ? kSrcMeasuredShapes : r.gemmSource;
         if (op.groupedShare > 0) {
+            // Transformer Engine's grouped GEMM (step_time.grouped_gemm "streams"): one cuBLAS GEMM per
+            // expert, round-robin on 4 compute streams, so the experts run in rounds of 4 GEMMs sharing
+            // the SMs (the last round with what is left), each round its own waves; "single": one grid.
             const auto& g = op.grouped;
-            const double grouped = rateAt(g[0], g[1], g[2], g[3]);
-            compute += grouped > 0 ? op.flops * op.groupedShare / grouped : 0;
-            op.efficiencySource = kSrcGroupedGemm;
+            const double groups = std::max(1.0, g[3]);
+            const double at = r.groupedStreams > 0 ? std::min(groups, double(r.groupedStreams)) : groups;
+            const double full = std::floor(groups / at), rest = groups - full * at;
+            const double perGroup = op.flops * op.groupedShare / groups;
+            const double round = rateAt(g[0], g[1], g[2], at), last = rest > 0 ? rateAt(g[0], g[1], g[2], rest) : 0;
+            compute += (round > 0 ? full * at * perGroup / round : 0) + (last > 0 ? rest * perGroup / last : 0);
+            op.efficiencySource = r.groupedStreams > 0 ? kSrcGroupedGemmStreams : kSrcGroupedGemm;
         }
         break;
     }
@@ -391,6 +404,7 @@ RateModel rateModel(const Scenario& sc, const HardwareSummary& hw)
             r.computeCapability = (dev.computeCapability[0] - '0') * 10 + (dev.computeCapability[2] - '0');
     }
     r.attention = attentionEfficiency(attentionKernelFor(sc), r.computeCapability);
+    r.groupedStreams = sc.stepTime.groupedGemm == GroupedGemm::Streams ? kGroupedGemmStreams : 0;
     if (gpu.calibration) {
         r.measured = measuredGemms(gpu.calibration->measuredDevice(), info(sc.precision.compute).peak);
         r.measured16 = measuredGemms(gpu.calibration->measuredDevice(), PeakColumn::Bf16);

@@ -51,6 +51,9 @@ struct MeasuredGemm {
 };
 using MeasuredGemms = std::shared_ptr<const std::vector<MeasuredGemm>>;
 
+// Transformer Engine's compute streams for grouped GEMMs (common/util/multi_stream.cpp).
+inline constexpr int kGroupedGemmStreams = 4;
+
 struct RateModel {
     double peak = 0;               // spec dense FLOP/s of the compute dtype
     double gemm = 0;               // achievable dense GEMM FLOP/s of the compute dtype
@@ -66,6 +69,7 @@ struct RateModel {
     // A calibration profile's measured GEMM shapes in the compute dtype and in 16 bits (null: none);
     // when present they correct the built-in shape curve (measuredShapeFactor).
     MeasuredGemms measured, measured16;
+    int groupedStreams = 4; // GEMMs of a grouped GEMM that run at once (0: one grid over all groups)
     const char* gemmSource = "";
     const char* bandwidthSource = "";
 };

@@ -38,6 +38,10 @@ enum class Framework { Auto, Megatron, Torchtitan, Deepspeed };
 // all-to-all dispatcher permutes before the all-to-all and sorts by local expert after it; DeepEP
 // (DeepSeek's kernels, Megatron-Core's flex dispatcher) lays the received tokens out by expert itself.
 enum class MoeDispatcher { AllToAll, DeepEp };
+// How the routed experts' GEMMs run (step_time.grouped_gemm): Transformer Engine's grouped GEMM, one
+// cuBLAS GEMM per local expert on 4 streams (what Megatron-Core runs), or one kernel over every
+// expert's tiles (CUTLASS grouped GEMM, DeepGEMM).
+enum class GroupedGemm { Streams, Single };
 enum class AttentionKernelChoice { Auto, Flash1, Flash2, Flash3 };
 // How the elementwise ops of a layer run (core/kernels.h): fused kernels (Megatron/Transformer
 // Engine, Apex, torch.compile) read and write each tensor once; eager PyTorch runs every ATen op of
@@ -157,6 +161,7 @@ struct StepTimeConfig {
     bool fp8Dispatch = false;
     bool fp8DispatchAuto = true;
     MoeDispatcher moeDispatcher = MoeDispatcher::AllToAll;
+    GroupedGemm groupedGemm = GroupedGemm::Streams;
     Framework framework = Framework::Auto; // resolved (never Auto after parseScenario)
     bool frameworkAuto = true;
     AttentionKernelChoice attentionKernel = AttentionKernelChoice::Auto; // Auto: the framework's kernel

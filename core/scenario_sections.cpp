@@ -530,6 +530,9 @@ void readStepTime(const nlohmann::json& node, Scenario& sc, Errors& errors)
     st.moeDispatcher = r.choice<MoeDispatcher>("moe_dispatcher", {{"alltoall", MoeDispatcher::AllToAll},
                                                                   {"deepep", MoeDispatcher::DeepEp}})
                            .value_or(MoeDispatcher::AllToAll);
+    st.groupedGemm =
+        r.choice<GroupedGemm>("grouped_gemm", {{"streams", GroupedGemm::Streams}, {"single", GroupedGemm::Single}})
+            .value_or(GroupedGemm::Streams);
     st.framework = r.choice<Framework>("framework", {{"auto", Framework::Auto},
                                                      {"megatron", Framework::Megatron},
                                                      {"torchtitan", Framework::Torchtitan},

@@ -435,12 +435,14 @@ private slots:
     {
         // Qwen3-30B-A3B (d 2048, 128 experts of I_e 768, top 8, every layer MoE, no shared expert) on one
         // H100, micro-batch 2 of 4096 tokens: 8192 · 8 / 128 = 512 rows per expert. The gate+up GEMM
-        // is one grouped GEMM of 128 products 512 x 1536 x 2048 (Transformer Engine grouped GEMM):
-        // 64 x 128 tiles give 8 · 12 · 128 = 12,288 CTAs in 94 waves of 132, each k loop 2048 deep
-        // against K0 = 160. The achievable 794.5 TFLOP/s was measured at 2048 x 2048 x 13312
-        // (128 CTAs in one wave, k 13312): the grouped GEMM runs at 794.5 x its efficiency / that one.
-        const double eff = 12288.0 / (94 * 132) * 2048 / (2048 + 160);
-        QCOMPARE(core::gemmShapeEfficiency(512, 1536, 2048, 128, 132, 90), eff);
+        // is a grouped GEMM of 128 products 512 x 1536 x 2048, which Transformer Engine runs 4 at a time
+        // (one cuBLAS GEMM per expert on 4 streams): 64 x 128 tiles give 8 · 12 · 4 = 384 CTAs per round
+        // in 3 waves of 132, each k loop 2048 deep against K0 = 160 (one grid of all 128 would fill 94
+        // waves with 12,288). The achievable 794.5 TFLOP/s was measured at 2048 x 2048 x 13312 (128 CTAs
+        // in one wave, k 13312): the grouped GEMM runs at 794.5 x its efficiency / that one.
+        const double eff = 384.0 / (3 * 132) * 2048 / (2048 + 160);
+        QCOMPARE(core::gemmShapeEfficiency(512, 1536, 2048, 4, 132, 90), eff);
+        QCOMPARE(core::gemmShapeEfficiency(512, 1536, 2048, 128, 132, 90), 12288.0 / (94 * 132) * 2048 / (2048 + 160));
         const double atFigure = 128.0 / 132 * 13312 / (13312 + 160);
         const auto p = core::estimate(
             scenario({"model.preset=qwen3-30b-a3b", "cluster.gpu=h100-sxm", "cluster.gpus=1", "training.seq_len=4096",
@@ -512,6 +514,47 @@ private slots:
         const auto e = scenarioErrors({"step_time.moe_dispatcher=nccl"});
         QVERIFY(!e.empty());
         QCOMPARE(e.front().field, std::string("step_time.moe_dispatcher"));
+    }
+
+    void groupedGemmRunsInRoundsOfFourStreams()
+    {
+        // Transformer Engine's grouped GEMM (nvte_multi_tensor_gemm): one cuBLAS GEMM per local expert on
+        // 4 compute streams, so gpt-oss-120b's 16 local experts at EP 8 (1,024 rows x 5,760 x 2,880 each)
+        // run as 4 rounds of 4 GEMMs sharing the SMs; 6 experts as a round of 4 and one of 2; "single"
+        // as one grid of all 16.
+        const auto sc = scenario({"step_time.mode=predicted", "cluster.gpu=h100-sxm"});
+        const auto plan = core::estimate(sc);
+        const auto& hw = plan.hardware;
+        const auto& at = hw.achievableFlopsShape;
+        auto rate = [&hw, &at](double batch) {
+            return std::min(hw.achievableFlops, hw.achievableFlops *
+                                                    core::gemmShapeEfficiency(1024, 5760, 2880, batch, 132, 90) /
+                                                    core::gemmShapeEfficiency(at[0], at[1], at[2], 1, 132, 90));
+        };
+        auto timed = [](const core::RateModel& rates, double groups) {
+            core::RooflineOp op;
+            op.kind = core::OpKind::Gemm;
+            op.m = 1024 * groups, op.n = 5760, op.k = 2880;
+            op.flops = 2 * op.m * op.n * op.k;
+            op.groupedShare = 1;
+            op.grouped = {1024, 5760, 2880, groups};
+            core::applyAchievable(op, rates);
+            return op;
+        };
+        const double one = 2 * 1024.0 * 5760 * 2880; // one expert's GEMM
+        const auto rates = core::rateModel(sc, hw);
+        QCOMPARE(rates.groupedStreams, 4);
+        NAPKIN_COMPARE_REL(timed(rates, 16).achievableSeconds, 16 * one / rate(4), 1e-12);
+        NAPKIN_COMPARE_REL(timed(rates, 6).achievableSeconds, 4 * one / rate(4) + 2 * one / rate(2), 1e-12);
+        NAPKIN_COMPARE_REL(timed(rates, 3).achievableSeconds, 3 * one / rate(3), 1e-12);
+        auto single = sc;
+        single.stepTime.groupedGemm = core::GroupedGemm::Single;
+        const auto grid = core::rateModel(single, hw);
+        QCOMPARE(grid.groupedStreams, 0);
+        NAPKIN_COMPARE_REL(timed(grid, 16).achievableSeconds, 16 * one / rate(16), 1e-12);
+        const auto e = scenarioErrors({"step_time.grouped_gemm=cutlass"});
+        QVERIFY(!e.empty());
+        QCOMPARE(e.front().field, std::string("step_time.grouped_gemm"));
     }
 
     void imbalanceSweep()
