@@ -58,24 +58,51 @@ double collectiveSeconds(Collective c, double bytes, const Link& link, bool atPe
     return best;
 }
 
-double allToAllSeconds(double bytes, const Link& link, double interNominal, bool atPeak, double offNodeShare)
+double allToAllSeconds(double bytes, const Link& link, double interNominal, bool atPeak, double offNodeShare,
+                       double onNodeShare)
 {
     const double n = link.ranks;
     if (bytes <= 0 || n <= 1 || link.nominal <= 0)
         return 0;
     const double e = atPeak ? 1.0 : link.busbw / link.nominal;
     const double remote = (n - 1) / n * bytes;
-    double t = remote / (link.nominal * e);
+    double t = (onNodeShare >= 0 ? onNodeShare * bytes : remote) / (link.nominal * e);
     if (link.crossesNodes && link.nodes > 1 && interNominal > 0) {
         // Each rank's peers off its node hold (nodes - 1) / nodes of the group: that share uses the NIC.
         const double offNode = (offNodeShare >= 0 ? offNodeShare : (link.nodes - 1) / link.nodes) * bytes;
-        const double onNode = remote - offNode;
+        const double onNode = onNodeShare >= 0 ? onNodeShare * bytes : remote - offNode;
         t = std::max(offNode / (interNominal * e), onNode / (link.nominal * e));
     }
     if (atPeak)
         return t;
     // NCCL groups the sends and receives (ncclGroupStart/End): they run concurrently, one Simple hop.
     return t + (link.crossesNodes ? kHopRingNet[2] : kHopRingNvl[2]) * 1e-6;
+}
+
+// DeepEP's dispatch (github deepseek-ai/DeepEP, get_dispatch_layout: num_tokens_per_rank,
+// is_token_in_rank; its internode kernels; NVIDIA's HybridEP, Megatron-Core's flex dispatcher) sends a
+// token once to each rank that holds any of its k experts, and across nodes once to each remote node,
+// over RDMA to the rank of the same local index, which forwards it over NVLink to that node's target
+// ranks (DeepSeek-V3 §3.2.2). With the E experts spread evenly and the k experts of a token drawn
+// without repetition (balanced routing), a given set of c experts holds none of them with probability
+// Π_{i<k} (E - c - i) / (E - i). Expected copies per token: (N - 1)(1 - P_node) through the NIC and,
+// over NVLink, (G - 1)(1 - P_rank) sent directly to the node's other ranks plus as many forwarded on
+// arrival (each of the N - 1 remote nodes' copies fans out to its other G - 1 ranks): N (G - 1)(1 - P_rank).
+DedupCopies deduplicatedCopies(double experts, double k, double ranks, double nodes)
+{
+    auto miss = [&](double held) {
+        double pr = 1;
+        for (int i = 0; i < int(k); ++i)
+            pr *= std::max(0.0, (experts - held - i) / (experts - i));
+        return pr;
+    };
+    DedupCopies c;
+    const double N = std::max(1.0, nodes), G = ranks / N;
+    if (ranks <= 1 || experts <= 0)
+        return c;
+    c.remoteNodes = (N - 1) * (1 - miss(experts / N));
+    c.nvlinkRanks = N * (G - 1) * (1 - miss(experts / ranks));
+    return c;
 }
 
 double sendRecvSeconds(double bytes, const Link& link, bool atPeak)

@@ -38,9 +38,21 @@ double sendRecvSeconds(double bytes, const Link& link, bool atPeak = false);
 // Latency: one Simple-protocol hop (the grouped sends run concurrently). link.nominal: the NVLink
 // rate; interNominal: the NIC's.
 // offNodeShare: the share of `bytes` that leaves the node (default, negative: (nodes - 1) / nodes);
-// node-limited routing lowers it, the rest of the remote bytes then crosses NVLink.
+// onNodeShare: the share that crosses NVLink (default, negative: the remote rest, (n - 1) / n minus
+// the off-node share). A dispatcher that sends one copy per remote node (DeepEP) lowers the first and
+// forwards over NVLink on arrival (expertTraffic in core/steptime.cpp).
 double allToAllSeconds(double bytes, const Link& link, double interNominal, bool atPeak = false,
-                       double offNodeShare = -1);
+                       double offNodeShare = -1, double onNodeShare = -1);
+
+// Expected copies of one token a de-duplicating expert dispatcher (DeepEP, HybridEP) sends, for E
+// experts spread evenly over `ranks` ranks on `nodes` nodes and k experts per token: remoteNodes through
+// the NIC, nvlinkRanks over NVLink (sent to the node's other ranks and forwarded on arrival). Megatron-Core's
+// all-to-all dispatcher sends k copies instead. Definition and sources in core/collectives.cpp.
+struct DedupCopies {
+    double remoteNodes = 0;
+    double nvlinkRanks = 0;
+};
+DedupCopies deduplicatedCopies(double experts, double k, double ranks, double nodes);
 
 // Legacy helpers (no latency): 2(n-1)/n · bytes / bw and (n-1)/n · bytes / bw.
 double allReduceSeconds(double bytes, double ranks, double bandwidth);

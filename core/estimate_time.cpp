@@ -4,6 +4,7 @@
 // training time, GPU-hours, cost and energy.
 
 #include "achievable.h"
+#include "collectives.h"
 #include "estimate.h"
 #include "estimate_stages.h"
 #include "format.h"
@@ -55,6 +56,31 @@ void deriveCommSmShare(Plan& p, const StepTimeBreakdown& st, double sms)
         derive(p, "time.comm_sm_share", formula, st.commSmShare, "s", kSource, {dp[0], dp[1], dp[2]});
 }
 
+// DeepEP's one copy per target rank and per remote node (core/collectives.h deduplicatedCopies).
+void deriveDeduplicatedDispatch(const Scenario& sc, Plan& p, const StepTimeBreakdown& st)
+{
+    const auto& moe = sc.model.shape.moe;
+    const double E = double(moe.experts), k = double(moe.topK), n = st.epGroupRanks, N = st.epGroupNodes;
+    const auto copies = deduplicatedCopies(E, k, n, N);
+    const char* source = "DeepEP (get_dispatch_layout; internode dispatch over RDMA to the same local rank, "
+                         "forwarded over NVLink; DeepSeek-V3 §3.2.2): one copy per rank holding any of a token's k "
+                         "experts, one per remote node; balanced routing, k experts of E drawn without repetition: "
+                         "P = Π over i < k of (E - c - i) / (E - i) that c given experts hold none";
+    const double pRank = n > 1 ? 1 - copies.nvlinkRanks / (N * (n / N - 1)) : 1;
+    derive(p, "time.breakdown.ep_nvlink_share", "{N} · ({G} - 1) · (1 - {P_rank}) / {k}", st.epNvlinkShare, "", source,
+           {{"N", N}, {"G", n / N}, {"P_rank", n / N > 1 ? pRank : 1.0}, {"k", k}});
+    if (N <= 1)
+        return;
+    const double M = double(sc.parallel.epNodeLimit);
+    if (M > 0 && M < std::min(N, k))
+        derive(p, "time.breakdown.ep_off_node_share", "({N} - 1) / {N} · {M} / {k}", st.epOffNodeShare, "",
+               "node-limited routing (DeepSeek-V3 §3.2.2): a token's experts on M nodes, one copy to each remote one",
+               {{"N", N}, {"M", M}, {"k", k}});
+    else
+        derive(p, "time.breakdown.ep_off_node_share", "({N} - 1) · (1 - {P_node}) / {k}", st.epOffNodeShare, "", source,
+               {{"N", N}, {"P_node", 1 - copies.remoteNodes / (N - 1)}, {"k", k}});
+}
+
 } // namespace
 
 void estimateTimeAndCost(const Scenario& sc, double recomputePerToken, Plan& p, bool withPeak)
@@ -91,6 +117,8 @@ void estimateTimeAndCost(const Scenario& sc, double recomputePerToken, Plan& p, 
                 {"overheads", st.overheads}});
         if (st.commSmShare > 0)
             deriveCommSmShare(p, st, double(hw.gpu->smCount));
+        if (st.epCommTotal > 0 && st.epNvlinkShare >= 0)
+            deriveDeduplicatedDispatch(sc, p, st);
         if (st.chunkForward > 0)
             derive(
                 p, "time.breakdown.bubble", "({p} / 2 - 1) · ({F} + {B} + {B} - 3 · {W})", st.bubble, "s",

@@ -145,7 +145,8 @@ nlohmann::json breakdownJsonImpl(const StepTimeBreakdown& b)
               {"ep", link(b.epBandwidth, b.epCrossesNodes)},
               {"edp", link(b.edpBandwidth, b.edpCrossesNodes)}}},
             {"ep_bytes_per_all_to_all", b.epBytesPerMicroBatch},
-            {"ep_off_node_share", b.epOffNodeShare}};
+            {"ep_off_node_share", b.epOffNodeShare},
+            {"ep_nvlink_share", b.epNvlinkShare >= 0 ? nlohmann::json(b.epNvlinkShare) : nlohmann::json(nullptr)}};
 }
 
 } // namespace

@@ -70,6 +70,12 @@ void estimateMoeRun(const Scenario& sc, Plan& p)
                                                           " does not bind: the expert-parallel group spans " +
                                                           std::to_string(epNodes) + " node(s) and each token picks " +
                                                           std::to_string(shape.moe.topK) + " experts"});
+    else if (pa.epNodeLimit > 0 && sc.stepTime.moeDispatcher == MoeDispatcher::AllToAll)
+        p.warnings.push_back(
+            {"ep_node_limit_no_dedup", "parallel.ep_node_limit " + std::to_string(pa.epNodeLimit) +
+                                           " saves no traffic with step_time.moe_dispatcher alltoall: Megatron-Core's "
+                                           "all-to-all sends one row per token and expert; a dispatcher that sends one "
+                                           "copy per node (deepep) does"});
     const double E = double(shape.moe.experts), k = double(shape.moe.topK), ep = double(m.expertRanks);
     m.worst = t.routingImbalanceWorst;
     // The worst case: every token of every rank picks its k experts on one rank, which then receives

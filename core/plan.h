@@ -234,8 +234,10 @@ struct StepTimeBreakdown {
     double epBytesPerMicroBatch = 0; // what the busiest rank receives in them per micro-batch
     bool epCrossesNodes = false;
     double epBandwidth = 0;
-    double epOffNodeShare = 0;    // share of an all-to-all's bytes that leaves the node (node limit lowers it)
-    bool edpCrossesNodes = false; // the experts' data-parallel group (gradients of the routed experts)
+    double epOffNodeShare = 0; // share of an all-to-all's bytes that leaves the node (node limit lowers it)
+    double epNvlinkShare = -1; // share over NVLink under a de-duplicating dispatcher (deepep); -1: the rest
+    double epGroupRanks = 0, epGroupNodes = 0; // the expert all-to-all's group: ranks and the nodes they span
+    bool edpCrossesNodes = false;              // the experts' data-parallel group (gradients of the routed experts)
     double edpBandwidth = 0;
     double bubble = 0;    // (p - 1) / v micro-batch slots of idle pipeline; DualPipe (p/2 - 1)(F&B + B - 3W)
     double dpComm = 0;    // data-parallel gradient / parameter traffic not overlapped

@@ -234,6 +234,8 @@ struct ExpertTraffic {
     double bandwidth = 0; // achieved rate of the link that bounds it
     bool crossesNodes = false;
     double offNodeShare = 0; // share of the bytes that leaves the node
+    double onNodeShare = -1; // share that crosses NVLink under a de-duplicating dispatcher (-1: the rest)
+    double ranks = 0, nodes = 0;
 };
 
 struct DpTraffic {
@@ -356,17 +358,28 @@ ExpertTraffic expertTraffic(const Scenario& sc, const MoeRun& moe, double stageL
     link.nominal = intra;
     link.busbw = intra * eff;
     r.crossesNodes = link.crossesNodes;
+    r.ranks = link.ranks;
+    r.nodes = link.nodes;
     r.bandwidth = (link.crossesNodes ? inter : intra) * (atPeak ? 1.0 : eff);
     // Node-limited routing (DeepSeek-V3 §3.2.2, DeepEP's dispatch): a token's k experts lie on at most
     // M nodes, one copy crosses to each remote one (M · (nodes - 1) / nodes of them for uniform
     // routing) and NVLink fans it out there: the off-node bytes fall from k copies to M, when the limit
     // binds (M < min(nodes, k); otherwise plan warning ep_node_limit_unused).
-    double offNode = -1;
+    // Megatron-Core's all-to-all dispatcher sends one row per (token, expert) pair (moe/token_dispatcher.py
+    // permutes T·k rows before the all-to-all), so the limit saves nothing there.
+    double offNode = -1, onNode = -1;
     const double k = double(std::max<std::int64_t>(1, shape.moe.topK)), M = double(par.epNodeLimit);
-    if (M > 0 && link.nodes > 1 && M < std::min(link.nodes, k))
-        offNode = (link.nodes - 1) / link.nodes * M / k;
+    if (sc.stepTime.moeDispatcher == MoeDispatcher::DeepEp) {
+        const auto copies = deduplicatedCopies(double(shape.moe.experts), k, link.ranks, link.nodes);
+        double nodeCopies = copies.remoteNodes;
+        if (M > 0 && link.nodes > 1 && M < std::min(link.nodes, k))
+            nodeCopies = (link.nodes - 1) / link.nodes * M;
+        offNode = link.nodes > 1 ? nodeCopies / k : 0.0;
+        onNode = copies.nvlinkRanks / k;
+        r.onNodeShare = onNode;
+    }
     r.offNodeShare = offNode >= 0 ? offNode : (link.nodes > 1 ? (link.nodes - 1) / link.nodes : 0.0);
-    const double one = allToAllSeconds(r.bytes, link, inter, atPeak, offNode);
+    const double one = allToAllSeconds(r.bytes, link, inter, atPeak, offNode, onNode);
     // Forward: dispatch + combine; backward: their gradients; full recompute: the forward's again.
     // FP8 dispatch (DeepSeek-V3 §3.3.3): the forward dispatch and the gradient sent back to the
     // experts (before the down projection's backward) travel in FP8 with a 4-byte scale per 128
@@ -374,7 +387,7 @@ ExpertTraffic expertTraffic(const Scenario& sc, const MoeRun& moe, double stageL
     double perLayer = (4 + (recompute ? 2 : 0)) * one;
     if (sc.stepTime.fp8Dispatch) {
         const double fp8 = allToAllSeconds(r.bytes * (1 + 4.0 / 128) / bytesPerValue(sc.precision.activations), link,
-                                           inter, atPeak, offNode);
+                                           inter, atPeak, offNode, onNode);
         perLayer = (2 + (recompute ? 1 : 0)) * (one + fp8);
     }
     const double L = double(shape.layers);
@@ -623,6 +636,9 @@ StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p, bool atPeak
     r.epCrossesNodes = ept.crossesNodes;
     r.epBandwidth = ept.bandwidth;
     r.epOffNodeShare = ept.offNodeShare;
+    r.epNvlinkShare = ept.onNodeShare;
+    r.epGroupRanks = ept.ranks;
+    r.epGroupNodes = ept.nodes;
 
     // ---- Pipeline: each micro-batch crosses the v chunk boundaries forward and backward; with TP
     // the message is split over the t ranks (Narayanan et al. 2021 §4.1 scatter/gather).

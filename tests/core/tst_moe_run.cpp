@@ -11,6 +11,7 @@
 #include "moe_sweep.h"
 
 #include <algorithm>
+#include <string_view>
 
 using namespace napkin;
 using napkin::test::scenario;
@@ -20,6 +21,14 @@ namespace {
 bool hasWarning(const core::Plan& p, const std::string& code)
 {
     return std::any_of(p.warnings.begin(), p.warnings.end(), [&](const core::Warning& w) { return w.code == code; });
+}
+
+const core::Derivation* findDerivation(const core::Plan& p, std::string_view quantity)
+{
+    for (const auto& d : p.derivations)
+        if (quantity == d.quantity)
+            return &d;
+    return nullptr;
 }
 
 std::string firstField(std::initializer_list<std::string> sets)
@@ -396,15 +405,30 @@ private slots:
         // 58 MoE layers of 61, the whole model on one stage; 1024 / 64 = 16 micro-batches.
         NAPKIN_COMPARE_REL(ds.stepTime.epComm, 16 * 61 * (58.0 / 61) * 4 * dsOne, 1e-12);
         QCOMPARE(ds.stepTime.epOffNodeShare, 7.0 / 8);
-        // Node-limited routing, 4 nodes per token (DeepSeek-V3 §3.2.2): one copy per remote node, fanned
-        // out over NVLink there, so 4 of the 8 copies leave the node: 7/8 · 4/8 of the bytes through
-        // the NIC; the other 7/16 over NVLink at 360 GB/s meanwhile (shorter).
-        const auto lim = core::estimate(scenario({"model.preset=deepseek-v3", "cluster.gpus=64", "parallel.ep=64",
-                                                  "parallel.ep_node_limit=4", "step_time.mode=predicted"}));
+        // Node-limited routing, 4 nodes per token (DeepSeek-V3 §3.2.2) with DeepEP: one copy per remote
+        // node, fanned out over NVLink there, so 4 of the 8 copies leave the node: 7/8 · 4/8 of the bytes
+        // through the NIC. Over NVLink meanwhile (shorter): one copy per other rank of the node holding any
+        // of the token's experts, sent or forwarded, 8 · 7 · (1 - P) / 8 with P = Π_{i<8} (252 - i) / (256 - i)
+        // that a rank's 4 experts hold none of the 8.
+        const auto lim = core::estimate(
+            scenario({"model.preset=deepseek-v3", "cluster.gpus=64", "parallel.ep=64", "parallel.ep_node_limit=4",
+                      "step_time.mode=predicted", "step_time.moe_dispatcher=deepep"}));
         const double limOne = 4096.0 * 8 * 7168 * 2 * 7 / 16 / 40e9 + 9.6e-6;
         QCOMPARE(lim.stepTime.epOffNodeShare, 7.0 / 16);
+        double missRank = 1;
+        for (int i = 0; i < 8; ++i)
+            missRank *= (252.0 - i) / (256.0 - i);
+        NAPKIN_COMPARE_REL(lim.stepTime.epNvlinkShare, 8 * 7 * (1 - missRank) / 8, 1e-12);
         NAPKIN_COMPARE_REL(lim.stepTime.epComm, 16 * 61 * (58.0 / 61) * 4 * limOne, 1e-12);
         QVERIFY(!hasWarning(lim, "ep_node_limit_unused"));
+        QVERIFY(!hasWarning(lim, "ep_node_limit_no_dedup"));
+        // Megatron-Core's all-to-all dispatcher sends a row per token and expert: the limit saves nothing,
+        // and the plan says so.
+        const auto limA2a = core::estimate(scenario({"model.preset=deepseek-v3", "cluster.gpus=64", "parallel.ep=64",
+                                                     "parallel.ep_node_limit=4", "step_time.mode=predicted"}));
+        QCOMPARE(limA2a.stepTime.epComm, ds.stepTime.epComm);
+        QVERIFY(hasWarning(limA2a, "ep_node_limit_no_dedup"));
+        QCOMPARE(ds.stepTime.epNvlinkShare, -1.0);
         // A limit of 8 nodes does not bind on 8 nodes: said, and nothing changes.
         const auto loose = core::estimate(scenario({"model.preset=deepseek-v3", "cluster.gpus=64", "parallel.ep=64",
                                                     "parallel.ep_node_limit=8", "step_time.mode=predicted"}));
@@ -429,6 +453,61 @@ private slots:
                                           "parallel.zero=3"}))
                      .stepTime.epComm,
                  0.0);
+    }
+
+    void deduplicatingDispatcher()
+    {
+        // Qwen3-30B-A3B at EP 16 on two nodes of 8 (Megatron-Bridge's H100 recipe, HybridEP): 128 experts,
+        // 8 per rank, 64 per node, 8 per token. DeepEP sends a token once to the other node when any of its
+        // 8 experts lie there: 1 - P_node, P_node = Π_{i<8} (64 - i) / (128 - i), against 4 copies (8 · 1/2)
+        // for the all-to-all dispatcher. Over NVLink: 2 · 7 · (1 - P_rank) copies, P_rank = Π (120 - i) / (128 - i).
+        double missNode = 1, missRank = 1;
+        for (int i = 0; i < 8; ++i) {
+            missNode *= (64.0 - i) / (128.0 - i);
+            missRank *= (120.0 - i) / (128.0 - i);
+        }
+        const auto copies = core::deduplicatedCopies(128, 8, 16, 2);
+        NAPKIN_COMPARE_REL(copies.remoteNodes, 1 - missNode, 1e-12);
+        NAPKIN_COMPARE_REL(copies.nvlinkRanks, 2 * 7 * (1 - missRank), 1e-12);
+        const std::vector<std::string> base = {"model.preset=qwen3-30b-a3b",
+                                               "cluster.gpu=h100-sxm",
+                                               "cluster.gpus=16",
+                                               "parallel.ep=16",
+                                               "training.seq_len=4096",
+                                               "training.micro_batch=1",
+                                               "training.global_batch=1024",
+                                               "step_time.mode=predicted"};
+        auto plus = [&](const char* extra) {
+            auto v = base;
+            v.emplace_back(extra);
+            return core::estimate(scenario(v));
+        };
+        const auto a2a = core::estimate(scenario(base));
+        const auto dedup = plus("step_time.moe_dispatcher=deepep");
+        QCOMPARE(a2a.stepTime.epOffNodeShare, 0.5);
+        NAPKIN_COMPARE_REL(dedup.stepTime.epOffNodeShare, (1 - missNode) / 8, 1e-12);
+        NAPKIN_COMPARE_REL(dedup.stepTime.epNvlinkShare, 2 * 7 * (1 - missRank) / 8, 1e-12);
+        // One all-to-all: the slower of the NIC (50 GB/s × 0.8) and NVLink (450 GB/s × 0.8) legs + one
+        // network hop; 4 per MoE layer (dispatch, combine, their gradients), 48 layers, 64 micro-batches.
+        const double bytes = 4096.0 * 8 * 2048 * 2;
+        const double one = std::max(bytes * (1 - missNode) / 8 / 40e9, bytes * 2 * 7 * (1 - missRank) / 8 / 360e9);
+        NAPKIN_COMPARE_REL(dedup.stepTime.epComm - 64 * 48 * 4 * one,
+                           a2a.stepTime.epComm - 64 * 48 * 4 * bytes / 2 / 40e9, 1e-9);
+        QVERIFY(dedup.stepTime.epComm < a2a.stepTime.epComm / 3);
+        // Inside one node the copies fall too: EP 8 on 8 GPUs, 16 experts a rank, (7 / 8 of k copies) against
+        // 7 · (1 - Π (112 - i) / (128 - i)) / 8.
+        double miss8 = 1;
+        for (int i = 0; i < 8; ++i)
+            miss8 *= (112.0 - i) / (128.0 - i);
+        const auto node = core::estimate(
+            scenario({"model.preset=qwen3-30b-a3b", "cluster.gpus=8", "parallel.ep=8", "training.global_batch=64",
+                      "step_time.mode=predicted", "step_time.moe_dispatcher=deepep"}));
+        QVERIFY(!node.stepTime.epCrossesNodes);
+        NAPKIN_COMPARE_REL(node.stepTime.epNvlinkShare, 7 * (1 - miss8) / 8, 1e-12);
+        QCOMPARE(node.stepTime.epOffNodeShare, 0.0);
+        // Every number explains itself.
+        QVERIFY(findDerivation(dedup, "time.breakdown.ep_off_node_share") != nullptr);
+        QVERIFY(findDerivation(dedup, "time.breakdown.ep_nvlink_share") != nullptr);
     }
 
     void groupedExpertGemms()
