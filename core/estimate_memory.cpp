@@ -53,7 +53,13 @@ std::vector<StageLayerMix> stageLayerMix(const TransformerShape& shape, const st
 // holds that output, nll_loss's dense fp32 gradient and log_softmax's fp32 input gradient (12).
 void setLossPath(const Scenario& sc, LedgerInputs& in)
 {
-    if (lossKernelFor(sc.stepTime.framework) == LossKernel::PyTorchCrossEntropy) {
+    const LossKernel loss = lossKernelFor(sc.stepTime.framework, sc.stepTime.crossEntropy);
+    if (loss == LossKernel::Fused) {
+        in.lossBytesPerLogit = in.e;
+        in.lossSource = "fused cross-entropy (Transformer Engine's Triton kernel, step_time.cross_entropy fused): the "
+                        "logits s·b·V in the activation dtype, their gradient written over them in the forward; "
+                        "vocabulary-parallel over TP; on the last pipeline stage only";
+    } else if (loss == LossKernel::PyTorchCrossEntropy) {
         in.lossBytesPerLogit = std::max(in.e + 8, 12.0);
         in.lossSource =
             "PyTorch F.cross_entropy on logits.float() (torchtitan train.py): forward logits + fp32 copy + "

@@ -47,7 +47,7 @@ void estimateRoofline(const Scenario& sc, Plan& p)
     LayerOpOptions options;
     options.flash = tr.flashAttention;
     options.fusion = sc.stepTime.kernelFusion == KernelFusion::Eager ? KernelFusion::Eager : KernelFusion::Fused;
-    options.loss = lossKernelFor(sc.stepTime.framework);
+    options.loss = lossKernelFor(sc.stepTime.framework, sc.stepTime.crossEntropy);
     options.expertRanks = par.ep;
     options.sortByLocalExpert = sc.stepTime.moeDispatcher == MoeDispatcher::AllToAll;
     // Megatron's --tp-comm-overlap is Transformer Engine's userbuffers (sequence parallelism required):

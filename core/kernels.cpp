@@ -70,6 +70,17 @@ KernelCost attentionDropoutCost(Pass pass, double e)
 KernelCost lossCost(LossKernel loss, Pass pass, double e)
 {
     const bool fwd = pass == Pass::Forward;
+    if (loss == LossKernel::Fused) {
+        // Transformer Engine's Triton cross-entropy (transformer_engine/pytorch/triton/cross_entropy.py,
+        // what Megatron runs with --cross-entropy-loss-fusion --cross-entropy-fusion-impl te):
+        // online_softmax_kernel reads the logits once for each row's max and sum (e); cross_entropy_kernel
+        // reads them again and writes the gradient over them in place (2e) | element_mul_kernel scales
+        // that gradient by the loss's gradient in place (2e).
+        return fwd ? KernelCost{5, 3 * e, 2,
+                                "fused cross-entropy (Transformer Engine Triton): online softmax, "
+                                "loss and gradient written over the logits"}
+                   : KernelCost{1, 2 * e, 1, "fused cross-entropy backward: the stored gradient scaled in place"};
+    }
     if (loss == LossKernel::MegatronVocabParallel) {
         // Megatron-LM gpt_model / core tensor_parallel cross_entropy.py: output.float() (e + 4), max
         // (4), sub_ (8), exp (8), sum (4), div_ (8) | grad_input.mul_ (8), .float() backward (4 + e).
@@ -88,8 +99,10 @@ KernelCost lossCost(LossKernel loss, Pass pass, double e)
                             "F.cross_entropy backward: zeros, scatter, log_softmax_backward, cast back"};
 }
 
-LossKernel lossKernelFor(Framework framework)
+LossKernel lossKernelFor(Framework framework, CrossEntropyChoice choice)
 {
+    if (choice == CrossEntropyChoice::Fused)
+        return LossKernel::Fused;
     return framework == Framework::Torchtitan ? LossKernel::PyTorchCrossEntropy : LossKernel::MegatronVocabParallel;
 }
 

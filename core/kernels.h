@@ -40,7 +40,7 @@ struct KernelCost {
     const char* impl = "";
 };
 
-enum class LossKernel { MegatronVocabParallel, PyTorchCrossEntropy };
+enum class LossKernel { MegatronVocabParallel, PyTorchCrossEntropy, Fused };
 
 KernelCost rmsNormCost(KernelFusion fusion, Pass pass, double e);
 KernelCost ropeCost(KernelFusion fusion, Pass pass, double e);           // per q or k element
@@ -49,7 +49,7 @@ KernelCost hiddenDropoutExtra(KernelFusion fusion, Pass pass, double e); // adde
 KernelCost attentionDropoutCost(Pass pass, double e);                    // per score (unfused attention)
 KernelCost lossCost(LossKernel loss, Pass pass, double e);               // per logit
 
-// The framework's loss implementation.
-LossKernel lossKernelFor(Framework framework);
+// The loss implementation: step_time.cross_entropy, or with "auto" the framework's (unfused) one.
+LossKernel lossKernelFor(Framework framework, CrossEntropyChoice choice = CrossEntropyChoice::Auto);
 
 } // namespace napkin::core

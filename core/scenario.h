@@ -42,6 +42,10 @@ enum class MoeDispatcher { AllToAll, DeepEp };
 // cuBLAS GEMM per local expert on 4 streams (what Megatron-Core runs), or one kernel over every
 // expert's tiles (CUTLASS grouped GEMM, DeepGEMM).
 enum class GroupedGemm { Streams, Single };
+// The loss kernel (step_time.cross_entropy): the framework's unfused loss, or a fused cross-entropy
+// that reads the logits and writes their gradient in place in the forward (Transformer Engine's
+// Triton kernel: Megatron's --cross-entropy-loss-fusion --cross-entropy-fusion-impl te).
+enum class CrossEntropyChoice { Auto, Unfused, Fused };
 enum class AttentionKernelChoice { Auto, Flash1, Flash2, Flash3 };
 // How the elementwise ops of a layer run (core/kernels.h): fused kernels (Megatron/Transformer
 // Engine, Apex, torch.compile) read and write each tensor once; eager PyTorch runs every ATen op of
@@ -162,7 +166,8 @@ struct StepTimeConfig {
     bool fp8DispatchAuto = true;
     MoeDispatcher moeDispatcher = MoeDispatcher::AllToAll;
     GroupedGemm groupedGemm = GroupedGemm::Streams;
-    Framework framework = Framework::Auto; // resolved (never Auto after parseScenario)
+    CrossEntropyChoice crossEntropy = CrossEntropyChoice::Auto; // Auto: the framework's default (unfused)
+    Framework framework = Framework::Auto;                      // resolved (never Auto after parseScenario)
     bool frameworkAuto = true;
     AttentionKernelChoice attentionKernel = AttentionKernelChoice::Auto; // Auto: the framework's kernel
     KernelFusion kernelFusion = KernelFusion::Auto;                      // resolved (never Auto after parseScenario)

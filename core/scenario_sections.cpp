@@ -533,6 +533,10 @@ void readStepTime(const nlohmann::json& node, Scenario& sc, Errors& errors)
     st.groupedGemm =
         r.choice<GroupedGemm>("grouped_gemm", {{"streams", GroupedGemm::Streams}, {"single", GroupedGemm::Single}})
             .value_or(GroupedGemm::Streams);
+    st.crossEntropy = r.choice<CrossEntropyChoice>("cross_entropy", {{"auto", CrossEntropyChoice::Auto},
+                                                                     {"unfused", CrossEntropyChoice::Unfused},
+                                                                     {"fused", CrossEntropyChoice::Fused}})
+                          .value_or(CrossEntropyChoice::Auto);
     st.framework = r.choice<Framework>("framework", {{"auto", Framework::Auto},
                                                      {"megatron", Framework::Megatron},
                                                      {"torchtitan", Framework::Torchtitan},

@@ -99,6 +99,37 @@ private slots:
                  std::string("step_time.kernel_fusion"));
     }
 
+    void fusedCrossEntropyReadsTheLogitsTwice()
+    {
+        // Transformer Engine's Triton cross-entropy (Megatron --cross-entropy-loss-fusion, impl te): the
+        // online softmax reads the logits (e), the loss kernel reads them again and writes the gradient
+        // over them (2e) | the backward scales that gradient in place (2e). Llama 2 7B, n = 4096, V = 32000.
+        const double n = 4096, V = 32000, e = 2;
+        const auto f = core::estimate(test::scenario({"step_time.cross_entropy=\"fused\""}));
+        QCOMPARE(op(f, "cross_entropy").bytes, 3 * e * n * V);
+        QCOMPARE(op(f, "cross_entropy").kernels, 2.0);
+        QCOMPARE(op(f, "cross_entropy.bwd").bytes, 2 * e * n * V);
+        QCOMPARE(op(f, "cross_entropy.bwd").kernels, 1.0);
+        // The loss path holds the logits only (the gradient overwrites them), not Megatron's fp32 copy:
+        // DeepSeek-V3 at s = 4096, b = 1 drops from 4096 · 129280 · (2 + 4) to 4096 · 129280 · 2 bytes.
+        const auto ds = core::estimate(
+            test::scenario({"model.preset=deepseek-v3", "model.mtp_layers=0", "step_time.cross_entropy=\"fused\""}));
+        QCOMPARE(ds.memory.temporaries, 4096.0 * 129280 * 2);
+        // "auto" and "unfused" are the framework's own loss (here Megatron's), and under torchtitan too.
+        const auto u = core::estimate(test::scenario({"step_time.cross_entropy=\"unfused\""}));
+        QCOMPARE(op(u, "cross_entropy").bytes, op(core::estimate(test::scenario({})), "cross_entropy").bytes);
+        const auto t =
+            core::estimate(test::scenario({"step_time.framework=torchtitan", "step_time.cross_entropy=\"fused\""}));
+        QCOMPARE(op(t, "cross_entropy").bytes, 3 * e * n * V);
+        // In the predicted step it is shorter; a bad value names the field.
+        const auto pf =
+            core::estimate(test::scenario({"step_time.cross_entropy=\"fused\"", "step_time.mode=predicted"}));
+        const auto pu = core::estimate(test::scenario({"step_time.mode=predicted"}));
+        QVERIFY(pf.stepTime.step < pu.stepTime.step);
+        QCOMPARE(test::scenarioErrors({"step_time.cross_entropy=\"liger\""}).front().field,
+                 std::string("step_time.cross_entropy"));
+    }
+
     void dropoutCostsItsMasks()
     {
         // GPT-style layer with dropout and unfused attention (Megatron-LM 2021): the hidden dropouts
