@@ -100,8 +100,10 @@ DedupCopies deduplicatedCopies(double experts, double k, double ranks, double no
     const double N = std::max(1.0, nodes), G = ranks / N;
     if (ranks <= 1 || experts <= 0)
         return c;
-    c.remoteNodes = (N - 1) * (1 - miss(experts / N));
-    c.nvlinkRanks = N * (G - 1) * (1 - miss(experts / ranks));
+    c.missNode = miss(experts / N);
+    c.missRank = miss(experts / ranks);
+    c.remoteNodes = (N - 1) * (1 - c.missNode);
+    c.nvlinkRanks = N * (G - 1) * (1 - c.missRank);
     return c;
 }
 

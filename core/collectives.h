@@ -51,6 +51,8 @@ double allToAllSeconds(double bytes, const Link& link, double interNominal, bool
 struct DedupCopies {
     double remoteNodes = 0;
     double nvlinkRanks = 0;
+    double missNode = 1; // chance a given node's experts hold none of a token's k
+    double missRank = 1; // the same for one rank's experts
 };
 DedupCopies deduplicatedCopies(double experts, double k, double ranks, double nodes);
 

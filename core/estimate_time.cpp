@@ -4,7 +4,6 @@
 // training time, GPU-hours, cost and energy.
 
 #include "achievable.h"
-#include "collectives.h"
 #include "estimate.h"
 #include "estimate_stages.h"
 #include "format.h"
@@ -59,26 +58,22 @@ void deriveCommSmShare(Plan& p, const StepTimeBreakdown& st, double sms)
 // DeepEP's one copy per target rank and per remote node (core/collectives.h deduplicatedCopies).
 void deriveDeduplicatedDispatch(const Scenario& sc, Plan& p, const StepTimeBreakdown& st)
 {
-    const auto& moe = sc.model.shape.moe;
-    const double E = double(moe.experts), k = double(moe.topK), n = st.epGroupRanks, N = st.epGroupNodes;
-    const auto copies = deduplicatedCopies(E, k, n, N);
+    const double k = double(sc.model.shape.moe.topK), n = st.epGroupRanks, N = st.epGroupNodes;
     const char* source = "DeepEP (get_dispatch_layout; internode dispatch over RDMA to the same local rank, "
                          "forwarded over NVLink; DeepSeek-V3 §3.2.2): one copy per rank holding any of a token's k "
                          "experts, one per remote node; balanced routing, k experts of E drawn without repetition: "
                          "P = Π over i < k of (E - c - i) / (E - i) that c given experts hold none";
-    const double pRank = n > 1 ? 1 - copies.nvlinkRanks / (N * (n / N - 1)) : 1;
     derive(p, "time.breakdown.ep_nvlink_share", "{N} · ({G} - 1) · (1 - {P_rank}) / {k}", st.epNvlinkShare, "", source,
-           {{"N", N}, {"G", n / N}, {"P_rank", n / N > 1 ? pRank : 1.0}, {"k", k}});
+           {{"N", N}, {"G", n / N}, {"P_rank", st.epMissRank}, {"k", k}});
     if (N <= 1)
         return;
-    const double M = double(sc.parallel.epNodeLimit);
-    if (M > 0 && M < std::min(N, k))
+    if (st.epNodeLimited)
         derive(p, "time.breakdown.ep_off_node_share", "({N} - 1) / {N} · {M} / {k}", st.epOffNodeShare, "",
                "node-limited routing (DeepSeek-V3 §3.2.2): a token's experts on M nodes, one copy to each remote one",
-               {{"N", N}, {"M", M}, {"k", k}});
+               {{"N", N}, {"M", double(sc.parallel.epNodeLimit)}, {"k", k}});
     else
         derive(p, "time.breakdown.ep_off_node_share", "({N} - 1) · (1 - {P_node}) / {k}", st.epOffNodeShare, "", source,
-               {{"N", N}, {"P_node", 1 - copies.remoteNodes / (N - 1)}, {"k", k}});
+               {{"N", N}, {"P_node", st.epMissNode}, {"k", k}});
 }
 
 } // namespace

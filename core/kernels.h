@@ -50,6 +50,6 @@ KernelCost attentionDropoutCost(Pass pass, double e);                    // per 
 KernelCost lossCost(LossKernel loss, Pass pass, double e);               // per logit
 
 // The loss implementation: step_time.cross_entropy, or with "auto" the framework's (unfused) one.
-LossKernel lossKernelFor(Framework framework, CrossEntropyChoice choice = CrossEntropyChoice::Auto);
+LossKernel lossKernelFor(Framework framework, CrossEntropyChoice choice);
 
 } // namespace napkin::core

@@ -237,6 +237,8 @@ struct StepTimeBreakdown {
     double epOffNodeShare = 0; // share of an all-to-all's bytes that leaves the node (node limit lowers it)
     double epNvlinkShare = -1; // share over NVLink under a de-duplicating dispatcher (deepep); -1: the rest
     double epGroupRanks = 0, epGroupNodes = 0; // the expert all-to-all's group: ranks and the nodes they span
+    double epMissNode = 1, epMissRank = 1;     // deepep: chance a node's / a rank's experts hold none of a token's k
+    bool epNodeLimited = false;                // parallel.ep_node_limit binds (deepep)
     bool edpCrossesNodes = false;              // the experts' data-parallel group (gradients of the routed experts)
     double edpBandwidth = 0;
     double bubble = 0;    // (p - 1) / v micro-batch slots of idle pipeline; DualPipe (p/2 - 1)(F&B + B - 3W)

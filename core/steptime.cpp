@@ -236,6 +236,8 @@ struct ExpertTraffic {
     double offNodeShare = 0; // share of the bytes that leaves the node
     double onNodeShare = -1; // share that crosses NVLink under a de-duplicating dispatcher (-1: the rest)
     double ranks = 0, nodes = 0;
+    double missNode = 1, missRank = 1; // deduplicatedCopies' probabilities (deepep)
+    bool nodeLimited = false;          // parallel.ep_node_limit binds and sets the off-node copies
 };
 
 struct DpTraffic {
@@ -371,12 +373,13 @@ ExpertTraffic expertTraffic(const Scenario& sc, const MoeRun& moe, double stageL
     const double k = double(std::max<std::int64_t>(1, shape.moe.topK)), M = double(par.epNodeLimit);
     if (sc.stepTime.moeDispatcher == MoeDispatcher::DeepEp) {
         const auto copies = deduplicatedCopies(double(shape.moe.experts), k, link.ranks, link.nodes);
-        double nodeCopies = copies.remoteNodes;
-        if (M > 0 && link.nodes > 1 && M < std::min(link.nodes, k))
-            nodeCopies = (link.nodes - 1) / link.nodes * M;
+        r.nodeLimited = M > 0 && link.nodes > 1 && M < std::min(link.nodes, k);
+        const double nodeCopies = r.nodeLimited ? (link.nodes - 1) / link.nodes * M : copies.remoteNodes;
         offNode = link.nodes > 1 ? nodeCopies / k : 0.0;
         onNode = copies.nvlinkRanks / k;
         r.onNodeShare = onNode;
+        r.missNode = copies.missNode;
+        r.missRank = copies.missRank;
     }
     r.offNodeShare = offNode >= 0 ? offNode : (link.nodes > 1 ? (link.nodes - 1) / link.nodes : 0.0);
     const double one = allToAllSeconds(r.bytes, link, inter, atPeak, offNode, onNode);
@@ -639,6 +642,9 @@ StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p, bool atPeak
     r.epNvlinkShare = ept.onNodeShare;
     r.epGroupRanks = ept.ranks;
     r.epGroupNodes = ept.nodes;
+    r.epMissNode = ept.missNode;
+    r.epMissRank = ept.missRank;
+    r.epNodeLimited = ept.nodeLimited;
 
     // ---- Pipeline: each micro-batch crosses the v chunk boundaries forward and backward; with TP
     // the message is split over the t ranks (Narayanan et al. 2021 §4.1 scatter/gather).

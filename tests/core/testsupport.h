@@ -14,9 +14,19 @@
 #include <initializer_list>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace napkin::test {
+
+// The derivation of one plan quantity ("time.mfu_ceiling"), or nullptr.
+inline const core::Derivation* derivation(const core::Plan& p, std::string_view quantity)
+{
+    for (const auto& d : p.derivations)
+        if (quantity == d.quantity)
+            return &d;
+    return nullptr;
+}
 
 inline const nlohmann::json& golden()
 {

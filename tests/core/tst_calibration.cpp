@@ -11,14 +11,6 @@ using namespace napkin;
 
 namespace {
 
-const core::Derivation* derivation(const core::Plan& p, const char* quantity)
-{
-    for (const auto& d : p.derivations)
-        if (std::string_view(d.quantity) == quantity)
-            return &d;
-    return nullptr;
-}
-
 bool hasWarning(const core::Plan& p, const std::string& code)
 {
     for (const auto& w : p.warnings)
@@ -97,10 +89,10 @@ private slots:
         QVERIFY(!hasWarning(plan, "calibration_memory_differs"));
         QVERIFY(!hasWarning(plan, "calibration_unknown_device"));
         const std::string cite = "measured by napkin-probe (calibration/good_h100.json)";
-        const auto* a = derivation(plan, "hardware.achievable_flops");
+        const auto* a = test::derivation(plan, "hardware.achievable_flops");
         QVERIFY(a);
         QVERIFY2(core::sourceText(*a, plan).find(cite) != std::string::npos, core::sourceText(*a, plan).c_str());
-        const auto* mc = derivation(plan, "time.mfu_ceiling");
+        const auto* mc = test::derivation(plan, "time.mfu_ceiling");
         QVERIFY(!mc); // MFU mode: no ceiling derivation
         const auto predicted = core::estimate(test::scenario({kGood, "step_time.mode=predicted"}));
         const auto specPredicted = core::estimate(test::scenario({"step_time.mode=predicted"}));
@@ -110,12 +102,13 @@ private slots:
         // at M = 4096 and 8192, which correct the layer GEMMs down, do not speed up).
         const double ratio = predicted.time.stepSeconds / specPredicted.time.stepSeconds;
         QVERIFY2(ratio > 696.0e12 / 790e12 && ratio < 1.0, std::to_string(ratio).c_str());
-        const auto* c = derivation(predicted, "time.mfu_ceiling");
+        const auto* c = test::derivation(predicted, "time.mfu_ceiling");
         QVERIFY(c);
         QVERIFY2(core::sourceText(*c, predicted).find("C_ach " + cite) != std::string::npos,
                  core::sourceText(*c, predicted).c_str());
         // The spec plan cites no probe.
-        QVERIFY(core::sourceText(*derivation(spec, "time.seconds"), spec).find("napkin-probe") == std::string::npos);
+        QVERIFY(core::sourceText(*test::derivation(spec, "time.seconds"), spec).find("napkin-probe") ==
+                std::string::npos);
 
         const auto j = core::planToJson(plan);
         QCOMPARE(j["hardware"]["origin"].get<std::string>(), std::string("measured"));

@@ -11,7 +11,6 @@
 #include "moe_sweep.h"
 
 #include <algorithm>
-#include <string_view>
 
 using namespace napkin;
 using napkin::test::scenario;
@@ -21,14 +20,6 @@ namespace {
 bool hasWarning(const core::Plan& p, const std::string& code)
 {
     return std::any_of(p.warnings.begin(), p.warnings.end(), [&](const core::Warning& w) { return w.code == code; });
-}
-
-const core::Derivation* findDerivation(const core::Plan& p, std::string_view quantity)
-{
-    for (const auto& d : p.derivations)
-        if (quantity == d.quantity)
-            return &d;
-    return nullptr;
 }
 
 std::string firstField(std::initializer_list<std::string> sets)
@@ -506,8 +497,8 @@ private slots:
         NAPKIN_COMPARE_REL(node.stepTime.epNvlinkShare, 7 * (1 - miss8) / 8, 1e-12);
         QCOMPARE(node.stepTime.epOffNodeShare, 0.0);
         // Every number explains itself.
-        QVERIFY(findDerivation(dedup, "time.breakdown.ep_off_node_share") != nullptr);
-        QVERIFY(findDerivation(dedup, "time.breakdown.ep_nvlink_share") != nullptr);
+        QVERIFY(test::derivation(dedup, "time.breakdown.ep_off_node_share") != nullptr);
+        QVERIFY(test::derivation(dedup, "time.breakdown.ep_nvlink_share") != nullptr);
     }
 
     void groupedExpertGemms()
