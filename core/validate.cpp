@@ -94,8 +94,10 @@ std::vector<ValidationCase> loadValidationSet(std::string_view text, Errors& err
         const bool flopMetric = c.metric == ValidationMetric::HardwareTflopsPerGpu ||
                                 c.metric == ValidationMetric::ModelTflopsPerGpu || c.metric == ValidationMetric::Mfu ||
                                 c.metric == ValidationMetric::Hfu;
-        if (flopMetric && c.convention != "megatron" && c.convention != "palm" && c.convention != "6PT")
-            r.error("convention", c.convention, "a FLOP metric needs the source's convention", "megatron, palm, 6PT");
+        if (flopMetric && c.convention != "megatron" && c.convention != "megatron-core" && c.convention != "palm" &&
+            c.convention != "6PT")
+            r.error("convention", c.convention, "a FLOP metric needs the source's convention",
+                    "megatron, megatron-core, palm, 6PT");
         c.published = r.number("published", 0, 1e12, true, true).value_or(0);
         if (const auto* s = r.child("scenario"); s && s->is_object())
             c.scenario = *s;

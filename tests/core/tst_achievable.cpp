@@ -455,6 +455,56 @@ private slots:
             errors);
         QCOMPARE(errors.size(), std::size_t(2));
     }
+
+    // Megatron-LM's MoE recipe table reports model TFLOP/s under Megatron-Core's
+    // num_floating_point_operations (active experts, causal halving), not eq. 3's dense MLP: a case
+    // says so with convention "megatron-core". Qwen3-30B-A3B at 4,096 by hand: per layer
+    // 6(2048·(4096 + 2·512) + 4096·2048) + 6·32·256·2048 + 6·2048·3·8·768 = 440,401,920, × 48, plus
+    // the head 6·2048·151,936 = 23,006,281,728 FLOP per token; the Megatron-Bridge archive's own row
+    // (206 TFLOP/s/GPU at 8,960 tokens/s/GPU) implies 22.99e9.
+    void megatronCoreConventionInAValidationCase()
+    {
+        const auto text = [](const std::string& convention) {
+            const nlohmann::json scenario = {
+                {"model", {{"preset", "qwen3-30b-a3b"}}},
+                {"training", {{"seq_len", 4096}, {"micro_batch", 1}, {"global_batch", 256}}},
+                {"cluster", {{"gpu", "h100-sxm"}, {"gpus", 32}}},
+                {"parallel", {{"ep", 8}}},
+                {"step_time", {{"mode", "predicted"}}}};
+            const nlohmann::json set = {{"schema", "napkin.validation-set/1"},
+                                        {"cases",
+                                         {{{"id", "q"},
+                                           {"source", "s"},
+                                           {"source_group", "g"},
+                                           {"url", "u"},
+                                           {"metric", "model_tflops_per_gpu"},
+                                           {"convention", convention},
+                                           {"published", 234.1},
+                                           {"scenario", scenario}}}}};
+            return set.dump();
+        };
+        core::Errors errors;
+        const auto cases = core::loadValidationSet(text("megatron-core"), errors);
+        QVERIFY(errors.empty());
+        QCOMPARE(cases.size(), std::size_t(1));
+        const auto results = core::runValidation(cases);
+        QVERIFY2(results[0].failure.empty(), results[0].failure.c_str());
+        // The same scenario as the case, the convention set as runValidation sets it.
+        const auto plan = core::estimate(
+            test::scenario({"model.preset=qwen3-30b-a3b", "training.seq_len=4096", "training.micro_batch=1",
+                            "training.global_batch=256", "cluster.gpu=h100-sxm", "cluster.gpus=32", "parallel.ep=8",
+                            "step_time.mode=predicted", "flops.convention=megatron-core"}));
+        QCOMPARE(plan.compute.flopsPerToken, 23006281728.0);
+        QVERIFY(std::abs(plan.compute.flopsPerToken / (206e12 / 8960) - 1) < 0.005);
+        // The metric divides those FLOPs by the predicted step: tokens/s/GPU x FLOP per token.
+        const double tflops = plan.compute.flopsPerStep / (32 * plan.time.stepSeconds) / 1e12;
+        QVERIFY(std::abs(results[0].predicted / tflops - 1) < 1e-12);
+
+        core::Errors bad;
+        core::loadValidationSet(text("megatron-kore"), bad);
+        QCOMPARE(bad.size(), std::size_t(1));
+        QCOMPARE(bad[0].allowed, std::string("megatron, megatron-core, palm, 6PT"));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestAchievable)
