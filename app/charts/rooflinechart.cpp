@@ -204,6 +204,9 @@ void RooflineChart::updateGraphs()
     const bool hasPeak = positive(hw.peakFlops), hasBw = positive(bw);
     const double ridge = positive(hw.ridge) ? hw.ridge : (hasPeak && hasBw ? hw.peakFlops / bw : 0.0);
     const bool hasVector = positive(hw.vectorFlops) && hasBw;
+    // An FP8 / FP4 recipe keeps attention and the output layer in 16 bits: a second, lower roof.
+    const bool twoRoofs =
+        hasPeak && hw.lowPrecisionGemms != 0 && positive(hw.peakFlops16) && hw.peakFlops16 < hw.peakFlops;
 
     // Ranges: whole decades around every point and ceiling corner, with room above the peak for its label.
     double xlo = HUGE_VAL, xhi = 0, ylo = HUGE_VAL, yhi = 0;
@@ -233,7 +236,8 @@ void RooflineChart::updateGraphs()
     xlo = decadeBelow(xlo / 2);
     xhi = decadeAbove(xhi * 3);
     ylo = decadeBelow(ylo / 3);
-    yhi = decadeAbove(yhi * 4);
+    // Two roofs take a two-line label above the higher one: one more decade of room for it.
+    yhi = decadeAbove(yhi * (twoRoofs ? 12 : 4));
     m_plot->xAxis->setRange(xlo, xhi);
     m_plot->yAxis->setRange(ylo, yhi);
 
@@ -280,18 +284,21 @@ void RooflineChart::updateGraphs()
         // Above the roof and left of the knee nothing can be plotted; right of it the compute-bound
         // ops crowd the roof.
         const double x = hasBw ? ridge : xhi;
-        addText(x, hw.peakFlops / Tera,
-                (hw.source().rfind("measured", 0) == 0 ? tr("measured %1 peak %2 TFLOP/s")
-                                                       : tr("%1 tensor peak %2 TFLOP/s"))
-                        .arg(QString::fromUtf8(hw.computeDtype), compact(hw.peakFlops / Tera)) +
-                    (hw.lowPrecisionGemms != 0 && positive(hw.peakFlops16) && hw.peakFlops16 < hw.peakFlops
-                         ? tr(" · bf16 %1 (dotted: attention, output layer)").arg(compact(hw.peakFlops16 / Tera))
-                         : QString()),
-                Qt::AlignRight | Qt::AlignBottom, fg)
-            ->setPadding(QMargins(4, 2, 10, 3));
+        // With two roofs the label takes two lines: on one it ran past the plot's left edge at
+        // 1024 x 768 (the knee sits left of the middle for FP8 peaks).
+        QCPItemText* peak = addText(
+            x, hw.peakFlops / Tera,
+            (hw.source().rfind("measured", 0) == 0 ? tr("measured %1 peak %2 TFLOP/s")
+                                                   : tr("%1 tensor peak %2 TFLOP/s"))
+                    .arg(QString::fromUtf8(hw.computeDtype), compact(hw.peakFlops / Tera)) +
+                (twoRoofs ? tr("\nbf16 %1 (dotted: attention, output layer)").arg(compact(hw.peakFlops16 / Tera))
+                          : QString()),
+            Qt::AlignRight | Qt::AlignBottom, fg);
+        peak->setPadding(QMargins(4, 2, 10, 3));
+        peak->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
     }
-    if (hasPeak && hasBw && hw.lowPrecisionGemms != 0 && positive(hw.peakFlops16) && hw.peakFlops16 < hw.peakFlops) {
-        // An FP8 / FP4 recipe keeps attention and the output layer in 16 bits: their own, lower roof.
+    if (twoRoofs && hasBw) {
+        // The 16-bit roof of attention and the output layer.
         QPen dotted(chartstyle::withAlpha(fg, 0.8), 1.5, Qt::DotLine);
         addLine({hw.peakFlops16 / bw, xhi}, {hw.peakFlops16 / Tera, hw.peakFlops16 / Tera}, dotted);
         // Named in the peak's label: the two roofs are too close for a label of their own.

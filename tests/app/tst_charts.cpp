@@ -202,6 +202,37 @@ private slots:
         m_roofline->resize(700, 500);
     }
 
+    // An FP8 plan has two roofs; their label named both on one line, which at the chart panel's width
+    // in a 1024 x 768 window (about 470 px) ran past the plot's left edge. It stays inside now.
+    void twoRoofLabelStaysInThePlot()
+    {
+        m_controller->set(QStringLiteral("precision.plan"), "fp8-mixed");
+        m_controller->recomputeNow();
+        auto* plot = m_roofline->plot();
+        m_roofline->resize(470, 300);
+        m_roofline->show();
+        QVERIFY(QTest::qWaitForWindowExposed(m_roofline.get()));
+        plot->replot();
+        QCPItemText* peak = nullptr;
+        for (int i = 0; i < plot->itemCount(); ++i)
+            if (auto* t = qobject_cast<QCPItemText*>(plot->item(i)); t && t->text().contains(u"tensor peak"))
+                peak = t;
+        QVERIFY(peak);
+        QVERIFY2(peak->text().contains(u"bf16"), qPrintable(peak->text()));
+        const QRect box = plot->axisRect()->rect();
+        const QRectF label(peak->topLeft->pixelPosition(), peak->bottomRight->pixelPosition());
+        QVERIFY2(label.left() >= box.left() && label.right() <= box.right() + 1 && label.top() >= box.top(),
+                 qPrintable(QStringLiteral("label %1,%2 .. %3,%4; axis %5,%6 .. %7,%8")
+                                .arg(label.left())
+                                .arg(label.top())
+                                .arg(label.right())
+                                .arg(label.bottom())
+                                .arg(box.left())
+                                .arg(box.top())
+                                .arg(box.right())
+                                .arg(box.bottom())));
+    }
+
     void rooflineFollowsMicroBatch()
     {
         const char* gemms[] = {"qkv_proj", "out_proj", "mlp_down"};
