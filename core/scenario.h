@@ -99,6 +99,13 @@ struct ClusterConfig {
     double hostMemoryBandwidth = 0; // host DRAM bytes/s per node; 0: auto (kDefaultHostMemoryBandwidth)
 };
 
+// How context-parallel attention exchanges the sequence (Megatron-Core / Transformer Engine
+// --cp-comm-type): p2p rings K and V past the cp ranks behind each block's attention (Liu et al.
+// 2023); all_gather gathers K and V before attention and reduce-scatters their gradients after
+// (Llama 3, Dubey et al. 2024 §3.3.2: "the all-gather communication latency is exposed");
+// a2a exchanges heads for sequence before and after attention (DeepSpeed-Ulysses, Jacobs et al. 2023).
+enum class CpComm { P2p, AllGather, A2a };
+
 struct ParallelConfig {
     int zeroStage = 0;
     // Megatron-LM layout (Narayanan et al. 2021): GPUs = tp · pp · cp · dp.
@@ -106,7 +113,8 @@ struct ParallelConfig {
     int pp = 1;
     int virtualStages = 1; // interleaved pipeline chunks per stage
     int cp = 1;            // context parallelism: the sequence split over cp ranks
-    std::int64_t dp = 0;   // resolved: GPUs / (tp · pp · cp)
+    CpComm cpComm = CpComm::P2p;
+    std::int64_t dp = 0; // resolved: GPUs / (tp · pp · cp)
     bool sequenceParallel = false;
     int gpusPerNode = 8;
     Fsdp fsdp = Fsdp::None;

@@ -450,6 +450,9 @@ void readParallel(const nlohmann::json& node, Scenario& sc, Errors& errors)
     pa.pp = int(r.integer("pp", 1, 4096).value_or(1));
     pa.virtualStages = int(r.integer("virtual_stages", 1, 512).value_or(1));
     pa.cp = int(r.integer("cp", 1, 4096).value_or(1));
+    pa.cpComm =
+        r.choice<CpComm>("cp_comm", {{"p2p", CpComm::P2p}, {"all_gather", CpComm::AllGather}, {"a2a", CpComm::A2a}})
+            .value_or(CpComm::P2p);
     if (const auto* d = r.child("dp"); d && !(d->is_string() && d->get<std::string>() == "auto") && !d->is_null())
         pa.dp = r.integer("dp", 1, kMaxGpus).value_or(0);
     pa.sequenceParallel = r.boolean("sequence_parallel").value_or(false);
@@ -753,6 +756,9 @@ void checkScenario(Scenario& sc, Errors& errors)
                 errors.push_back({"parallel.cp", std::to_string(pa.cp),
                                   "must divide training.seq_len " + std::to_string(sc.training.seqLen),
                                   "a divisor of the sequence length"});
+            if (pa.cpComm == CpComm::A2a && s.heads > 0 && (s.heads / pa.tp) % pa.cp != 0) // Ulysses splits heads
+                errors.push_back({"parallel.cp_comm", "a2a", "needs parallel.cp to divide the heads per TP rank",
+                                  "p2p or all_gather, or cp dividing model.heads / tp"});
         }
         checkExpertLayout(sc, errors);
         if (pa.dp > 0)

@@ -619,17 +619,41 @@ StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p, bool atPeak
         mbTp = sc.stepTime.overlapTp ? std::max(0.0, mbTpTotal - stageLayers * (w.gemmFwd + w.gemmBwd)) : mbTpTotal;
     }
 
-    // ---- Context parallelism: ring attention passes K and V around the cp ranks (forward), K, V and
-    // dK, dV backward (Liu et al. 2023; Megatron-Core context parallel), behind attention.
+    // ---- Context parallelism (parallel.cp_comm, Megatron-Core / Transformer Engine --cp-comm-type).
     double mbCp = 0, mbCpTotal = 0;
     if (cp > 1 && !isMlp) {
         const auto shard = tensorParallelShard(sc.model.shape, int(tp));
-        const double kv = 2 * (s / cp) * b * double(shard.kvHeads) * double(shard.headDim) * e;
-        const double fwd = (cp - 1) * sendRecvSeconds(kv, cpLink, atPeak);
-        const double bwd = 2 * fwd;
+        const double rows = (s / cp) * b, hd = double(shard.headDim);
+        const double kv = 2 * rows * double(shard.kvHeads) * hd * e; // this rank's K and V
         const double fwdTimes = tr.recompute == Recompute::None ? 1.0 : 2.0;
+        double fwd = 0, bwd = 0;
+        bool hidden = false;
+        switch (sc.parallel.cpComm) {
+        case CpComm::P2p:
+            // Ring attention passes K and V around the cp ranks (forward), K, V and dK, dV backward,
+            // behind each block's attention (Liu et al. 2023; Megatron-Core context parallel).
+            fwd = (cp - 1) * sendRecvSeconds(kv, cpLink, atPeak);
+            bwd = 2 * fwd;
+            hidden = true;
+            break;
+        case CpComm::AllGather:
+            // Transformer Engine AttnFuncWithCPAndKVAllGather: all-gather K, V before attention;
+            // backward gathers them again and reduce-scatters dK, dV. Exposed (Llama 3 §3.3.2).
+            fwd = collectiveSeconds(Collective::AllGather, cp * kv, cpLink, atPeak);
+            bwd = fwd + collectiveSeconds(Collective::ReduceScatter, cp * kv, cpLink, atPeak);
+            break;
+        case CpComm::A2a: {
+            // DeepSpeed-Ulysses (Jacobs et al. 2023): all-to-all Q, K, V from sequence to head shards
+            // before attention and the output back after; backward the mirror (dO in, dQ dK dV out).
+            const double qkv = rows * (double(shard.heads) * hd) * e + kv, out = rows * double(shard.heads) * hd * e;
+            fwd = allToAllSeconds(qkv, cpLink, inter, atPeak) + allToAllSeconds(out, cpLink, inter, atPeak);
+            bwd = fwd;
+            break;
+        }
+        }
         mbCpTotal = stageLayers * (fwdTimes * fwd + bwd);
-        mbCp = stageLayers * (fwdTimes * std::max(0.0, fwd - w.attnFwd) + std::max(0.0, bwd - w.attnBwd));
+        mbCp = hidden ? stageLayers * (fwdTimes * std::max(0.0, fwd - w.attnFwd) + std::max(0.0, bwd - w.attnBwd))
+                      : mbCpTotal;
     }
 
     // ---- Expert parallelism: dispatch and combine all-to-all per MoE layer (core/collectives.h).

@@ -133,6 +133,33 @@ private slots:
         QCOMPARE(d->value, four.memory.tensorRoom);
     }
 
+    // parallel.cp_comm by hand: Llama 3 8B (32 heads, 8 KV heads of 128) at 8,192 tokens, CP 4 inside
+    // an H100 node (NVLink 4: 450 GB/s each way), 8 micro-batches of one sequence per step, 32 layers.
+    // A rank's K and V: kv = 2 · 2048 · 8 · 128 · 2 B = 8,388,608 B. At the nominal rate the ring sends
+    // 3 kv forward and 6 kv backward; the all-gather moves (n-1)/n of 4 kv forward, the same gathered
+    // again and reduce-scattered backward: the same bytes. Ulysses moves 3/4 of Q, K, V
+    // (2048 · 4096 · 2 + kv = 25,165,824 B) and of the output (16,777,216 B) each way, forward and backward.
+    void contextParallelExchanges()
+    {
+        auto plan = [](const char* comm) {
+            return core::estimate(
+                test::scenario({"model.preset=llama-3-8b", "training.seq_len=8192", "training.micro_batch=1",
+                                "training.global_batch=16", "cluster.gpu=h100-sxm", "cluster.gpus=8", "parallel.cp=4",
+                                std::string("parallel.cp_comm=\"") + comm + "\"", "step_time.mode=predicted"}));
+        };
+        const auto p2p = plan("p2p"), ag = plan("all_gather"), a2a = plan("a2a");
+        const double kv = 2 * 2048.0 * 8 * 128 * 2, bw = 450e9, steps = 8 * 32;
+        QVERIFY(test::near(p2p.stepTimeAtPeak.cpCommTotal, steps * 9 * kv / bw, 1e-9));
+        QVERIFY(test::near(ag.stepTimeAtPeak.cpCommTotal, steps * 9 * kv / bw, 1e-9));
+        QVERIFY(test::near(a2a.stepTimeAtPeak.cpCommTotal, steps * 2 * 0.75 * (25165824.0 + 16777216.0) / bw, 1e-9));
+        // The ring hides behind each block's attention; the gather and the all-to-alls wait for it.
+        QVERIFY(p2p.stepTime.cpComm < p2p.stepTime.cpCommTotal);
+        QCOMPARE(ag.stepTime.cpComm, ag.stepTime.cpCommTotal);
+        QCOMPARE(a2a.stepTime.cpComm, a2a.stepTime.cpCommTotal);
+        QVERIFY(ag.stepTime.cpComm > 0 && ag.stepTime.step > p2p.stepTime.step);
+        QCOMPARE(ag.memory.total, p2p.memory.total);
+    }
+
     void constraints_data()
     {
         QTest::addColumn<QString>("sets");
@@ -145,6 +172,8 @@ private slots:
         QTest::newRow("cp does not divide seq") << QStringLiteral("parallel.cp=3\ncluster.gpus=3\ntraining.seq_len=4096") << QStringLiteral("parallel.cp");
         QTest::newRow("interleave without pp") << QStringLiteral("parallel.virtual_stages=2") << QStringLiteral("parallel.virtual_stages");
         QTest::newRow("tp 0") << QStringLiteral("parallel.tp=0") << QStringLiteral("parallel.tp");
+        QTest::newRow("ulysses cp does not divide heads per tp") << QStringLiteral("parallel.tp=8\nparallel.cp=8\ncluster.gpus=64\nparallel.cp_comm=\"a2a\"") << QStringLiteral("parallel.cp_comm");
+        QTest::newRow("cp_comm unknown") << QStringLiteral("parallel.cp_comm=\"ring\"") << QStringLiteral("parallel.cp_comm");
         // clang-format on
         QTest::newRow("toy model with tp")
             << QStringLiteral("model={\"kind\": \"mlp\", \"width\": 4, \"layers\": 2}\nparallel.tp=2\ncluster.gpus=2")
