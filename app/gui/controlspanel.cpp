@@ -378,6 +378,11 @@ ControlsPanel::ControlsPanel(PlanController* controller, QWidget* parent) : QWid
               tr("Splits the layers into stages; the first stage holds min(p, m) micro-batches in flight"));
     addSlider(cluster, QStringLiteral("parallel.cp"), tr("Context parallel (CP)"), 1, 64, true, true, tr("ranks"),
               tr("Splits the sequence over ranks; must divide the sequence length"));
+    addCombo(cluster, QStringLiteral("parallel.cp_comm"), tr("CP exchange"),
+             {QStringLiteral("p2p"), QStringLiteral("all_gather"), QStringLiteral("a2a")},
+             {tr("ring (p2p), behind attention"), tr("all-gather K/V (Llama 3)"), tr("all-to-all heads (Ulysses)")},
+             tr("How context-parallel attention exchanges the sequence (--cp-comm-type): the ring hides behind "
+                "attention; the all-gather and the all-to-alls are exposed"));
     addSlider(
         cluster, QStringLiteral("parallel.ep"), tr("Expert parallel (EP)"), 1, 256, true, true, tr("ranks"),
         tr("Mixture of experts: each rank holds experts / EP of every MoE layer; EP · ETP must divide TP · CP · DP "
@@ -403,8 +408,10 @@ ControlsPanel::ControlsPanel(PlanController* controller, QWidget* parent) : QWid
                             tr("$/GPU-hour"), tr("What one GPU-hour costs you"));
     price->setDecimals(2);
     addCombo(cluster, QStringLiteral("flops.convention"), tr("FLOPs convention"),
-             {QStringLiteral("auto"), QStringLiteral("6PT"), QStringLiteral("palm"), QStringLiteral("megatron")},
-             {tr("auto"), tr("6PT (Kaplan; the lecture)"), tr("PaLM: 6N + 12LHQT"), tr("Megatron-LM eq. 3")},
+             {QStringLiteral("auto"), QStringLiteral("6PT"), QStringLiteral("palm"), QStringLiteral("megatron"),
+              QStringLiteral("megatron-core")},
+             {tr("auto"), tr("6PT (Kaplan; the lecture)"), tr("PaLM: 6N + 12LHQT"), tr("Megatron-LM eq. 3"),
+              tr("Megatron-Core (active experts, causal)")},
              tr("How model FLOPs per token are counted"));
     root->addStretch(1);
 
