@@ -447,6 +447,52 @@ double slowestStageLayers(const Scenario& sc, StageWork& w, double perLayer, boo
     return stageLayers;
 }
 
+// Context-parallel traffic of one micro-batch on one stage (parallel.cp_comm): the total and what
+// attention does not hide.
+struct CpTraffic {
+    double total = 0, exposed = 0;
+};
+CpTraffic contextParallelTraffic(const Scenario& sc, const StageWork& w, double stageLayers, const Link& cpLink,
+                                 double inter, bool atPeak)
+{
+    const auto& tr = sc.training;
+    const double cp = sc.parallel.cp, e = bytesPerValue(sc.precision.activations);
+    const auto shard = tensorParallelShard(sc.model.shape, sc.parallel.tp);
+    const double rows = (double(tr.seqLen) / cp) * double(tr.microBatch), hd = double(shard.headDim);
+    const double kv = 2 * rows * double(shard.kvHeads) * hd * e; // this rank's K and V
+    const double fwdTimes = tr.recompute == Recompute::None ? 1.0 : 2.0;
+    double fwd = 0, bwd = 0;
+    bool hidden = false;
+    switch (sc.parallel.cpComm) {
+    case CpComm::P2p:
+        // Ring attention passes K and V around the cp ranks (forward), K, V and dK, dV backward,
+        // behind each block's attention (Liu et al. 2023; Megatron-Core context parallel).
+        fwd = (cp - 1) * sendRecvSeconds(kv, cpLink, atPeak);
+        bwd = 2 * fwd;
+        hidden = true;
+        break;
+    case CpComm::AllGather:
+        // Transformer Engine AttnFuncWithCPAndKVAllGather: all-gather K, V before attention;
+        // backward gathers them again and reduce-scatters dK, dV. Exposed (Llama 3 §3.3.2).
+        fwd = collectiveSeconds(Collective::AllGather, cp * kv, cpLink, atPeak);
+        bwd = fwd + collectiveSeconds(Collective::ReduceScatter, cp * kv, cpLink, atPeak);
+        break;
+    case CpComm::A2a: {
+        // DeepSpeed-Ulysses (Jacobs et al. 2023): all-to-all Q, K, V from sequence to head shards
+        // before attention and the output back after; backward the mirror (dO in, dQ dK dV out).
+        const double out = rows * double(shard.heads) * hd * e;
+        fwd = allToAllSeconds(out + kv, cpLink, inter, atPeak) + allToAllSeconds(out, cpLink, inter, atPeak);
+        bwd = fwd;
+        break;
+    }
+    }
+    CpTraffic t;
+    t.total = stageLayers * (fwdTimes * fwd + bwd);
+    t.exposed =
+        hidden ? stageLayers * (fwdTimes * std::max(0.0, fwd - w.attnFwd) + std::max(0.0, bwd - w.attnBwd)) : t.total;
+    return t;
+}
+
 // Launch time of one micro-batch not hidden behind the GPU: ~1 µs between kernels on the GPU, and for
 // eager frameworks ~10 µs of host time per kernel, which binds when the kernels are shorter.
 double launchSeconds(const Scenario& sc, double kernels, double gpuBusy)
@@ -620,41 +666,9 @@ StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p, bool atPeak
     }
 
     // ---- Context parallelism (parallel.cp_comm, Megatron-Core / Transformer Engine --cp-comm-type).
-    double mbCp = 0, mbCpTotal = 0;
-    if (cp > 1 && !isMlp) {
-        const auto shard = tensorParallelShard(sc.model.shape, int(tp));
-        const double rows = (s / cp) * b, hd = double(shard.headDim);
-        const double kv = 2 * rows * double(shard.kvHeads) * hd * e; // this rank's K and V
-        const double fwdTimes = tr.recompute == Recompute::None ? 1.0 : 2.0;
-        double fwd = 0, bwd = 0;
-        bool hidden = false;
-        switch (sc.parallel.cpComm) {
-        case CpComm::P2p:
-            // Ring attention passes K and V around the cp ranks (forward), K, V and dK, dV backward,
-            // behind each block's attention (Liu et al. 2023; Megatron-Core context parallel).
-            fwd = (cp - 1) * sendRecvSeconds(kv, cpLink, atPeak);
-            bwd = 2 * fwd;
-            hidden = true;
-            break;
-        case CpComm::AllGather:
-            // Transformer Engine AttnFuncWithCPAndKVAllGather: all-gather K, V before attention;
-            // backward gathers them again and reduce-scatters dK, dV. Exposed (Llama 3 §3.3.2).
-            fwd = collectiveSeconds(Collective::AllGather, cp * kv, cpLink, atPeak);
-            bwd = fwd + collectiveSeconds(Collective::ReduceScatter, cp * kv, cpLink, atPeak);
-            break;
-        case CpComm::A2a: {
-            // DeepSpeed-Ulysses (Jacobs et al. 2023): all-to-all Q, K, V from sequence to head shards
-            // before attention and the output back after; backward the mirror (dO in, dQ dK dV out).
-            const double qkv = rows * (double(shard.heads) * hd) * e + kv, out = rows * double(shard.heads) * hd * e;
-            fwd = allToAllSeconds(qkv, cpLink, inter, atPeak) + allToAllSeconds(out, cpLink, inter, atPeak);
-            bwd = fwd;
-            break;
-        }
-        }
-        mbCpTotal = stageLayers * (fwdTimes * fwd + bwd);
-        mbCp = hidden ? stageLayers * (fwdTimes * std::max(0.0, fwd - w.attnFwd) + std::max(0.0, bwd - w.attnBwd))
-                      : mbCpTotal;
-    }
+    const CpTraffic cpt =
+        cp > 1 && !isMlp ? contextParallelTraffic(sc, w, stageLayers, cpLink, inter, atPeak) : CpTraffic{};
+    const double mbCp = cpt.exposed, mbCpTotal = cpt.total;
 
     // ---- Expert parallelism: dispatch and combine all-to-all per MoE layer (core/collectives.h).
     const ExpertTraffic ept = expertTraffic(sc, p.moe, stageLayers, recomputeMoe(tr), intra, inter, eff, atPeak);
