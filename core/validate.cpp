@@ -94,10 +94,19 @@ std::vector<ValidationCase> loadValidationSet(std::string_view text, Errors& err
         const bool flopMetric = c.metric == ValidationMetric::HardwareTflopsPerGpu ||
                                 c.metric == ValidationMetric::ModelTflopsPerGpu || c.metric == ValidationMetric::Mfu ||
                                 c.metric == ValidationMetric::Hfu;
-        if (flopMetric && c.convention != "megatron" && c.convention != "megatron-core" && c.convention != "palm" &&
-            c.convention != "6PT")
-            r.error("convention", c.convention, "a FLOP metric needs the source's convention",
-                    "megatron, megatron-core, palm, 6PT");
+        if (flopMetric) {
+            // A source's convention is one of flops.convention's named values (not "auto").
+            const FlopsConvention named[] = {FlopsConvention::Megatron, FlopsConvention::MegatronCore,
+                                             FlopsConvention::Palm, FlopsConvention::SixPT};
+            std::string allowed;
+            bool known = false;
+            for (const FlopsConvention f : named) {
+                known = known || c.convention == toString(f);
+                allowed += (allowed.empty() ? "" : ", ") + std::string(toString(f));
+            }
+            if (!known)
+                r.error("convention", c.convention, "a FLOP metric needs the source's convention", allowed);
+        }
         c.published = r.number("published", 0, 1e12, true, true).value_or(0);
         if (const auto* s = r.child("scenario"); s && s->is_object())
             c.scenario = *s;
