@@ -64,7 +64,7 @@ json merged(json a, const json& b)
 
 // Mixtures of experts: spread the expert weights over more ranks without new GPUs. EP = k for every
 // k above the scenario's that divides the experts with ep · etp dividing tp · cp · dp (Megatron-Core's
-// folding rule, as the loader checks: core/scenario_sections.cpp checkExpertLayout), and etp = tp
+// folding rule, as the loader checks: core/scenario_checks.cpp checkExpertLayout), and etp = tp
 // where the experts are whole on each rank. Expert weights shrink by the new ep · etp, their
 // gradients and optimizer states with EDP = tp · cp · dp / (ep · etp) under ZeRO / the distributed
 // optimizer; the all-to-all and its cost follow in the re-plan.

@@ -32,8 +32,8 @@ void readPaged(ObjectReader& r, PagedOptimizer& paged);
 // precision.recipe and precision.low_precision_gemms, once precision.compute is known.
 void readRecipe(ObjectReader& r, PrecisionConfig& p);
 void checkFinetune(Scenario& sc, Errors& errors);
-// Cross-section checks, once each field is valid on its own: the layout against the GPU count,
-// heads, layers and sequence; ZeRO against FSDP; the compute dtype against the GPU.
+// core/scenario_checks.cpp: cross-section checks, once each field is valid on its own: the layout against the GPU
+// count, heads, layers and sequence; ZeRO against FSDP; the compute dtype against the GPU.
 void checkScenario(Scenario& sc, Errors& errors);
 
 } // namespace napkin::core::detail
