@@ -132,8 +132,15 @@ struct LayerOpBuilder {
     // reshape copies); fused kernels read the shared heads directly.
     bool repeatKv = opt.fusion == KernelFusion::Eager && kvHeads < a;
     double kvRead = repeatKv ? qd : kvd; // K and V columns attention reads
-    GroupedExperts grouped = groupedExperts(m, n, opt.expertRanks);
-    double expertWidth = double(m.moe.expertFfn) * (swiglu ? 2 : 1); // one expert's fc1 columns
+    // With sequence parallelism each TP rank routes its own n / tp tokens, and the dispatcher gathers
+    // the experts' input rows over the expert-tensor group only (Megatron-Core moe/token_dispatcher.py
+    // MoEAlltoAllTokenDispatcher: the router and permute on the local tokens, then an all-gather over
+    // the expert-TP group after the all-to-all): the experts see n · etp / tp rows, each expert's fc1
+    // split over etp where the TP-sharded shape splits it over tp. Without it: n, tp (ETP = TP).
+    double routedN = n / opt.moeTokenSplit, expertRows = routedN * opt.expertGather;
+    double expertScale = opt.moeTokenSplit / opt.expertGather;
+    GroupedExperts grouped = groupedExperts(m, expertRows, opt.expertRanks);
+    double expertWidth = double(m.moe.expertFfn) * expertScale * (swiglu ? 2 : 1); // one expert's fc1 columns
 
     void add(const char* name, Pass pass, OpUnit u, OpCost c, double count, double kernels = 1, const char* impl = "")
     {
@@ -201,10 +208,10 @@ struct LayerOpBuilder {
         const double k = double(m.moe.topK);
         if (moeLayers <= 0 || k <= 0 || experts <= 0)
             return;
-        const double share = moeLayers / L, rows = n * k * share;
+        const double share = moeLayers / L, rows = routedN * k * share, gathered = expertRows * k * share;
         const bool sort = opt.sortByLocalExpert && opt.expertRanks > 1 && experts / double(opt.expertRanks) > 1;
-        const double bytes =
-            (dispatch ? 2 * e * rows * h : e * rows * h + e * n * share * h) + (sort ? 2 * e * rows * h : 0.0);
+        const double bytes = (dispatch ? 2 * e * rows * h : e * rows * h + e * routedN * share * h) +
+                             (sort ? 2 * e * gathered * h : 0.0);
         const bool fwd = pass == Pass::Forward;
         const char* name =
             dispatch ? (fwd ? "mlp_permute" : "mlp_permute.bwd") : (fwd ? "mlp_unpermute" : "mlp_unpermute.bwd");
@@ -330,9 +337,18 @@ struct LayerOpBuilder {
     }
     Gemm down() const
     {
-        return {"mlp_down", "mlp_down.dgrad", "mlp_down.wgrad", n, f, h, L, weightRatio, double(m.moe.expertFfn), h};
+        return {"mlp_down",
+                "mlp_down.dgrad",
+                "mlp_down.wgrad",
+                n,
+                f,
+                h,
+                L,
+                weightRatio,
+                double(m.moe.expertFfn) * expertScale,
+                h};
     }
-    Gemm router() const { return {"router", "router.dgrad", "router.wgrad", n, h, experts, moeLayers}; }
+    Gemm router() const { return {"router", "router.dgrad", "router.wgrad", routedN, h, experts, moeLayers}; }
     Gemm logits() const { return {"logits", "logits.dgrad", "logits.wgrad", n, h, V, 1}; }
 };
 

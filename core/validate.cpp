@@ -172,6 +172,9 @@ std::vector<ValidationResult> runValidation(const std::vector<ValidationCase>& c
             c.metric == ValidationMetric::StepSeconds ? c.published / r.predicted - 1 : r.predicted / c.published - 1;
         r.mfu = p.time.mfu;
         r.mfuCeiling = p.time.mfuCeiling;
+        r.memoryPerGpu = p.memory.total;
+        r.capacity = p.memory.capacity;
+        r.fits = p.memory.fits;
         out.push_back(std::move(r));
     }
     return out;
@@ -188,6 +191,7 @@ ValidationSummary summarize(const std::vector<ValidationResult>& results)
         abs.push_back(std::fabs(r.error));
         signedErr.push_back(r.error);
         groups.insert(r.c->sourceGroup);
+        s.overMemory += r.fits ? 0 : 1;
     }
     s.n = int(abs.size());
     s.sources = int(groups.size());
@@ -219,8 +223,12 @@ nlohmann::json validationToJson(const std::vector<ValidationResult>& results, co
                             {"assumptions", r.c->assumptions}};
         if (!r.failure.empty())
             j["failure"] = r.failure;
-        else
+        else {
             j["predicted_mfu"] = r.mfu;
+            j["memory_per_gpu"] = r.memoryPerGpu;
+            j["memory_capacity"] = r.capacity;
+            j["fits"] = r.fits;
+        }
         cases.push_back(std::move(j));
     }
     return {{"schema", "napkin.validate/1"},
@@ -230,7 +238,8 @@ nlohmann::json validationToJson(const std::vector<ValidationResult>& results, co
               {"sources", s.sources},
               {"median_abs_error", s.medianAbsError},
               {"max_abs_error", s.maxAbsError},
-              {"median_error", s.medianError}}}};
+              {"median_error", s.medianError},
+              {"over_memory", s.overMemory}}}};
 }
 
 std::string validationToText(const std::vector<ValidationResult>& results, const ValidationSummary& s)
@@ -240,36 +249,45 @@ std::string validationToText(const std::vector<ValidationResult>& results, const
     std::size_t w = 4;
     for (const auto& r : results)
         w = std::max(w, r.c->id.size());
-    t += fmt::format("{:<{}} {:<26} {:>12} {:>12} {:>8} {:>6}\n", "case", w, "metric", "published", "predicted",
-                     "error", "MFU");
+    t += fmt::format("{:<{}} {:<26} {:>12} {:>12} {:>8} {:>6} {:>8}\n", "case", w, "metric", "published", "predicted",
+                     "error", "MFU", "memory");
     for (const auto& r : results) {
         if (!r.failure.empty()) {
             t += r.c->id + ": failed: " + r.failure + "\n";
             continue;
         }
-        t += fmt::format("{:<{}} {:<26} {:>12.4g} {:>12.4g} {:>8} {:>6.3f}\n", r.c->id, w, toString(r.c->metric),
-                         r.c->published, r.predicted, pct(r.error), r.mfu);
+        t += fmt::format("{:<{}} {:<26} {:>12.4g} {:>12.4g} {:>8} {:>6.3f} {:>6.1f}GB{}\n", r.c->id, w,
+                         toString(r.c->metric), r.c->published, r.predicted, pct(r.error), r.mfu, r.memoryPerGpu / 1e9,
+                         r.fits ? "" : " *");
     }
     t +=
         fmt::format("\n{} cases from {} sources; median error {} (bias)\nmedian |error| {:.1f}%, max |error| {:.1f}%\n",
                     s.n, s.sources, pct(s.medianError), 100 * s.medianAbsError, 100 * s.maxAbsError);
+    if (s.overMemory > 0)
+        t += fmt::format("* {} of {} cases do not fit their GPU's memory in Napkin's ledger (memory: the busiest "
+                         "stage's total), though each ran\n",
+                         s.overMemory, s.n);
     return t;
 }
 
 std::string validationToMarkdown(const std::vector<ValidationResult>& results, const ValidationSummary& s)
 {
-    std::string t = "| case | source | metric | published | predicted | error | predicted MFU "
-                    "|\n|---|---|---|---:|---:|---:|---:|\n";
+    std::string t = "| case | source | metric | published | predicted | error | predicted MFU | memory per GPU "
+                    "|\n|---|---|---|---:|---:|---:|---:|---:|\n";
     for (const auto& r : results) {
         if (!r.failure.empty()) {
-            t += "| " + r.c->id + " | " + r.c->source + " | failed: " + r.failure + " | | | | |\n";
+            t += "| " + r.c->id + " | " + r.c->source + " | failed: " + r.failure + " | | | | | |\n";
             continue;
         }
         t += "| " + r.c->id + " | [" + r.c->source + "](" + r.c->url + ") | " + toString(r.c->metric) +
-             fmt::format(" | {:.4g} | {:.4g} | {} | {:.3f} |\n", r.c->published, r.predicted, pct(r.error), r.mfu);
+             fmt::format(" | {:.4g} | {:.4g} | {} | {:.3f} | {:.1f} of {:.0f} GB{} |\n", r.c->published, r.predicted,
+                         pct(r.error), r.mfu, r.memoryPerGpu / 1e9, r.capacity / 1e9, r.fits ? "" : " (over)");
     }
     t += fmt::format("\n{} cases from {} sources: median |error| {:.1f}%, max |error| {:.1f}%, median error {}.\n", s.n,
                      s.sources, 100 * s.medianAbsError, 100 * s.maxAbsError, pct(s.medianError));
+    if (s.overMemory > 0)
+        t += fmt::format("{} of {} cases do not fit their GPU's memory in Napkin's ledger, though each ran.\n",
+                         s.overMemory, s.n);
     return t;
 }
 

@@ -41,6 +41,10 @@ struct ValidationResult {
     double error = 0;
     double mfu = 0; // predicted MFU against the spec peak, for the table
     double mfuCeiling = 0;
+    // Napkin's memory ledger for the case (the busiest stage) against its GPU's memory: every published
+    // run ran, so a case over its capacity is a finding about the ledger or the case's assumptions.
+    double memoryPerGpu = 0, capacity = 0;
+    bool fits = true;
     std::string gpu;
     std::string failure; // the scenario did not load or the prediction was invalid
 };
@@ -51,6 +55,7 @@ struct ValidationSummary {
     double medianAbsError = 0;
     double maxAbsError = 0;
     double medianError = 0; // signed: the bias
+    int overMemory = 0;     // cases Napkin's ledger puts over their GPU's memory
 };
 
 const char* toString(ValidationMetric m);
@@ -67,7 +72,8 @@ const std::vector<ValidationResult>& builtinValidationResults();
 ValidationSummary summarize(const std::vector<ValidationResult>& results);
 
 // napkin.validate/1: cases[] {id, source, url, metric, convention, published, predicted, error,
-// assumptions[]}, summary {n, sources, median_abs_error, max_abs_error}.
+// memory_per_gpu, memory_capacity, fits, assumptions[]}, summary {n, sources, median_abs_error,
+// max_abs_error, median_error, over_memory}.
 nlohmann::json validationToJson(const std::vector<ValidationResult>& results, const ValidationSummary& summary);
 std::string validationToText(const std::vector<ValidationResult>& results, const ValidationSummary& summary);
 std::string validationToMarkdown(const std::vector<ValidationResult>& results, const ValidationSummary& summary);

@@ -505,6 +505,49 @@ private slots:
         QCOMPARE(bad.size(), std::size_t(1));
         QCOMPARE(bad[0].allowed, std::string("megatron, megatron-core, palm, 6PT"));
     }
+
+    // Every published run ran, so each validation case also checks the memory ledger: the case's
+    // busiest-stage total against its GPU's memory, and the cases over it counted and marked.
+    void validationCasesShowTheirMemory()
+    {
+        const auto entry = [](const char* id, int microBatch) {
+            return nlohmann::json{
+                {"id", id},
+                {"source", "s"},
+                {"source_group", "g"},
+                {"url", "u"},
+                {"metric", "step_seconds"},
+                {"published", 1.0},
+                {"scenario", {{"training", {{"micro_batch", microBatch}, {"global_batch", 8 * microBatch}}}}}};
+        };
+        const nlohmann::json set = {{"schema", "napkin.validation-set/1"},
+                                    {"cases", {entry("fits", 1), entry("over", 64)}}};
+        core::Errors errors;
+        const auto cases = core::loadValidationSet(set.dump(), errors);
+        QVERIFY(errors.empty());
+        const auto results = core::runValidation(cases);
+        QCOMPARE(results.size(), std::size_t(2));
+        for (const auto& r : results) {
+            QVERIFY2(r.failure.empty(), r.failure.c_str());
+            auto doc = core::mergeScenario(core::defaultScenarioJson(), r.c->scenario);
+            doc["step_time"]["mode"] = "predicted";
+            core::Errors e;
+            const auto plan = core::estimate(core::parseScenario(doc, core::builtinCatalog(), e));
+            QVERIFY(e.empty());
+            QCOMPARE(r.memoryPerGpu, plan.memory.total);
+            QCOMPARE(r.capacity, plan.memory.capacity);
+            QCOMPARE(r.fits, plan.memory.total <= plan.memory.capacity);
+        }
+        QVERIFY(results[0].fits);
+        QVERIFY(!results[1].fits); // 64 sequences a micro-batch: activations far past 80 GB
+        const auto s = core::summarize(results);
+        QCOMPARE(s.overMemory, 1);
+        const auto j = core::validationToJson(results, s);
+        QCOMPARE(j["summary"]["over_memory"].get<int>(), 1);
+        QCOMPARE(j["cases"][1]["fits"].get<bool>(), false);
+        QVERIFY(core::validationToText(results, s).find("* 1 of 2 cases do not fit") != std::string::npos);
+        QVERIFY(core::validationToMarkdown(results, s).find(" (over) |") != std::string::npos);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestAchievable)

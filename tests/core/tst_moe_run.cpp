@@ -586,6 +586,51 @@ private slots:
         QCOMPARE(e.front().field, std::string("step_time.moe_dispatcher"));
     }
 
+    // With TP and sequence parallelism each TP rank routes its own s / tp tokens, and the dispatcher
+    // gathers the experts' input rows over the expert-TP group only (Megatron-Core token_dispatcher.py).
+    // Qwen3-30B-A3B, micro-batch 2 of 4096 tokens (T = 8192), TP 2, EP 8: a rank routes 4096 tokens,
+    // 32,768 rows of d 2048 in bf16 (134,217,728 bytes); with ETP 1 an expert sees those rows at its full
+    // width 768, with ETP 2 the rows of both TP ranks at 384.
+    void sequenceParallelRoutesTheLocalTokens()
+    {
+        const double local = 4096.0 * 8 * 2048 * 2, tokens = 4096.0 * 2048 * 2;
+        const auto run = [](const char* etp, const char* ep) {
+            return core::estimate(
+                scenario({"model.preset=qwen3-30b-a3b", "cluster.gpu=h100-sxm", "cluster.gpus=8", "parallel.tp=2",
+                          "parallel.sequence_parallel=true", ep, etp, "training.seq_len=4096", "training.micro_batch=2",
+                          "training.global_batch=8", "step_time.mode=predicted"}));
+        };
+        const auto opOf = [](const core::Plan& p, std::string_view name) {
+            const auto it = std::find_if(p.ops.begin(), p.ops.end(), [&](const auto& o) { return o.name == name; });
+            return it == p.ops.end() ? core::RooflineOp{} : *it;
+        };
+        const auto tensorOf = [](const core::Plan& p, std::string_view name) {
+            const auto& lt = p.memory.layerTensors;
+            for (int i = 0; i < lt.count; ++i)
+                if (lt.tensors[std::size_t(i)].name == name)
+                    return lt.tensors[std::size_t(i)].bytes;
+            return -1.0;
+        };
+        const auto one = run("parallel.etp=1", "parallel.ep=8");
+        QCOMPARE(opOf(one, "router").flops, 2.0 * 4096 * 2048 * 128);
+        QCOMPARE(opOf(one, "mlp_permute").bytes, 2 * local + 2 * local); // permute, then the chunk sort
+        QCOMPARE(opOf(one, "mlp_unpermute").bytes, 2 * local + local + tokens);
+        const auto gateUp = opOf(one, "mlp_gate_up"); // 16 local experts, 4096 · 8 · 8 / 128 rows each
+        QCOMPARE(gateUp.grouped[0], 2048.0);
+        QCOMPARE(gateUp.grouped[1], 1536.0);
+        QCOMPARE(gateUp.flops, 2.0 * 8192 * 2048 * 8 * 2 * 384); // unchanged: T · k · 2 · 768 / tp columns
+        QCOMPARE(tensorOf(one, "moe.permuted_input"), local);
+        QCOMPARE(tensorOf(one, "moe.expert_output"), local);
+        QCOMPARE(tensorOf(one, "moe.router_probs"), 4096.0 * 128 * 4);
+        // ETP 2 (= TP, Megatron-Core's default): the rows of both TP ranks, gathered before the sort.
+        const auto two = run("parallel.etp=2", "parallel.ep=4");
+        QCOMPARE(opOf(two, "router").flops, 2.0 * 4096 * 2048 * 128);
+        QCOMPARE(opOf(two, "mlp_permute").bytes, 2 * local + 2 * (2 * local));
+        QCOMPARE(opOf(two, "mlp_gate_up").grouped[0], 8192.0 * 8 * 4 / 128);
+        QCOMPARE(opOf(two, "mlp_gate_up").grouped[1], 768.0);
+        QCOMPARE(tensorOf(two, "moe.permuted_input"), 2 * local);
+    }
+
     void groupedGemmRunsInRoundsOfFourStreams()
     {
         // Transformer Engine's grouped GEMM (nvte_multi_tensor_gemm): one cuBLAS GEMM per local expert on
