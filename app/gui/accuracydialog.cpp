@@ -6,11 +6,13 @@
 #include "plancontroller.h"
 #include "validationchart.h"
 
+#include <QHeaderView>
 #include <QLabel>
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <set>
 
 namespace napkin::app {
@@ -58,32 +60,47 @@ AccuracyDialog::AccuracyDialog(PlanController* controller, QWidget* parent)
          tr("What the run shares with this scenario")});
     m_closest->setWordWrap(true);
     m_all = resultsTable(
-        {tr("Run"), tr("GPU"), tr("Metric"), tr("Published"), tr("Predicted"), tr("Error"), tr("Source")},
+        {tr("Run"), tr("GPU"), tr("Metric"), tr("Published"), tr("Predicted"), tr("Error"), tr("Memory"), tr("Source")},
         {tr("The validated run"), tr("The run's GPU"), tr("The published metric, in its source's convention"),
          tr("The published figure"), tr("Napkin's prediction of the same metric"),
-         tr("Predicted / published − 1 (for a step time: published / predicted − 1)"), tr("The source")});
+         tr("Predicted / published − 1 (for a step time: published / predicted − 1)"),
+         tr("Napkin's memory per GPU for the run (the busiest stage) against the GPU's memory: every published run "
+            "ran, so one over is a finding about the ledger or the run's stated layout"),
+         tr("The source")});
+    // One line a run: the long source text elides in its column and reads whole in the tooltip.
+    m_all->setWordWrap(false);
+    m_all->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
     m_all->setRowCount(int(m_results.size()));
     for (int i = 0; i < int(m_results.size()); ++i) {
         const auto& r = m_results[std::size_t(i)];
         const QString tip =
-            qs(r.c->url) + (r.c->assumptions.empty() ? QString() : QStringLiteral("\n") + qs(r.c->assumptions.front()));
+            qs(r.c->source) + QStringLiteral("\n") + qs(r.c->url) +
+            (r.c->assumptions.empty() ? QString() : QStringLiteral("\n") + qs(r.c->assumptions.front()));
         setRow(m_all, i,
                {qs(r.c->id), qs(r.gpu), QLatin1String(core::toString(r.c->metric)),
                 QString::number(r.c->published, 'g', 4),
                 r.failure.empty() ? QString::number(r.predicted, 'g', 4) : qs(r.failure),
-                r.failure.empty() ? percent(r.error) : QString(), qs(r.c->source)},
+                r.failure.empty() ? percent(r.error) : QString(),
+                r.failure.empty() ? tr("%1 of %2 GB%3")
+                                        .arg(r.memoryPerGpu / 1e9, 0, 'f', 1)
+                                        .arg(r.capacity / 1e9, 0, 'f', 0)
+                                        .arg(r.fits ? QString() : tr(" (over)"))
+                                  : QString(),
+                qs(r.c->source)},
                tip);
     }
     tabs->addTab(m_closest, tr("Most like this scenario"));
     tabs->addTab(m_chart, tr("Predicted vs published"));
     tabs->addTab(m_all, tr("All validated runs"));
     fitResultsColumns(m_all);
+    for (int c : {0, 1}) // run ids and GPU names elide past this; the whole name is in the tooltip
+        m_all->setColumnWidth(c, std::min(m_all->columnWidth(c), c == 0 ? 300 : 190));
     v->addWidget(tabs, 1);
     auto* where =
         new QLabel(tr("How each run was entered and why published and predicted figures differ: docs/validation.md."));
     where->setWordWrap(true);
     v->addWidget(where);
-    resize(980, 620);
+    resize(1180, 640);
     refresh();
 }
 
