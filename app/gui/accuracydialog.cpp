@@ -8,6 +8,7 @@
 
 #include <QHeaderView>
 #include <QLabel>
+#include <QScreen>
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QVBoxLayout>
@@ -100,7 +101,10 @@ AccuracyDialog::AccuracyDialog(PlanController* controller, QWidget* parent)
         new QLabel(tr("How each run was entered and why published and predicted figures differ: docs/validation.md."));
     where->setWordWrap(true);
     v->addWidget(where);
-    resize(1180, 640);
+    // Wide enough that every column of the full table shows, but never wider than the screen (a
+    // 1024 x 768 projector): the table then scrolls sideways instead.
+    const QRect avail = screen()->availableGeometry();
+    resize(std::min(1180, avail.width() - 40), std::min(640, avail.height() - 40));
     refresh();
 }
 
