@@ -231,7 +231,8 @@ LedgerInputs ledgerInputs(const Scenario& sc, Plan& p)
         tc.eName = info(pr.activations).id.data(); // a string literal in the dtype table
         tc.t = double(in.tp);
         tc.routingImbalance = p.moe.busiestRankLoad;
-        tc.etp = double(std::max(1, sc.parallel.etp));
+        const MoeTokenShare share = moeTokenShare(sc.parallel);
+        tc.routedRows = share.gather / share.split;
         tc.sequenceParallel = sc.parallel.sequenceParallel;
         tc.flash = tr.flashAttention;
         tc.eager = in.eager;

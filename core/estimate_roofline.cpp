@@ -50,10 +50,10 @@ void estimateRoofline(const Scenario& sc, Plan& p)
     options.loss = lossKernelFor(sc.stepTime.framework, sc.stepTime.crossEntropy);
     options.expertRanks = par.ep;
     options.sortByLocalExpert = sc.stepTime.moeDispatcher == MoeDispatcher::AllToAll;
-    if (par.sequenceParallel && tp > 1) { // Megatron-Core routes each TP rank's s / tp tokens
-        options.moeTokenSplit = double(tp);
-        options.expertGather = double(std::max(1, par.etp));
-    }
+    const MoeTokenShare share = moeTokenShare(par);
+    options.moeTokenSplit = share.split;
+    options.expertGather = share.gather;
+    options.expertWidthScale = share.widthScale;
     // Megatron's --tp-comm-overlap is Transformer Engine's userbuffers (sequence parallelism required):
     // the GEMMs beside the collectives run in chunks (LayerOpOptions; TE module/base.py initialize_ub).
     if (userbuffersTpOverlap(sc)) {

@@ -30,6 +30,19 @@ Layout layoutOf(const Scenario& sc);
 void estimateHardware(const Scenario& sc, Plan& p);
 // plan.params: the exact count, or the given one for a derived shape (estimate_compute.cpp).
 void estimateParams(const Scenario& sc, Plan& p);
+// How a rank's tokens reach its experts (Megatron-Core moe/token_dispatcher.py
+// MoEAlltoAllTokenDispatcher): a rank routes n / split of a micro-batch's n tokens (split = tp with
+// sequence parallelism: each TP rank routes its own shard), and when the ranks of an expert-TP group
+// hold different tokens (sequence parallelism, or tp = 1) the dispatcher all-gathers the experts'
+// input rows over that group after the all-to-all (gather = etp). One expert's fc1 columns are split
+// over etp: widthScale = tp / etp against a TP-sharded shape. Without sequence parallelism at tp > 1
+// the TP ranks hold the same tokens: split 1, gather 1. The op list, the activation ledger and
+// plan.moe's rows all take their token counts from here.
+struct MoeTokenShare {
+    double split = 1, gather = 1, widthScale = 1;
+};
+MoeTokenShare moeTokenShare(const ParallelConfig& parallel);
+
 // plan.moe: routing imbalance, capacity and expert storage as the layout resolves them (moe_run.cpp).
 void estimateMoeRun(const Scenario& sc, Plan& p);
 // plan.compute's batch: data parallelism, accumulation steps, tokens and steps; the pipeline bubble.

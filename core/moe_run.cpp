@@ -34,6 +34,18 @@ void warnUnused(const Scenario& sc, Plan& p)
 
 } // namespace
 
+MoeTokenShare moeTokenShare(const ParallelConfig& pa)
+{
+    const double tp = double(std::max(1, pa.tp)), etp = double(std::max(1, pa.etp));
+    MoeTokenShare s;
+    s.widthScale = tp / etp;
+    if (pa.sequenceParallel || tp == 1) { // the expert-TP group's ranks hold different tokens
+        s.split = tp;
+        s.gather = etp;
+    }
+    return s;
+}
+
 void estimateMoeRun(const Scenario& sc, Plan& p)
 {
     auto& m = p.moe;
@@ -95,9 +107,9 @@ void estimateMoeRun(const Scenario& sc, Plan& p)
     // One imbalance on one expert rank changes no GPU's load: every GPU holds every expert.
     m.busiestRankLoad = m.expertRanks > 1 ? m.routingImbalance : 1.0;
     // Tokens a rank routes per micro-batch: s / CP of b sequences, and with sequence parallelism its
-    // 1 / TP of them (Megatron-Core routes the local tokens, then all-gathers over ETP); each goes to
-    // k experts. The capacity is computed from these local rows (moe_utils.get_capacity).
-    const double sp = pa.sequenceParallel ? double(std::max(1, pa.tp)) : 1.0;
+    // 1 / TP of them (moeTokenShare); each goes to k experts. The capacity is computed from these local
+    // rows (moe_utils.get_capacity).
+    const double sp = moeTokenShare(pa).split;
     m.routedTokens = double(t.seqLen) / double(std::max(1, pa.cp)) * double(t.microBatch) / sp;
     m.rowsPerExpert = m.routedTokens * k / E;
     derive(p, "moe.rows_per_expert", "{s} / {cp} · {b} / {sp} · {top_k} / {experts}", m.rowsPerExpert, "rows",

@@ -132,13 +132,12 @@ struct LayerOpBuilder {
     // reshape copies); fused kernels read the shared heads directly.
     bool repeatKv = opt.fusion == KernelFusion::Eager && kvHeads < a;
     double kvRead = repeatKv ? qd : kvd; // K and V columns attention reads
-    // With sequence parallelism each TP rank routes its own n / tp tokens, and the dispatcher gathers
-    // the experts' input rows over the expert-tensor group only (Megatron-Core moe/token_dispatcher.py
-    // MoEAlltoAllTokenDispatcher: the router and permute on the local tokens, then an all-gather over
-    // the expert-TP group after the all-to-all): the experts see n · etp / tp rows, each expert's fc1
-    // split over etp where the TP-sharded shape splits it over tp. Without it: n, tp (ETP = TP).
+    // A rank routes its own n / split tokens and the dispatcher gathers the experts' input rows over
+    // the expert-TP group (Megatron-Core moe/token_dispatcher.py MoEAlltoAllTokenDispatcher: router and
+    // permute on the local tokens, an all-gather over expt_tp after the all-to-all); each expert's fc1
+    // is split over etp where the TP-sharded shape splits it over tp (moeTokenShare).
     double routedN = n / opt.moeTokenSplit, expertRows = routedN * opt.expertGather;
-    double expertScale = opt.moeTokenSplit / opt.expertGather;
+    double expertScale = opt.expertWidthScale;
     GroupedExperts grouped = groupedExperts(m, expertRows, opt.expertRanks);
     double expertWidth = double(m.moe.expertFfn) * expertScale * (swiglu ? 2 : 1); // one expert's fc1 columns
 

@@ -41,10 +41,11 @@ struct LayerOpOptions {
     LossKernel loss = LossKernel::MegatronVocabParallel;
     int expertRanks = 1;           // parallel.ep: a rank reads the weights of experts / ep routed experts only
     bool sortByLocalExpert = true; // the all-to-all dispatcher's chunk sort (false: DeepEP lays tokens out)
-    // Mixture of experts with sequence parallelism: the TP ranks a rank's tokens are split over (tp;
-    // the router and the permutes see n / tp) and the expert-TP ranks the dispatcher gathers the
-    // experts' input rows over (etp). 1 and 1: every rank routes all n tokens, experts split as TP.
-    double moeTokenSplit = 1, expertGather = 1;
+    // Mixture of experts (moeTokenShare in estimate_stages.h): the router and the permutes see
+    // n / moeTokenSplit tokens, the experts n / moeTokenSplit · expertGather rows, and one expert's fc1
+    // columns are the TP-sharded shape's times expertWidthScale (tp / etp). 1, 1, 1: every rank routes
+    // all n tokens, the experts split as TP.
+    double moeTokenSplit = 1, expertGather = 1, expertWidthScale = 1;
     // Tensor-parallel communication overlapped as Transformer Engine's userbuffers do it (Megatron
     // --tp-comm-overlap): the GEMMs beside an all-gather run as ringChunks GEMMs of M / ringChunks rows
     // one after another (ring exchange, one chunk per TP rank), those beside a reduce-scatter as

@@ -76,10 +76,10 @@ struct Widths {
 // token_dispatcher.py): the router's fp32 probabilities (T · E, kept for the aux loss and the
 // top-k backward), the permuted tokens the experts' fc1 reads (T · k rows of d_model, on every
 // expert-tensor rank: the dispatcher gathers them), and the experts' fc2 output that the
-// probability-weighted combine needs. Listed at the average layer's width (MoE layers / L). With
-// sequence parallelism a TP rank routes its own s / t tokens and the dispatcher gathers the rows over
-// the expert-TP group only (MoEAlltoAllTokenDispatcher: an all-gather over expt_tp after the
-// all-to-all): etp / t of the k rows per token of s on each rank, the probabilities 1 / t.
+// probability-weighted combine needs. Listed at the average layer's width (MoE layers / L). A rank
+// routes s / split tokens and the dispatcher gathers the rows over the expert-TP group
+// (MoEAlltoAllTokenDispatcher; moeTokenShare in estimate_stages.h): gather / split of the k rows per
+// token of s on each rank (etp / t with sequence parallelism), the probabilities 1 / t.
 void moeInputs(ListBuilder& x, const Widths& w)
 {
     if (w.routed <= 0)
@@ -404,8 +404,7 @@ void layerSavedTensors(const TransformerShape& m, const TensorContext& c, LayerT
     w.fDense = w.f;
     if (isMoe(m) && m.layers > 0) {
         const double share = double(moeLayerCount(m)) / double(m.layers);
-        const double etp = c.etp > 0 ? c.etp : t;
-        w.routed = share * double(m.moe.topK) * r * (c.sequenceParallel ? etp / t : 1.0);
+        w.routed = share * double(m.moe.topK) * r * c.routedRows;
         w.router = share * double(m.moe.experts) * w.row;
         w.fRouted = share * double(m.moe.topK) * double(m.moe.expertFfn) * r / t;
         w.fShared = share * sharedExpertWidth(m.moe) / t;

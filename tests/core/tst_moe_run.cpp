@@ -629,6 +629,21 @@ private slots:
         QCOMPARE(opOf(two, "mlp_gate_up").grouped[0], 8192.0 * 8 * 4 / 128);
         QCOMPARE(opOf(two, "mlp_gate_up").grouped[1], 768.0);
         QCOMPARE(tensorOf(two, "moe.permuted_input"), 2 * local);
+        // TP 1, ETP 2: each rank routes all its 8,192 tokens (no split), and the dispatcher still gathers
+        // the rows of both expert-TP ranks: 2 · 8,192 · 8 rows from each of 4 EP ranks over 128 experts,
+        // each expert's fc1 split in two. The op list and the ledger agree on the gathered rows.
+        const auto tp1 =
+            core::estimate(scenario({"model.preset=qwen3-30b-a3b", "cluster.gpu=h100-sxm", "cluster.gpus=8",
+                                     "parallel.tp=1", "parallel.ep=4", "parallel.etp=2", "training.seq_len=4096",
+                                     "training.micro_batch=2", "training.global_batch=8", "step_time.mode=predicted"}));
+        QCOMPARE(opOf(tp1, "router").flops, 2.0 * 8192 * 2048 * 128);
+        QCOMPARE(opOf(tp1, "mlp_gate_up").grouped[0], 2 * 8192.0 * 8 * 4 / 128);
+        QCOMPARE(opOf(tp1, "mlp_gate_up").grouped[1], 768.0);
+        // 16,384 gathered tokens · 8 rows · 768 columns · K 2,048 (twice the TP 2 rank's: DP 8, not 4)
+        QCOMPARE(opOf(tp1, "mlp_gate_up").flops, 2.0 * 16384 * 8 * 768 * 2048);
+        QCOMPARE(tensorOf(tp1, "moe.permuted_input"), 4 * local);
+        QCOMPARE(tensorOf(tp1, "moe.router_probs"), 8192.0 * 128 * 4);
+        QCOMPARE(tp1.moe.rowsPerExpert, 8192.0 * 8 / 128);
     }
 
     void groupedGemmRunsInRoundsOfFourStreams()
