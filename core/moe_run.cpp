@@ -130,6 +130,14 @@ void estimateMoeRun(const Scenario& sc, Plan& p)
                {{"cf", m.capacityFactor}, {"rows_per_expert", m.rowsPerExpert}});
     }
     m.expertWeights = info(sc.precision.expertWeights.value_or(sc.precision.weights)).id.data();
+    // Megatron-Core refuses expert and tensor parallelism without sequence parallelism
+    // (transformer_config.py __post_init__: "When using expert parallelism and tensor parallelism,
+    // sequence parallelism must be used").
+    if (sc.stepTime.framework == Framework::Megatron && pa.ep > 1 && pa.tp > 1 && !pa.sequenceParallel)
+        p.warnings.push_back({"moe_tp_without_sp",
+                              "Megatron-Core does not run expert parallelism with tensor parallelism unless "
+                              "sequence parallelism is on (transformer_config.py raises a ValueError): set "
+                              "parallel.sequence_parallel to true, or parallel.tp to 1"});
     if (m.routingImbalance > 1 && m.expertRanks == 1)
         p.warnings.push_back({"routing_imbalance_one_rank",
                               "training.routing_imbalance has no effect on one expert-parallel rank: every GPU holds "

@@ -644,6 +644,20 @@ private slots:
         QCOMPARE(tensorOf(tp1, "moe.permuted_input"), 4 * local);
         QCOMPARE(tensorOf(tp1, "moe.router_probs"), 8192.0 * 128 * 4);
         QCOMPARE(tp1.moe.rowsPerExpert, 8192.0 * 8 / 128);
+        QVERIFY(!hasWarning(tp1, "moe_tp_without_sp"));
+        // TP 2 without sequence parallelism: both TP ranks route the same 8,192 tokens, nothing is split or
+        // gathered, and with ETP 1 each expert's fc1 is whole: 8 rows of 768 per token of s in the ledger
+        // (half that before the experts' own split was used). Megatron-Core refuses the layout: a warning.
+        const auto noSp =
+            core::estimate(scenario({"model.preset=qwen3-30b-a3b", "cluster.gpu=h100-sxm", "cluster.gpus=8",
+                                     "parallel.tp=2", "parallel.ep=8", "parallel.etp=1", "training.seq_len=4096",
+                                     "training.micro_batch=2", "training.global_batch=8", "step_time.mode=predicted"}));
+        QCOMPARE(tensorOf(noSp, "experts.gate"), 8192.0 * 8 * 768 * 2);
+        QCOMPARE(tensorOf(noSp, "moe.permuted_input"), 2 * local);
+        QCOMPARE(opOf(noSp, "mlp_gate_up").grouped[0], 8192.0 * 8 * 8 / 128);
+        QCOMPARE(opOf(noSp, "mlp_gate_up").grouped[1], 1536.0);
+        QVERIFY(hasWarning(noSp, "moe_tp_without_sp"));
+        QVERIFY(!hasWarning(one, "moe_tp_without_sp"));
     }
 
     void groupedGemmRunsInRoundsOfFourStreams()
