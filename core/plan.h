@@ -28,7 +28,7 @@ struct Term {
 struct Derivation {
     // User-provided, so that a derivation built in place (derive()) is not zero-filled as a whole
     // first (240 bytes, a `rep stos` perf found at 8% of estimate()); `= default` would bring it back.
-    Derivation() noexcept {} // NOLINT(modernize-use-equals-default)
+    Derivation() noexcept {}   // NOLINT(modernize-use-equals-default)
     const char* quantity = ""; // plan JSON path, e.g. "compute.training_flops"
     const char* formula = "";
     std::array<Term, 12> terms{};
