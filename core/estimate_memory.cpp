@@ -233,7 +233,7 @@ LedgerInputs ledgerInputs(const Scenario& sc, Plan& p)
         tc.routingImbalance = p.moe.busiestRankLoad;
         const MoeTokenShare share = moeTokenShare(sc.parallel);
         tc.routedRows = share.gather / share.split;
-        tc.expertTp = double(std::max(1, sc.parallel.etp));
+        tc.expertWidthScale = share.widthScale;
         tc.sequenceParallel = sc.parallel.sequenceParallel;
         tc.flash = tr.flashAttention;
         tc.eager = in.eager;

@@ -406,10 +406,9 @@ void layerSavedTensors(const TransformerShape& m, const TensorContext& c, LayerT
         const double share = double(moeLayerCount(m)) / double(m.layers);
         w.routed = share * double(m.moe.topK) * r * c.routedRows;
         w.router = share * double(m.moe.experts) * w.row;
-        // k · routedRows rows per token of s, each fc1 output 1 / etp of the expert's width (k / t with
-        // sequence parallelism, where routedRows = etp / t)
-        const double etp = c.expertTp > 0 ? c.expertTp : t;
-        w.fRouted = share * double(m.moe.topK) * c.routedRows * double(m.moe.expertFfn) / etp * r;
+        // k · routedRows rows per token of s, each fc1 output expertWidthScale / t = 1 / etp of the
+        // expert's width (k / t with sequence parallelism, where routedRows = etp / t)
+        w.fRouted = share * double(m.moe.topK) * c.routedRows * double(m.moe.expertFfn) * c.expertWidthScale / t * r;
         w.fShared = share * sharedExpertWidth(m.moe) / t;
         w.fDense = (1 - share) * double(m.ffn) / t;
     }

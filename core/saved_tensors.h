@@ -91,7 +91,7 @@ struct TensorContext {
     std::uint8_t modules = 0;    // with Recompute::Modules
     double routingImbalance = 1; // mixture of experts: the busiest expert rank's rows over the mean (1 without EP)
     double routedRows = 1;       // experts' input rows per routed token of s on a rank (gather / split)
-    double expertTp = 0;         // ranks one expert's fc1 is split over (parallel.etp; 0: t)
+    double expertWidthScale = 1; // each expert's fc1 width against a TP-sharded one (moeTokenShare: tp / etp)
     // LoRA (core/finetune.h): adapters on `loraTargets` linear layers of rank loraRank whose inputs sum
     // to loraInputs features; with lora_dropout > 0 each adapter reads its own dropped-out input.
     double loraRank = 0, loraTargets = 0, loraInputs = 0;
