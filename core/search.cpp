@@ -31,6 +31,18 @@ std::pair<int, int> unevenEndStages(std::int64_t layers, std::int64_t pp)
     return {int(ends / 2), int(ends - ends / 2)};
 }
 
+namespace {
+
+// Megatron-Core refuses expert parallelism beside tensor parallelism without sequence parallelism
+// (transformer_config.py __post_init__; the plan's moe_tp_without_sp warning), so the search turns
+// sequence parallelism on for such a layout rather than propose one Megatron would not run.
+bool needsSequenceParallel(Framework framework, const Layout& l)
+{
+    return framework == Framework::Megatron && l.ep > 1 && l.tp > 1;
+}
+
+} // namespace
+
 void applyLayout(Scenario& sc, const Layout& l)
 {
     sc.parallel.tp = l.tp;
@@ -62,6 +74,8 @@ void applyLayout(Scenario& sc, const Layout& l)
     sc.training.microBatch = l.microBatch;
     sc.training.recompute = l.recompute;
     resolveFramework(sc); // framework = auto follows the ZeRO stage, as when the layout is loaded
+    if (needsSequenceParallel(sc.stepTime.framework, l))
+        sc.parallel.sequenceParallel = true;
 }
 
 void applyLayout(nlohmann::json& doc, const Layout& l)
@@ -95,8 +109,26 @@ void applyLayout(nlohmann::json& doc, const Layout& l)
     }
     pa["zero"] = l.zero;
     pa["fsdp"] = "none";
+    // The framework as the scenario overload resolves it: an explicit one, else "auto" (FSDP is off).
+    Framework framework = l.zero >= 3 ? Framework::Deepspeed : Framework::Megatron;
+    if (const auto st = doc.find("step_time"); st != doc.end() && st->is_object()) {
+        if (const auto fw = st->find("framework"); fw != st->end() && fw->is_string() && *fw != "auto") {
+            for (const Framework f : {Framework::Megatron, Framework::Torchtitan, Framework::Deepspeed})
+                if (*fw == toString(f))
+                    framework = f;
+        }
+    }
+    if (needsSequenceParallel(framework, l))
+        pa["sequence_parallel"] = true;
     doc["training"]["micro_batch"] = l.microBatch;
     doc["training"]["recompute"] = toString(l.recompute);
+}
+
+bool sequenceParallelFor(const Scenario& sc, const Layout& l)
+{
+    Scenario applied = sc;
+    applyLayout(applied, l);
+    return applied.parallel.sequenceParallel;
 }
 
 Layout layoutOf(const Scenario& sc)
@@ -550,6 +582,7 @@ nlohmann::json searchToJson(const SearchResult& r, const Scenario& sc)
                              {"dp", l.dp},
                              {"ep", l.ep},
                              {"etp", l.etp > 0 ? l.etp : l.tp},
+                             {"sequence_parallel", sequenceParallelFor(sc, l)},
                              {"micro_batch", l.microBatch},
                              {"recompute", recomputeName(l.recompute)},
                              {"zero", l.zero}}},

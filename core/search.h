@@ -80,6 +80,8 @@ struct SearchResult {
 };
 
 // Applies a layout to a scenario (parallel section, micro-batch, recompute); FSDP is cleared.
+// Under Megatron a layout with EP > 1 and TP > 1 turns sequence parallelism on (Megatron-Core
+// requires it).
 void applyLayout(Scenario& scenario, const Layout& layout);
 // The same change on a scenario document, for front ends (one undo step in the app): the layout's
 // keys, FSDP off (the layout's ZeRO stage decides), uneven-stage keys dropped when the pipeline
@@ -87,6 +89,8 @@ void applyLayout(Scenario& scenario, const Layout& layout);
 // parsed scenario (tst_steptime).
 void applyLayout(nlohmann::json& document, const Layout& layout);
 Layout layoutOf(const Scenario& scenario);
+// parallel.sequence_parallel as applyLayout leaves it for this layout.
+bool sequenceParallelFor(const Scenario& scenario, const Layout& layout);
 
 // Fewest GPUs (a multiple of the scenario's tp · pp · cp) whose plan fits and finishes the scenario's
 // tokens within deadlineDays, in the scenario's time mode. Assumes time falls as GPUs are added

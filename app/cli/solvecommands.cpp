@@ -103,6 +103,11 @@ int cmdSearch(const Options& o, std::ostream& out, std::ostream& err)
             l.tp, pp, v, l.cp, l.dp, ep, l.microBatch, core::toString(l.recompute), l.zero, seconds(x.time.step),
             x.time.tokensPerSecond, 100 * x.time.mfu, core::formatBytes(x.memoryTotal), x.why);
     }
+    if (!sc->parallel.sequenceParallel && std::any_of(r.best.begin(), r.best.end(), [&](const auto& x) {
+            return core::sequenceParallelFor(*sc, x.layout);
+        }))
+        t += "\nLayouts with ep > 1 and tp > 1 run with sequence parallelism (parallel.sequence_parallel = true): "
+             "Megatron-Core requires it.\n";
     t += "\nPredicted step time: each op at its achievable rate, alpha-beta collectives, the framework's overlap and "
          "the pipeline bubble; its error against published runs: napkin-cli validate (docs/validation.md).\n";
     return writeOutput(o, t, out, err);

@@ -251,6 +251,56 @@ private slots:
         QVERIFY(saw2 && saw4);
     }
 
+    void searchTurnsSequenceParallelOnForExpertsBesideTensorParallel()
+    {
+        // Megatron-Core refuses EP > 1 with TP > 1 unless sequence parallelism is on
+        // (transformer_config.py __post_init__). Qwen3-30B-A3B on 16 H100s, scenario without SP: every
+        // layout the search returns with EP > 1 and TP > 1 has SP on and no moe_tp_without_sp warning,
+        // in the scenario and in the document the app writes; TP 1 layouts keep the scenario's SP.
+        const auto doc = napkin::test::documentWith(
+            {"model.preset=qwen3-30b-a3b", "cluster.gpu=h100-sxm", "cluster.gpus=16", "training.global_batch=64",
+             "training.recompute=\"full\"", "parallel.zero=1", "step_time.mode=\"predicted\""});
+        const auto base = napkin::test::parsed(doc);
+        QVERIFY(!base.parallel.sequenceParallel);
+        core::SearchOptions opt;
+        opt.top = 1000;
+        opt.searchRecompute = false;
+        opt.searchZero = false;
+        const auto result = core::searchLayouts(base, opt);
+        const auto json = core::searchToJson(result, base);
+        int both = 0;
+        for (std::size_t i = 0; i < result.best.size(); ++i) {
+            const auto& x = result.best[i];
+            const auto& l = x.layout;
+            core::Scenario sc = base;
+            core::applyLayout(sc, l);
+            QCOMPARE(sc.parallel.sequenceParallel, l.ep > 1 && l.tp > 1);
+            QCOMPARE(json["results"][i]["layout"]["sequence_parallel"].get<bool>(), sc.parallel.sequenceParallel);
+            nlohmann::json withLayout = doc;
+            core::applyLayout(withLayout, l);
+            const auto parsed = napkin::test::parsed(withLayout);
+            QCOMPARE(parsed.parallel.sequenceParallel, sc.parallel.sequenceParallel);
+            if (l.ep > 1 && l.tp > 1) {
+                ++both;
+                const auto plan = core::estimate(parsed);
+                QVERIFY(std::none_of(plan.warnings.begin(), plan.warnings.end(),
+                                     [](const auto& w) { return w.code == "moe_tp_without_sp"; }));
+                NAPKIN_COMPARE_REL(plan.stepTime.step, x.time.step, 1e-12);
+            }
+        }
+        QVERIFY(both > 0);
+        // Under DeepSpeed (ZeRO-3 with framework auto) the rule is Megatron's, not its: SP stays off.
+        core::Scenario ds = base;
+        core::Layout l{2, 1, 1, 1, 8, 1, core::Recompute::Full, 3};
+        l.ep = 2;
+        core::applyLayout(ds, l);
+        QCOMPARE(int(ds.stepTime.framework), int(core::Framework::Deepspeed));
+        QVERIFY(!ds.parallel.sequenceParallel);
+        nlohmann::json dsDoc = doc;
+        core::applyLayout(dsDoc, l);
+        QVERIFY(!napkin::test::parsed(dsDoc).parallel.sequenceParallel);
+    }
+
     void megatronEpOverlap()
     {
         // step_time.overlap_ep (Megatron-Core --overlap-moe-expert-parallel-comm): the all-to-all of one
