@@ -3,8 +3,11 @@
 #include "achievable.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
+#include <string>
+#include <utility>
 
 namespace napkin::core {
 
@@ -60,6 +63,30 @@ constexpr const char* kSrcMeasuredShapes =
     "measured shapes, inverse-distance weighted in log m, n, k (core/achievable.h measuredGemmRate)";
 constexpr const char* kSrcFlashOther =
     "FlashAttention-2's A100 fractions (Dao 2023) assumed: no published figure for this device";
+
+constexpr const char* kSustainedAttentionSuffix =
+    "; at the GPU's sustained share of a burst tensor rate (gpus.json matmul_bf16_sustained_share, measured on "
+    "GEMMs by napkin-probe at the board's power limit): attention kernels reach that limit too (flashinfer-ai/"
+    "flashinfer PR 2899: FlashAttention-4 BF16 on B200 back to back, SM clock 1965 -> ~1580 MHz at ~1000 W, "
+    "1450 -> 1237 TFLOP/s)";
+
+// An attention source with the sustained-share note appended: one string per source, built once
+// (thread-safe static initialisation; the layout search plans on several threads).
+const char* sustainedAttentionSource(const char* base)
+{
+    static const std::array<std::pair<const char*, std::string>, 6> table = [] {
+        std::array<std::pair<const char*, std::string>, 6> t;
+        const std::array<const char*, 6> bases{kSrcFlash2Ampere,    kSrcFlash2Hopper, kSrcFlash3,
+                                               kSrcFlash3Blackwell, kSrcFlash1,       kSrcFlashOther};
+        for (std::size_t i = 0; i < bases.size(); ++i)
+            t[i] = {bases[i], std::string(bases[i]) + kSustainedAttentionSuffix};
+        return t;
+    }();
+    for (const auto& [b, s] : table)
+        if (b == base)
+            return s.c_str();
+    return base;
+}
 
 } // namespace
 
@@ -262,10 +289,12 @@ void applyAchievable(RooflineOp& op, const RateModel& rates)
             const double blocks = std::ceil(op.m / kAttentionBlock) * std::max(1.0, op.batch);
             wave = blocks / (std::ceil(blocks / double(r.sms)) * double(r.sms));
         }
-        // Attention's matmuls cannot beat the GPU's achievable GEMM rate.
-        const double rate = std::min(r.peak * kernel * r.clock, r.gemm > 0 ? r.gemm : r.peak) * wave;
+        // Attention's matmuls cannot beat the GPU's achievable GEMM rate; the papers' fractions are
+        // burst figures: at the sustained share where the GPU has one.
+        const double sustained = r.attentionSustained > 0 ? r.attentionSustained : 1.0;
+        const double rate = std::min(r.peak * kernel * r.clock * sustained, r.gemm > 0 ? r.gemm : r.peak) * wave;
         compute = rate > 0 ? op.executedFlops / rate : 0;
-        op.efficiencySource = r.attention.source;
+        op.efficiencySource = sustained < 1 ? sustainedAttentionSource(r.attention.source) : r.attention.source;
         break;
     }
     case OpKind::Elementwise:
@@ -404,6 +433,9 @@ RateModel rateModel(const Scenario& sc, const HardwareSummary& hw)
             r.computeCapability = (dev.computeCapability[0] - '0') * 10 + (dev.computeCapability[2] - '0');
     }
     r.attention = attentionEfficiency(attentionKernelFor(sc), r.computeCapability);
+    // The catalogue's sustained share (a profile's GPU: its catalogue match's); attention is not probed.
+    const GpuSpec& cat = gpu.calibration && gpu.calibration->spec ? *gpu.calibration->spec : gpu;
+    r.attentionSustained = cat.sustainedShare16;
     r.groupedStreams = sc.stepTime.groupedGemm == GroupedGemm::Streams ? kGroupedGemmStreams : 0;
     if (gpu.calibration) {
         r.measured = measuredGemms(gpu.calibration->measuredDevice(), info(sc.precision.compute).peak);

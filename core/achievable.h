@@ -62,7 +62,12 @@ struct RateModel {
     double bandwidth = 0;          // achievable HBM bytes/s
     double specBandwidth = 0;
     double clock = 1; // sustained clock under cluster.power_limit / at TDP (tensor and vector units)
-    int sms = 0;      // 0: no wave quantisation (not an SM-based device)
+    // The GPU's sustained share of a burst tensor rate in 16 bits (gpus.json matmul_bf16_sustained_share),
+    // applied to attention kernels: their fractions are the papers' short benchmarks, and they drive the
+    // board to its power limit as GEMMs do (flashinfer-ai/flashinfer PR 2899: FlashAttention-4 on B200
+    // back to back, SM clock 1965 -> ~1580 MHz at ~1000 W, 1450 -> 1237 TFLOP/s, -15%).
+    double attentionSustained = 1;
+    int sms = 0; // 0: no wave quantisation (not an SM-based device)
     int computeCapability = 0;
     AttentionEfficiency attention;
     double gemmShapeAtFigure = 1; // gemmShapeEfficiency at the shape the achievable figure was measured at

@@ -14,6 +14,9 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <string>
+#include <string_view>
+#include <utility>
 
 using namespace napkin;
 
@@ -189,6 +192,41 @@ private slots:
             ++seen;
         }
         QCOMPARE(seen, 2);
+    }
+
+    // Attention kernels run at the GPU's sustained share of their burst (paper) fractions, as GEMMs do:
+    // the H100 SXM's 0.876 (gpus.json, napkin-probe at the 700 W limit); an A100 has none measured.
+    // Hand case: FlashAttention-3 forward on H100, head dim 128, 33 x 4096 queries of 128-row blocks =
+    // 1,056 CTAs = 8 full waves of 132 SMs, not causal: 1e12 FLOP / (989.4e12 x 0.62 x 0.876) s, below
+    // the achievable GEMM rate (794.5e12 x 0.876).
+    void attentionRunsAtTheSustainedShare()
+    {
+        core::RateModel r;
+        r.peak = 989.4e12;
+        r.gemm = 794.5e12 * 0.876;
+        r.sms = 132;
+        r.computeCapability = 90;
+        r.attention = core::attentionEfficiency(core::AttentionKernel::Flash3, 90);
+        r.attentionSustained = 0.876;
+        core::RooflineOp op;
+        op.kind = core::OpKind::Attention;
+        op.pass = core::Pass::Forward;
+        op.flops = 1e12;
+        op.m = op.n = 4096;
+        op.k = 128;
+        op.batch = 33;
+        core::applyAchievable(op, r);
+        QVERIFY(std::abs(op.achievableSeconds / (1e12 / (989.4e12 * 0.62 * 0.876)) - 1) < 1e-12);
+        QVERIFY(std::string_view(op.efficiencySource).find("flashinfer PR 2899") != std::string_view::npos);
+        r.attentionSustained = 1; // a GPU without a measured share: the paper's fraction as it is
+        core::applyAchievable(op, r);
+        QVERIFY(std::abs(op.achievableSeconds / (1e12 / (989.4e12 * 0.62)) - 1) < 1e-12);
+        QVERIFY(std::string_view(op.efficiencySource).find("flashinfer") == std::string_view::npos);
+        // The plan's rate model takes the catalogue's share.
+        for (const auto& [gpu, share] : {std::pair{"h100-sxm", 0.876}, std::pair{"a100-sxm4-80gb", 1.0}}) {
+            const auto sc = test::scenario({"step_time.mode=predicted", std::string("cluster.gpu=") + gpu});
+            QCOMPARE(core::rateModel(sc, core::estimate(sc).hardware).attentionSustained, share);
+        }
     }
 
     void collectivesPickNcclsFastestProtocol()
