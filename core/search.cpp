@@ -109,19 +109,46 @@ void applyLayout(nlohmann::json& doc, const Layout& l)
     }
     pa["zero"] = l.zero;
     pa["fsdp"] = "none";
-    // The framework as the scenario overload resolves it: an explicit one, else "auto" (FSDP is off).
-    Framework framework = l.zero >= 3 ? Framework::Deepspeed : Framework::Megatron;
+    if (needsSequenceParallel(documentFramework(doc), l))
+        pa["sequence_parallel"] = true;
+    doc["training"]["micro_batch"] = l.microBatch;
+    doc["training"]["recompute"] = toString(l.recompute);
+}
+
+Framework documentFramework(const nlohmann::json& doc)
+{
+    // resolveFramework's rule on the document: an explicit step_time.framework, else torchtitan with
+    // FSDP, deepspeed at ZeRO-3, else megatron.
     if (const auto st = doc.find("step_time"); st != doc.end() && st->is_object()) {
         if (const auto fw = st->find("framework"); fw != st->end() && fw->is_string() && *fw != "auto") {
             for (const Framework f : {Framework::Megatron, Framework::Torchtitan, Framework::Deepspeed})
                 if (*fw == toString(f))
-                    framework = f;
+                    return f;
         }
     }
-    if (needsSequenceParallel(framework, l))
-        pa["sequence_parallel"] = true;
-    doc["training"]["micro_batch"] = l.microBatch;
-    doc["training"]["recompute"] = toString(l.recompute);
+    const auto pa = doc.find("parallel");
+    if (pa == doc.end() || !pa->is_object())
+        return Framework::Megatron;
+    if (const auto fsdp = pa->find("fsdp"); fsdp != pa->end() && fsdp->is_string() && *fsdp != "none")
+        return Framework::Torchtitan;
+    if (const auto zero = pa->find("zero"); zero != pa->end() && zero->is_number_integer() && zero->get<int>() >= 3)
+        return Framework::Deepspeed;
+    return Framework::Megatron;
+}
+
+bool documentRequiresSequenceParallel(const nlohmann::json& doc)
+{
+    const auto pa = doc.find("parallel");
+    if (pa == doc.end() || !pa->is_object())
+        return false;
+    auto count = [&](const char* key) {
+        const auto v = pa->find(key);
+        return v != pa->end() && v->is_number_integer() ? v->get<int>() : 1;
+    };
+    Layout l;
+    l.tp = count("tp");
+    l.ep = count("ep");
+    return needsSequenceParallel(documentFramework(doc), l);
 }
 
 bool sequenceParallelFor(const Scenario& sc, const Layout& l)

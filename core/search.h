@@ -91,6 +91,11 @@ void applyLayout(nlohmann::json& document, const Layout& layout);
 Layout layoutOf(const Scenario& scenario);
 // parallel.sequence_parallel as applyLayout leaves it for this layout.
 bool sequenceParallelFor(const Scenario& scenario, const Layout& layout);
+// The framework a scenario document resolves to (resolveFramework's rule, read leniently for front
+// ends), and whether its layout makes applyLayout turn sequence parallelism on (Megatron, EP > 1,
+// TP > 1): the app's search dialog does not count that change as a new search input.
+Framework documentFramework(const nlohmann::json& document);
+bool documentRequiresSequenceParallel(const nlohmann::json& document);
 
 // Fewest GPUs (a multiple of the scenario's tp · pp · cp) whose plan fits and finishes the scenario's
 // tokens within deadlineDays, in the scenario's time mode. Assumes time falls as GPUs are added

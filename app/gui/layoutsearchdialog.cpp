@@ -159,6 +159,15 @@ nlohmann::json LayoutSearchDialog::searchKey(const nlohmann::json& document)
                           "pipeline_layout", "cp", "dp", "ep", "etp", "zero", "fsdp"})
         if (key.contains("parallel") && key["parallel"].is_object())
             key["parallel"].erase(k);
+    // Sequence parallelism off, or on because the layout needs it (Megatron-Core with EP and TP:
+    // core::applyLayout turns it on), is the search's own choice too: applying such a row is not a
+    // new input.
+    if (key.contains("parallel") && key["parallel"].is_object()) {
+        const auto sp = key["parallel"].find("sequence_parallel");
+        if (sp != key["parallel"].end() &&
+            (!sp->is_boolean() || !sp->get<bool>() || core::documentRequiresSequenceParallel(document)))
+            key["parallel"].erase(sp);
+    }
     for (const char* k : {"micro_batch", "recompute"})
         if (key.contains("training") && key["training"].is_object())
             key["training"].erase(k);

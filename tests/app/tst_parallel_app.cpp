@@ -458,6 +458,40 @@ private slots:
         QCOMPARE(m_controller->plan().stepTime.step, r.best.front().time.step);
     }
 
+    void applyingAnExpertLayoutThatNeedsSequenceParallelismIsNoNewSearch()
+    {
+        // Megatron-Core runs EP with TP only under sequence parallelism, so applying such a row turns
+        // parallel.sequence_parallel on (core::applyLayout); that is the search's own choice, not a
+        // new input: the results stay current and no search re-runs.
+        nlohmann::json doc = m_controller->document();
+        doc["model"] = {{"preset", "qwen3-30b-a3b"}};
+        doc["cluster"]["gpus"] = 16;
+        doc["training"]["global_batch"] = 64;
+        doc["step_time"]["mode"] = "predicted";
+        m_controller->setDocument(doc, QStringLiteral("moe"));
+        m_controller->recomputeNow();
+        QVERIFY(!m_controller->scenario().parallel.sequenceParallel);
+        auto* dialog = m_window->openLayoutSearch();
+        QVERIFY(dialog->waitForResults());
+        const int runs = dialog->runs();
+        core::Layout l{2, 1, 1, 1, 8, 1, core::Recompute::Full, 1};
+        l.ep = 8;
+        m_controller->applyLayout(l);
+        m_controller->recomputeNow();
+        QVERIFY(m_controller->scenario().parallel.sequenceParallel);
+        QCOMPARE(m_controller->scenario().parallel.ep, 8);
+        QVERIFY(!dialog->isRunning());
+        QCOMPARE(dialog->runs(), runs);
+        QVERIFY(!dialog->statusText().contains(QStringLiteral("Out of date")));
+        // Turning sequence parallelism on by hand under a dense layout is a new input.
+        dialog->liveCheck()->setChecked(false);
+        nlohmann::json dense = m_controller->document();
+        dense["parallel"]["ep"] = 1;
+        m_controller->setDocument(dense, QStringLiteral("ep 1"));
+        m_controller->recomputeNow();
+        QVERIFY(dialog->statusText().contains(QStringLiteral("Out of date")));
+    }
+
     void liveSearchFollowsTheGpuCountCoalesced()
     {
         auto* dialog = m_window->openLayoutSearch();
