@@ -348,6 +348,12 @@ std::array<double, 3> measuredGemmShape(const Calibration& cal, PeakColumn col)
     return {side, side, side};
 }
 
+// The catalogue entry behind a GPU: a calibration profile's catalogue match, else the GPU itself.
+const GpuSpec& catalogueSpec(const GpuSpec& gpu)
+{
+    return gpu.calibration && gpu.calibration->spec ? *gpu.calibration->spec : gpu;
+}
+
 } // namespace
 
 void resolveHardwareRates(HardwareSummary& hw, const GpuSpec& gpu, DType compute)
@@ -363,7 +369,7 @@ void resolveHardwareRates(HardwareSummary& hw, const GpuSpec& gpu, DType compute
     // GEMMs reach their own shares of their peaks: Azure's cuBLASLt FP8 runs sit at 0.70 of the H100's
     // FP8 peak where MAMF's bf16 sits at 0.80), else the bf16 figure at the same share of this
     // dtype's peak.
-    const GpuSpec& cat = spec ? *spec : gpu;
+    const GpuSpec& cat = catalogueSpec(gpu);
     const double catBf16 = cat.peak(PeakColumn::Bf16) > 0 ? cat.peak(PeakColumn::Bf16) : cat.peak(PeakColumn::Fp16);
     double share = catBf16 > 0 && cat.achievableMatmulFlops > 0 ? cat.achievableMatmulFlops / catBf16 : 1.0;
     const std::array<double, 3>* shape = &cat.achievableMatmulShape;
@@ -434,8 +440,7 @@ RateModel rateModel(const Scenario& sc, const HardwareSummary& hw)
     }
     r.attention = attentionEfficiency(attentionKernelFor(sc), r.computeCapability);
     // The catalogue's sustained share (a profile's GPU: its catalogue match's); attention is not probed.
-    const GpuSpec& cat = gpu.calibration && gpu.calibration->spec ? *gpu.calibration->spec : gpu;
-    r.attentionSustained = cat.sustainedShare16;
+    r.attentionSustained = catalogueSpec(gpu).sustainedShare16;
     r.groupedStreams = sc.stepTime.groupedGemm == GroupedGemm::Streams ? kGroupedGemmStreams : 0;
     if (gpu.calibration) {
         r.measured = measuredGemms(gpu.calibration->measuredDevice(), info(sc.precision.compute).peak);

@@ -55,14 +55,8 @@ bool userbuffersTpOverlap(const Scenario& sc)
 void resolveFramework(Scenario& sc)
 {
     auto& st = sc.stepTime;
-    if (st.frameworkAuto || st.framework == Framework::Auto) {
-        if (sc.parallel.fsdp != Fsdp::None)
-            st.framework = Framework::Torchtitan;
-        else if (sc.parallel.zeroStage >= 3)
-            st.framework = Framework::Deepspeed;
-        else
-            st.framework = Framework::Megatron;
-    }
+    if (st.frameworkAuto || st.framework == Framework::Auto)
+        st.framework = autoFramework(sc.parallel.fsdp != Fsdp::None, sc.parallel.zeroStage);
     const auto rules = frameworkRules(st.framework);
     if (st.overlapDpAuto)
         st.overlapDp = st.framework == Framework::Deepspeed ? effectiveZeroStage(sc) >= 3 : rules.overlapDp;
@@ -72,6 +66,18 @@ void resolveFramework(Scenario& sc)
         st.overlapEp = false; // opt-in everywhere (Megatron-Core: overlap_moe_expert_parallel_comm = False)
     if (st.kernelFusionAuto || st.kernelFusion == KernelFusion::Auto)
         st.kernelFusion = rules.fusion;
+}
+
+Framework autoFramework(bool fsdp, int zeroStage)
+{
+    if (fsdp)
+        return Framework::Torchtitan;
+    return zeroStage >= 3 ? Framework::Deepspeed : Framework::Megatron;
+}
+
+bool requiresSequenceParallel(Framework framework, int tp, int ep)
+{
+    return framework == Framework::Megatron && ep > 1 && tp > 1;
 }
 
 AttentionKernel attentionKernelFor(const Scenario& sc)

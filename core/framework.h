@@ -51,6 +51,12 @@ FrameworkRules frameworkRules(Framework framework);
 
 // Resolves step_time.framework = auto and the framework-governed keys left at "auto".
 void resolveFramework(Scenario& scenario);
+// What step_time.framework = auto means: torchtitan with FSDP, deepspeed at ZeRO-3, else megatron.
+Framework autoFramework(bool fsdp, int zeroStage);
+// Megatron-Core refuses expert parallelism beside tensor parallelism without sequence parallelism
+// (transformer_config.py __post_init__: "When using expert parallelism and tensor parallelism,
+// sequence parallelism must be used").
+bool requiresSequenceParallel(Framework framework, int tp, int ep);
 
 // Tensor-parallel overlap as Transformer Engine's userbuffers run it (Megatron --tp-comm-overlap, which
 // needs sequence parallelism): chunked GEMMs (core/roofline.h LayerOpOptions) and 16 SMs for the

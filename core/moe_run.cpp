@@ -5,6 +5,7 @@
 // Formulas: ../reference moe-notes.md §1.5 (SimuMax), §1.8 (torchtitan), §1.9 (DeepSpeed-MoE), §6.2.
 
 #include "estimate_stages.h"
+#include "framework.h"
 
 #include <algorithm>
 #include <cmath>
@@ -130,10 +131,7 @@ void estimateMoeRun(const Scenario& sc, Plan& p)
                {{"cf", m.capacityFactor}, {"rows_per_expert", m.rowsPerExpert}});
     }
     m.expertWeights = info(sc.precision.expertWeights.value_or(sc.precision.weights)).id.data();
-    // Megatron-Core refuses expert and tensor parallelism without sequence parallelism
-    // (transformer_config.py __post_init__: "When using expert parallelism and tensor parallelism,
-    // sequence parallelism must be used").
-    if (sc.stepTime.framework == Framework::Megatron && pa.ep > 1 && pa.tp > 1 && !pa.sequenceParallel)
+    if (requiresSequenceParallel(sc.stepTime.framework, pa.tp, pa.ep) && !pa.sequenceParallel)
         p.warnings.push_back({"moe_tp_without_sp",
                               "Megatron-Core does not run expert parallelism with tensor parallelism unless "
                               "sequence parallelism is on (transformer_config.py raises a ValueError): set "

@@ -31,18 +31,6 @@ std::pair<int, int> unevenEndStages(std::int64_t layers, std::int64_t pp)
     return {int(ends / 2), int(ends - ends / 2)};
 }
 
-namespace {
-
-// Megatron-Core refuses expert parallelism beside tensor parallelism without sequence parallelism
-// (transformer_config.py __post_init__; the plan's moe_tp_without_sp warning), so the search turns
-// sequence parallelism on for such a layout rather than propose one Megatron would not run.
-bool needsSequenceParallel(Framework framework, const Layout& l)
-{
-    return framework == Framework::Megatron && l.ep > 1 && l.tp > 1;
-}
-
-} // namespace
-
 void applyLayout(Scenario& sc, const Layout& l)
 {
     sc.parallel.tp = l.tp;
@@ -74,7 +62,8 @@ void applyLayout(Scenario& sc, const Layout& l)
     sc.training.microBatch = l.microBatch;
     sc.training.recompute = l.recompute;
     resolveFramework(sc); // framework = auto follows the ZeRO stage, as when the layout is loaded
-    if (needsSequenceParallel(sc.stepTime.framework, l))
+    // A layout Megatron-Core would refuse without sequence parallelism runs with it.
+    if (requiresSequenceParallel(sc.stepTime.framework, l.tp, l.ep))
         sc.parallel.sequenceParallel = true;
 }
 
@@ -109,7 +98,7 @@ void applyLayout(nlohmann::json& doc, const Layout& l)
     }
     pa["zero"] = l.zero;
     pa["fsdp"] = "none";
-    if (needsSequenceParallel(documentFramework(doc), l))
+    if (requiresSequenceParallel(documentFramework(doc), l.tp, l.ep))
         pa["sequence_parallel"] = true;
     doc["training"]["micro_batch"] = l.microBatch;
     doc["training"]["recompute"] = toString(l.recompute);
@@ -117,8 +106,7 @@ void applyLayout(nlohmann::json& doc, const Layout& l)
 
 Framework documentFramework(const nlohmann::json& doc)
 {
-    // resolveFramework's rule on the document: an explicit step_time.framework, else torchtitan with
-    // FSDP, deepspeed at ZeRO-3, else megatron.
+    // resolveFramework on the document: an explicit step_time.framework, else autoFramework.
     if (const auto st = doc.find("step_time"); st != doc.end() && st->is_object()) {
         if (const auto fw = st->find("framework"); fw != st->end() && fw->is_string() && *fw != "auto") {
             for (const Framework f : {Framework::Megatron, Framework::Torchtitan, Framework::Deepspeed})
@@ -128,12 +116,10 @@ Framework documentFramework(const nlohmann::json& doc)
     }
     const auto pa = doc.find("parallel");
     if (pa == doc.end() || !pa->is_object())
-        return Framework::Megatron;
-    if (const auto fsdp = pa->find("fsdp"); fsdp != pa->end() && fsdp->is_string() && *fsdp != "none")
-        return Framework::Torchtitan;
-    if (const auto zero = pa->find("zero"); zero != pa->end() && zero->is_number_integer() && zero->get<int>() >= 3)
-        return Framework::Deepspeed;
-    return Framework::Megatron;
+        return autoFramework(false, 0);
+    const auto fsdp = pa->find("fsdp"), zero = pa->find("zero");
+    return autoFramework(fsdp != pa->end() && fsdp->is_string() && *fsdp != "none",
+                         zero != pa->end() && zero->is_number_integer() ? zero->get<int>() : 0);
 }
 
 bool documentRequiresSequenceParallel(const nlohmann::json& doc)
@@ -145,10 +131,7 @@ bool documentRequiresSequenceParallel(const nlohmann::json& doc)
         const auto v = pa->find(key);
         return v != pa->end() && v->is_number_integer() ? v->get<int>() : 1;
     };
-    Layout l;
-    l.tp = count("tp");
-    l.ep = count("ep");
-    return needsSequenceParallel(documentFramework(doc), l);
+    return requiresSequenceParallel(documentFramework(doc), count("tp"), count("ep"));
 }
 
 bool sequenceParallelFor(const Scenario& sc, const Layout& l)
