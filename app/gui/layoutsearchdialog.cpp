@@ -17,6 +17,8 @@
 #include <QThread>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 namespace napkin::app {
 
 QTableWidget* resultsTable(const QStringList& headers, const QStringList& tips)
@@ -255,6 +257,11 @@ void LayoutSearchDialog::fillTable()
                            m_controller->plan().memory.fits ? QString() : tr(", and it does not fit"));
     if (m_runs > 0 && r.best.empty())
         status += tr(" No layout fits: try more GPUs, recompute, or a smaller micro-batch.");
+    if (!sc.parallel.sequenceParallel && std::any_of(r.best.begin(), r.best.end(), [&sc](const core::LayoutResult& x) {
+            return core::sequenceParallelFor(sc, x.layout);
+        }))
+        status += tr(" Rows with EP > 1 and TP > 1 run with sequence parallelism (Megatron-Core requires it); "
+                     "Apply turns it on.");
     if (m_stale && m_runs > 0)
         status = tr("<b>Out of date</b>: the scenario changed since this search; Search again. ") + status;
     m_status->setText(m_runs > 0 ? status : tr("Searching…"));

@@ -474,6 +474,10 @@ private slots:
         auto* dialog = m_window->openLayoutSearch();
         QVERIFY(dialog->waitForResults());
         const int runs = dialog->runs();
+        const bool anyNeedsSp =
+            std::any_of(dialog->result().best.begin(), dialog->result().best.end(),
+                        [](const core::LayoutResult& x) { return x.layout.ep > 1 && x.layout.tp > 1; });
+        QCOMPARE(dialog->statusText().contains(QStringLiteral("run with sequence parallelism")), anyNeedsSp);
         core::Layout l{2, 1, 1, 1, 8, 1, core::Recompute::Full, 1};
         l.ep = 8;
         m_controller->applyLayout(l);
