@@ -13,14 +13,17 @@ namespace napkin::core {
 
 namespace {
 
+// A CTA tile of 2^m x 2^n outputs (every library tile side is a power of two: the tile counts are
+// shifts, not divisions, on the layout search's hot path).
 struct Tile {
-    double m, n;
+    int mShift, nShift;
 };
 
 // CTA tile shapes the GEMM libraries pick from (CUTLASS's default Ampere and Hopper tile shapes;
 // cuBLAS heuristics choose among the same family). One CTA per SM at these sizes.
-constexpr Tile kAmpereTiles[] = {{256, 128}, {128, 256}, {128, 128}, {128, 64}, {64, 128}, {64, 64}};
-constexpr Tile kHopperTiles[] = {{128, 256}, {256, 128}, {128, 128}, {64, 128}};
+// Ampere: 256x128, 128x256, 128x128, 128x64, 64x128, 64x64; Hopper: 128x256, 256x128, 128x128, 64x128.
+constexpr Tile kAmpereTiles[] = {{8, 7}, {7, 8}, {7, 7}, {7, 6}, {6, 7}, {6, 6}};
+constexpr Tile kHopperTiles[] = {{7, 8}, {8, 7}, {7, 7}, {6, 7}};
 
 constexpr double kAttentionBlock = 128; // FlashAttention-2/3 query and key block rows (head dim 128)
 
@@ -163,8 +166,8 @@ double gemmShapeEfficiency(double m, double n, double k, double batch, int sms, 
         best = std::max(best, tileUse * double(ctas) / double(waves * S) * kc / (kc + K0)); // wave quantisation
     };
     auto consider = [&](const Tile& t) {
-        const I tm = I(t.m), tn = I(t.n);
-        const I mt = (M + tm - 1) / tm, nt = (N + tn - 1) / tn;
+        const I tm = I(1) << t.mShift, tn = I(1) << t.nShift;
+        const I mt = (M + tm - 1) >> t.mShift, nt = (N + tn - 1) >> t.nShift;
         const double tileUse = useful / (double(mt * tm) * double(nt * tn)); // tile quantisation
         const I tiles = mt * nt * B;
         evaluate(tileUse, tiles, 1);
@@ -222,17 +225,13 @@ double measuredGemmRate(double m, double n, double k, const std::vector<Measured
     return std::min(model * std::exp(logSum / weights), fastest);
 }
 
-void applyAchievable(RooflineOp& op, const RateModel& rates)
+void applyAchievable(RooflineOp& op, const RateModel& r)
 {
-    // A tensor op a low-precision recipe keeps in 16 bits runs at the 16-bit rates.
-    RateModel high;
-    if (op.highPrecision) {
-        high = rates;
-        high.peak = rates.peak16;
-        high.gemm = rates.gemm16;
-        high.measured = rates.measured16;
-    }
-    const RateModel& r = op.highPrecision ? high : rates;
+    // A tensor op a low-precision recipe keeps in 16 bits runs at the 16-bit rates (chosen here, not
+    // by copying the rate model: one call per op on the layout search's hot path).
+    const bool hp = op.highPrecision;
+    const double peak = hp ? r.peak16 : r.peak, gemm = hp ? r.gemm16 : r.gemm;
+    const MeasuredGemms& measured = hp ? r.measured16 : r.measured;
     const double bw = r.bandwidth > 0 ? r.bandwidth : 0;
     const double memory = bw > 0 ? op.bytes / bw : 0;
     double compute = 0;
@@ -243,25 +242,25 @@ void applyAchievable(RooflineOp& op, const RateModel& rates)
         // by this shape's efficiency against it, never above the figure itself (a maximum).
         struct Curve {
             const RateModel* r;
-            double batch;
+            double gemm, batch;
         };
         auto curve = [](double m, double n, double k, const void* ctx) {
             const auto& c = *static_cast<const Curve*>(ctx);
             const double eff = gemmShapeEfficiency(m, n, k, c.batch, c.r->sms, c.r->computeCapability);
-            return std::min(c.r->gemm, c.r->gemm * eff / c.r->gemmShapeAtFigure);
+            return std::min(c.gemm, c.gemm * eff / c.r->gemmShapeAtFigure);
         };
-        auto rateAt = [&r, &curve](double m, double n, double k, double batch) {
-            const Curve c{&r, batch};
+        auto rateAt = [&r, &curve, &measured, gemm](double m, double n, double k, double batch) {
+            const Curve c{&r, gemm, batch};
             // A batch of products (attention-like bmm) is measured by no sweep: the curve alone.
-            if (!r.measured || r.measured->empty() || batch > 1)
+            if (!measured || measured->empty() || batch > 1)
                 return curve(m, n, k, &c);
-            return measuredGemmRate(m, n, k, *r.measured, r.gemm, curve, &c);
+            return measuredGemmRate(m, n, k, *measured, gemm, curve, &c);
         };
         // Run as `chunks` GEMMs of m / chunks rows one after another (tensor-parallel overlap).
         const double rate = rateAt(op.m / std::max(1.0, op.chunks), op.n, op.k, op.batch);
         compute = rate > 0 ? op.flops * (1 - op.groupedShare) / rate : 0;
         // A mixture of experts' routed share runs as one grouped GEMM over the local experts.
-        op.efficiencySource = r.measured && !r.measured->empty() && op.batch <= 1 ? kSrcMeasuredShapes : r.gemmSource;
+        op.efficiencySource = measured && !measured->empty() && op.batch <= 1 ? kSrcMeasuredShapes : r.gemmSource;
         if (op.groupedShare > 0) {
             // Transformer Engine's grouped GEMM (step_time.grouped_gemm "streams"): one cuBLAS GEMM per
             // expert, round-robin on 4 compute streams, so the experts run in rounds of 4 GEMMs sharing
@@ -292,7 +291,7 @@ void applyAchievable(RooflineOp& op, const RateModel& rates)
         // Attention's matmuls cannot beat the GPU's achievable GEMM rate; the papers' fractions are
         // burst figures: at the sustained share where the GPU has one.
         const double sustained = r.attentionSustained > 0 ? r.attentionSustained : 1.0;
-        const double rate = std::min(r.peak * kernel * r.clock * sustained, r.gemm > 0 ? r.gemm : r.peak) * wave;
+        const double rate = std::min(peak * kernel * r.clock * sustained, gemm > 0 ? gemm : peak) * wave;
         compute = rate > 0 ? op.executedFlops / rate : 0;
         op.efficiencySource = sustained < 1 ? sustainedAttentionSource(r.attention.source) : r.attention.source;
         break;

@@ -4,7 +4,6 @@
 #include "finetune.h"
 
 #include <algorithm>
-#include <string_view>
 
 namespace napkin::core {
 
@@ -32,11 +31,10 @@ void placeOnRoofline(RooflineOp& op, const HardwareSummary& hw)
     op.bound = op.intensity * hw.bandwidth >= op.ceiling ? Bound::Compute : Bound::Memory;
 }
 
-} // namespace
-
-RooflineOp makeOp(const char* name, Pass pass, OpUnit unit, OpCost cost, const HardwareSummary& hw, double count)
+// An op's identity and cost, placed on the roofline; the rest keeps its defaults.
+void setOp(RooflineOp& op, const char* name, Pass pass, OpUnit unit, OpCost cost, const HardwareSummary& hw,
+           double count)
 {
-    RooflineOp op;
     op.name = name;
     op.pass = pass;
     op.unit = unit;
@@ -44,6 +42,14 @@ RooflineOp makeOp(const char* name, Pass pass, OpUnit unit, OpCost cost, const H
     op.bytes = cost.bytes;
     op.count = count;
     placeOnRoofline(op, hw);
+}
+
+} // namespace
+
+RooflineOp makeOp(const char* name, Pass pass, OpUnit unit, OpCost cost, const HardwareSummary& hw, double count)
+{
+    RooflineOp op;
+    setOp(op, name, pass, unit, cost, hw, count);
     return op;
 }
 
@@ -106,6 +112,11 @@ struct LayerOpBuilder {
         double M, K, N, count;
         double weights = 1;              // weights read / K x N (mixture of experts: every expert's)
         double expertK = 0, expertN = 0; // the routed experts' share as a grouped GEMM (0: none)
+        // Transformer Engine's userbuffers overlap for this GEMM (tpOverlapChunks): whether it is one
+        // of the TP-sharded projections (qkv, out, mlp) and which side of the TP collective it sits on.
+        enum class Tp { None, Input, Output };
+        Tp tp = Tp::None;
+        bool mlp = false;
     };
 
     std::vector<RooflineOp>& ops;
@@ -143,9 +154,11 @@ struct LayerOpBuilder {
 
     void add(const char* name, Pass pass, OpUnit u, OpCost c, double count, double kernels = 1, const char* impl = "")
     {
-        ops.push_back(makeOp(name, pass, u, c, hw, count));
-        ops.back().kernels = kernels;
-        ops.back().implementation = impl;
+        // Built in place (an op is ~300 bytes; this runs ~30 times per plan).
+        auto& op = ops.emplace_back();
+        setOp(op, name, pass, u, c, hw, count);
+        op.kernels = kernels;
+        op.implementation = impl;
     }
     // The last op's shape: output rows m, columns n, reduction k, over `batch` products.
     void shape(OpKind kind, double M, double N, double K, double batch = 1, bool causal = false)
@@ -231,25 +244,26 @@ struct LayerOpBuilder {
             {2 * x.M * x.K * x.N, e * x.M * x.K + w * x.K * x.N * x.weights + e * x.M * x.N}, x.count);
         shape(OpKind::Gemm, x.M, x.N, x.K);
         groupedShape(x, grouped.rows, x.expertN, x.expertK);
-        tpOverlapChunks();
+        tpOverlapChunks(x, Pass::Forward);
     }
     // Transformer Engine's userbuffers overlap (transformer_engine/pytorch/module/base.py initialize_ub,
     // default methods): ring exchange, one GEMM chunk per TP rank, for the all-gather before qkv_fprop
     // and fc1_fprop and in proj_dgrad and fc2_dgrad; pipeline, 4 chunks, for the reduce-scatter after
     // proj_fprop and fc2_fprop; bulk overlap (qkv and fc1 dgrad / wgrad) leaves the GEMM whole.
-    void tpOverlapChunks()
+    // The GEMM just added (x's forward or data-gradient product).
+    void tpOverlapChunks(const Gemm& x, Pass pass)
     {
-        auto& op = ops.back();
-        const std::string_view name = op.name;
-        const bool mlp = name.rfind("mlp_", 0) == 0;
-        if (mlp && moeLayers > 0) // the experts run as grouped GEMMs, outside userbuffers
+        if (x.tp == Gemm::Tp::None || (x.mlp && moeLayers > 0)) // experts: grouped GEMMs, outside userbuffers
             return;
+        const bool fwd = pass == Pass::Forward;
+        // Input side (qkv, fc1): its forward follows the all-gather; output side (proj, fc2): its forward
+        // precedes the reduce-scatter and its dgrad follows the all-gather.
         int chunks = 1;
-        if (name == "qkv_proj" || name == "mlp_up" || name == "mlp_gate_up" || name == "out_proj.dgrad" ||
-            name == "mlp_down.dgrad")
+        if (x.tp == Gemm::Tp::Input ? fwd : !fwd)
             chunks = opt.ringChunks;
-        else if (name == "out_proj" || name == "mlp_down")
+        else if (fwd)
             chunks = opt.pipelineChunks;
+        auto& op = ops.back();
         if (chunks > 1) {
             op.chunks = chunks;
             op.kernels = chunks;
@@ -271,7 +285,7 @@ struct LayerOpBuilder {
             {2 * x.M * x.K * x.N, e * x.M * x.N + w * x.K * x.N * x.weights + e * x.M * x.K}, x.count);
         shape(OpKind::Gemm, x.M, x.K, x.N);
         groupedShape(x, grouped.rows, x.expertK, x.expertN);
-        tpOverlapChunks();
+        tpOverlapChunks(x, Pass::Backward);
         if (opt.frozenBase) // LoRA / QLoRA: frozen weights get no gradient
             return;
         add(x.wgrad, Pass::Backward, OpUnit::Tensor,
@@ -319,8 +333,14 @@ struct LayerOpBuilder {
         add(pass == Pass::Forward ? "dequant_base" : "dequant_base.bwd", pass, OpUnit::Vector,
             {2 * weights, (opt.dequantBytes + w) * weights}, L, 1, opt.dequantName);
     }
-    Gemm qkv() const { return {"qkv_proj", "qkv_proj.dgrad", "qkv_proj.wgrad", n, h, qkvN, L}; }
-    Gemm out() const { return {"out_proj", "out_proj.dgrad", "out_proj.wgrad", n, outK, h, L}; }
+    Gemm qkv() const
+    {
+        return {"qkv_proj", "qkv_proj.dgrad", "qkv_proj.wgrad", n, h, qkvN, L, 1, 0, 0, Gemm::Tp::Input};
+    }
+    Gemm out() const
+    {
+        return {"out_proj", "out_proj.dgrad", "out_proj.wgrad", n, outK, h, L, 1, 0, 0, Gemm::Tp::Output};
+    }
     Gemm up() const
     {
         return {swiglu ? "mlp_gate_up" : "mlp_up",
@@ -332,7 +352,9 @@ struct LayerOpBuilder {
                 L,
                 weightRatio,
                 h,
-                expertWidth};
+                expertWidth,
+                Gemm::Tp::Input,
+                true};
     }
     Gemm down() const
     {
@@ -345,7 +367,9 @@ struct LayerOpBuilder {
                 L,
                 weightRatio,
                 double(m.moe.expertFfn) * expertScale,
-                h};
+                h,
+                Gemm::Tp::Output,
+                true};
     }
     Gemm router() const { return {"router", "router.dgrad", "router.wgrad", routedN, h, experts, moeLayers}; }
     Gemm logits() const { return {"logits", "logits.dgrad", "logits.wgrad", n, h, V, 1}; }
