@@ -69,7 +69,8 @@ constexpr const char* kSrcFlashOther =
 
 constexpr const char* kSustainedAttentionSuffix =
     "; at the GPU's sustained share of a burst tensor rate (gpus.json matmul_bf16_sustained_share, measured on "
-    "GEMMs by napkin-probe at the board's power limit): attention kernels reach that limit too (flashinfer-ai/"
+    "GEMMs at the board's power limit: gpus.json sustained_source): attention kernels reach that limit too "
+    "(flashinfer-ai/"
     "flashinfer PR 2899: FlashAttention-4 BF16 on B200 back to back, SM clock 1965 -> ~1580 MHz at ~1000 W, "
     "1450 -> 1237 TFLOP/s)";
 
@@ -372,10 +373,12 @@ void resolveHardwareRates(HardwareSummary& hw, const GpuSpec& gpu, DType compute
     const double catBf16 = cat.peak(PeakColumn::Bf16) > 0 ? cat.peak(PeakColumn::Bf16) : cat.peak(PeakColumn::Fp16);
     double share = catBf16 > 0 && cat.achievableMatmulFlops > 0 ? cat.achievableMatmulFlops / catBf16 : 1.0;
     const std::array<double, 3>* shape = &cat.achievableMatmulShape;
+    bool ownFp16 = false;
     auto own = [&](PeakColumn c, double figure, const std::array<double, 3>& at) {
         if (col == c && figure > 0 && cat.peak(c) > 0) {
             share = figure / cat.peak(c);
             shape = &at;
+            ownFp16 = c == PeakColumn::Fp16;
         }
     };
     own(PeakColumn::Fp16, cat.achievableMatmulFp16Flops, cat.achievableMatmulFp16Shape);
@@ -384,11 +387,12 @@ void resolveHardwareRates(HardwareSummary& hw, const GpuSpec& gpu, DType compute
     hw.achievableFlops = (col == PeakColumn::Fp32 ? 1.0 : std::min(1.0, share)) * hw.peakFlops;
     // A GPU held at its power limit under back-to-back tensor work keeps only part of a burst figure
     // (napkin-probe on an H200 after a 180 s soak: 30 transformer GEMMs at 0.876 (bf16) and 0.902 (fp8)
-    // of the curve through the catalogue figure, SM clock 1,335-1,425 MHz at 700 W; gpus.json sustained_source).
-    hw.sustainedShare = col == PeakColumn::Fp8 ? cat.sustainedShareFp8
-                        : col == PeakColumn::Bf16 || col == PeakColumn::Fp16 || col == PeakColumn::Tf32
-                            ? cat.sustainedShare16
-                            : 1.0;
+    // of the curve through the catalogue figure, SM clock 1,335-1,425 MHz at 700 W; mamf-finder's MSMF
+    // on a B200 at 1,000 W; gpus.json sustained_source). The 16-bit share is measured against the bf16
+    // figure; a published fp16 figure of its own (the A100's: Azure's cuBLASLt runs after 10,000
+    // warm-up iterations) is already the sustained rate and takes none.
+    const bool sixteen = col == PeakColumn::Bf16 || (col == PeakColumn::Fp16 && !ownFp16) || col == PeakColumn::Tf32;
+    hw.sustainedShare = col == PeakColumn::Fp8 ? cat.sustainedShareFp8 : sixteen ? cat.sustainedShare16 : 1.0;
     hw.achievableFlops *= hw.sustainedShare;
     if ((*shape)[0] > 0)
         hw.achievableFlopsShape = *shape;

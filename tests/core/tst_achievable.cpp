@@ -195,7 +195,7 @@ private slots:
     }
 
     // Attention kernels run at the GPU's sustained share of their burst (paper) fractions, as GEMMs do:
-    // the H100 SXM's 0.876 (gpus.json, napkin-probe at the 700 W limit); an A100 has none measured.
+    // the H100 SXM's 0.876 (gpus.json, napkin-probe at the 700 W limit); a GB200 has none measured.
     // Hand case: FlashAttention-3 forward on H100, head dim 128, 33 x 4096 queries of 128-row blocks =
     // 1,056 CTAs = 8 full waves of 132 SMs, not causal: 1e12 FLOP / (989.4e12 x 0.62 x 0.876) s, below
     // the achievable GEMM rate (794.5e12 x 0.876).
@@ -223,7 +223,8 @@ private slots:
         QVERIFY(std::abs(op.achievableSeconds / (1e12 / (989.4e12 * 0.62)) - 1) < 1e-12);
         QVERIFY(std::string_view(op.efficiencySource).find("flashinfer") == std::string_view::npos);
         // The plan's rate model takes the catalogue's share.
-        for (const auto& [gpu, share] : {std::pair{"h100-sxm", 0.876}, std::pair{"a100-sxm4-80gb", 1.0}}) {
+        for (const auto& [gpu, share] : {std::pair{"h100-sxm", 0.876}, std::pair{"a100-sxm4-80gb", 0.94},
+                                         std::pair{"b200", 0.861}, std::pair{"gb200", 1.0}}) {
             const auto sc = test::scenario({"step_time.mode=predicted", std::string("cluster.gpu=") + gpu});
             QCOMPARE(core::rateModel(sc, core::estimate(sc).hardware).attentionSustained, share);
         }
@@ -450,9 +451,16 @@ private slots:
         QCOMPARE(h100bf16.achievableFlopsShape[2], 13312.0);
         QVERIFY(std::fabs(rates("h200-sxm", core::DType::Fp8E4m3).achievableFlops / (1366.3e12 * 0.902) - 1) < 1e-12);
         QVERIFY(std::fabs(rates("gb200", core::DType::Nvfp4).achievableFlops / 7627.6e12 - 1) < 1e-12);
-        // B200: the GB200's shares of its own peaks: 2906.9 / 5000 x 4500 and 7627.6 / 10000 x 9000.
-        QVERIFY(std::fabs(rates("b200", core::DType::Fp8E4m3).achievableFlops / 2616.21e12 - 1) < 1e-9);
+        // B200 FP8: mamf-finder's burst (MAMF 3435.2 TFLOP/s) at its sustained share (MSMF 2795.7 over
+        // the curve there: 0.814); FP4: the GB200's share of its own peak, 7627.6 / 10000 x 9000.
+        QVERIFY(std::fabs(rates("b200", core::DType::Fp8E4m3).achievableFlops / (3435.2e12 * 0.814) - 1) < 1e-12);
         QVERIFY(std::fabs(rates("b200", core::DType::Nvfp4).achievableFlops / 6864.84e12 - 1) < 1e-9);
+        QVERIFY(std::fabs(rates("b200", core::DType::Bf16).achievableFlops / (1690656401017304.0 * 0.861) - 1) < 1e-12);
+        // A100: bf16 is MAMF's burst at the sustained share Azure's FP16 runs give (0.94); FP16 is Azure's
+        // own sustained figure, taken as published (no share on top).
+        QVERIFY(std::fabs(rates("a100-sxm4-80gb", core::DType::Bf16).achievableFlops / (271.2e12 * 0.94) - 1) < 1e-12);
+        QVERIFY(std::fabs(rates("a100-sxm4-80gb", core::DType::Fp16).achievableFlops / 253.7e12 - 1) < 1e-12);
+        QCOMPARE(rates("a100-sxm4-80gb", core::DType::Fp16).sustainedShare, 1.0);
         // No FP8 figure published (RTX 4090): the bf16 share of the FP8 peak, 164.8 / 165.2 x 330.3.
         QVERIFY(std::fabs(rates("rtx-4090", core::DType::Fp8E4m3).achievableFlops / (164.8 / 165.2 * 330.3e12) - 1) <
                 1e-12);

@@ -183,9 +183,10 @@ private slots:
 
     void fp16HasItsOwnAchievableRate()
     {
-        // A100 80GB: bf16 MAMF 271.2 TFLOP/s; fp16 cuBLASLt 253.7 at 8192^3 (Azure ND A100 v4).
+        // A100 80GB: bf16 MAMF 271.2 TFLOP/s at the sustained share 0.94; fp16 cuBLASLt 253.7 at 8192^3
+        // (Azure ND A100 v4, after 10,000 warm-ups: already sustained, no share).
         const auto bf16 = core::estimate(test::scenario({"cluster.gpu=a100-sxm4-80gb"}));
-        NAPKIN_COMPARE_REL(bf16.hardware.achievableFlops, 271.2e12, 1e-12);
+        NAPKIN_COMPARE_REL(bf16.hardware.achievableFlops, 271.2e12 * 0.94, 1e-12);
         const auto fp16 = core::estimate(test::scenario({"cluster.gpu=a100-sxm4-80gb", "precision.plan=fp16-mixed"}));
         NAPKIN_COMPARE_REL(fp16.hardware.achievableFlops, 253.7e12, 1e-12);
         QCOMPARE(fp16.hardware.peakFlops, 312e12);

@@ -202,14 +202,16 @@ private slots:
         QVERIFY(plan.stepTimeAtPeak.valid);
         QVERIFY(plan.stepTimeAtPeak.step < plan.stepTime.step);
         QVERIFY2(plan.time.mfu <= plan.time.mfuCeiling, qPrintable(QString::number(plan.time.mfuCeiling)));
-        // A100 80 GB: achievable 271.2 of 312 TFLOP/s (MAMF); full recompute executes more FLOPs than
-        // the model counts, so the ceiling is below the achievable share.
-        QVERIFY(
-            std::fabs(plan.time.mfuCeiling / (plan.compute.flopsPerStep / plan.stepTime.executedFlops * 271.2 / 312) -
-                      1) < 1e-12);
+        // A100 80 GB: achievable 271.2 of 312 TFLOP/s (MAMF) at the sustained share 0.94 (Azure's
+        // FP16 runs after 10,000 warm-ups); full recompute executes more FLOPs than the model counts,
+        // so the ceiling is below the achievable share.
+        const double achievable = 271.2 * 0.94 / 312;
+        QVERIFY(std::fabs(
+                    plan.time.mfuCeiling / (plan.compute.flopsPerStep / plan.stepTime.executedFlops * achievable) - 1) <
+                1e-12);
         QVERIFY(plan.stepTime.executedFlops > plan.compute.flopsPerStep);
-        QVERIFY(plan.time.mfuCeiling < 271.2 / 312);
-        QVERIFY2(plan.time.hfu < 271.2 / 312, qPrintable(QString::number(plan.time.hfu)));
+        QVERIFY(plan.time.mfuCeiling < achievable);
+        QVERIFY2(plan.time.hfu < achievable, qPrintable(QString::number(plan.time.hfu)));
         QVERIFY(plan.time.mfu < plan.time.hfu); // full recomputation
     }
 
