@@ -239,7 +239,12 @@ LedgerInputs ledgerInputs(const Scenario& sc, Plan& p)
         tc.eager = in.eager;
         tc.policy = tr.recompute;
         tc.modules = tr.recomputeModules;
-        if (pr.recipe != LowPrecisionRecipe::None && pr.lowPrecisionGemms != 0) {
+        // Transformer Engine's Linear layers save their inputs quantised; torchtitan's Float8Linear
+        // (torchao float8/float8_linear.py matmul_with_hp_or_float8_args: ctx.save_for_backward(input_hp,
+        // weight_hp_t)) saves them in high precision and casts again in the backward, so its saved
+        // tensors are the 16-bit run's.
+        if (pr.recipe != LowPrecisionRecipe::None && pr.lowPrecisionGemms != 0 &&
+            sc.stepTime.framework != Framework::Torchtitan) {
             const RecipeInfo& ri = recipeInfo(pr.recipe);
             tc.lowInputs = pr.lowPrecisionGemms;
             tc.lowBytes = ri.elementBytes + ri.activationScales;
