@@ -22,7 +22,8 @@ void deriveCommSmShare(Plan& p, const StepTimeBreakdown& st, double sms)
 {
     static constexpr const char* kSource =
         "hidden traffic still holds SMs for its duration: one per NCCL channel for data-parallel traffic and "
-        "Megatron's EP all-to-all overlap (a floor: NVIDIA developer forum t/337991); DualPipe reserves 20 of them for "
+        "Megatron's EP all-to-all overlap (a floor: NVIDIA developer forum t/337991), DeepEP's 20 (Megatron-Core "
+        "moe_deepep_num_sms) or step_time.ep_comm_sms for its dispatcher's; DualPipe reserves 20 of them for "
         "its all-to-all and pipeline sends while the chunks compute (arXiv 2412.19437 §3.2.2 and §3.5.1: 'we allocate "
         "20 out of the 132 SMs ... which will limit the computational throughput'; deepseek-ai/profile-data: GEMM "
         "grids of 112 CTAs); Transformer Engine's userbuffers reduce-scatters 16, beside GEMMs that leave them free, "

@@ -173,6 +173,9 @@ struct StepTimeConfig {
     bool fp8Dispatch = false;
     bool fp8DispatchAuto = true;
     MoeDispatcher moeDispatcher = MoeDispatcher::AllToAll;
+    // SMs the expert-parallel dispatch and combine kernels hold while their traffic hides behind compute
+    // (step_time.ep_comm_sms; 0: "auto", the dispatcher's default, core/steptime.cpp epCommSms).
+    int epCommSms = 0;
     GroupedGemm groupedGemm = GroupedGemm::Streams;
     CrossEntropyChoice crossEntropy = CrossEntropyChoice::Auto; // Auto: the framework's default (unfused)
     Framework framework = Framework::Auto;                      // resolved (never Auto after parseScenario)

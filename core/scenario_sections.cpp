@@ -487,6 +487,11 @@ void readStepTime(const nlohmann::json& node, Scenario& sc, Errors& errors)
     st.moeDispatcher = r.choice<MoeDispatcher>("moe_dispatcher", {{"alltoall", MoeDispatcher::AllToAll},
                                                                   {"deepep", MoeDispatcher::DeepEp}})
                            .value_or(MoeDispatcher::AllToAll);
+    // SMs the dispatch and combine kernels take: up to half the GPU's SMs, or "auto".
+    if (const auto* c = r.child("ep_comm_sms");
+        c && !c->is_null() && !(c->is_string() && c->get<std::string>() == "auto"))
+        st.epCommSms =
+            int(r.integer("ep_comm_sms", 1, sc.gpu && sc.gpu->smCount > 1 ? sc.gpu->smCount / 2 : 1024).value_or(0));
     st.groupedGemm =
         r.choice<GroupedGemm>("grouped_gemm", {{"streams", GroupedGemm::Streams}, {"single", GroupedGemm::Single}})
             .value_or(GroupedGemm::Streams);

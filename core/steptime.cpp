@@ -31,6 +31,12 @@ constexpr double kCollectiveEfficiency = 0.80;
 // Brrrr From First Principles", overhead); it binds only when kernels are shorter than that.
 // SMs DeepSeek-V3's communication kernels take while DualPipe hides them (arXiv 2412.19437 §3.2.2).
 constexpr double kDualPipeCommSms = 20;
+// DeepEP's dispatch and combine kernels: 20 SMs by default (Megatron-Core transformer_config.py
+// moe_deepep_num_sms = 20; DeepEP Buffer's own default). HybridEP defaults to 16
+// (moe_hybridep_num_sms = 16, "in pure NVL scenarios, 16 SMs can generally achieve good bandwidth");
+// Megatron-Bridge's performance recipes set 32 (perf_recipes/_common.py _benchmark_common):
+// step_time.ep_comm_sms says which.
+constexpr double kDeepEpCommSms = 20;
 
 constexpr double kGapEager = 1.0e-6, kGapGraphs = 0.5e-6, kHostPerKernelEager = 10e-6;
 
@@ -568,11 +574,17 @@ void chargeHiddenTrafficSms(StepTimeBreakdown& r, const Scenario& sc, const GpuS
     // chunks compute, not only while traffic flows (§3.5.1: "we allocate 20 out of the 132 SMs ...
     // which will limit the computational throughput"; deepseek-ai/profile-data train.json: the GEMMs'
     // persistent grids are 112 CTAs): compute runs on SMs - 20, taking SMs / (SMs - 20) as long.
+    // step_time.ep_comm_sms (at most half the SMs) replaces either default.
+    const double chosen = sc.stepTime.epCommSms > 0 ? double(sc.stepTime.epCommSms) : 0.0;
     if (dual && r.pipeCommHidden > 0) {
-        r.pipeCommSms = std::min(kDualPipeCommSms, double(gpu.smCount) / 2);
+        r.pipeCommSms = chosen > 0 ? chosen : std::min(kDualPipeCommSms, double(gpu.smCount) / 2);
         r.commSmShare += (r.compute + r.recompute) * r.pipeCommSms / (double(gpu.smCount) - r.pipeCommSms);
-    } else if (overlapEp && r.pipeCommHidden > 0) { // NCCL's all-to-all: one CTA per channel
-        r.pipeCommSms = r.ncclCtas;
+    } else if (overlapEp && r.pipeCommHidden > 0) {
+        // Megatron-Core's all-to-all: NCCL, one CTA per channel; DeepEP / HybridEP: their own kernels.
+        r.pipeCommSms = chosen > 0 ? chosen
+                        : sc.stepTime.moeDispatcher == MoeDispatcher::DeepEp
+                            ? std::min(kDeepEpCommSms, double(gpu.smCount))
+                            : r.ncclCtas;
         r.commSmShare += r.pipeCommHidden * r.pipeCommSms / double(gpu.smCount);
     }
     // Megatron's TP overlap (Transformer Engine userbuffers, core/roofline.h): the reduce-scatter half

@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <string_view>
+#include <vector>
 
 using namespace napkin;
 using napkin::test::scenario;
@@ -306,13 +308,18 @@ private slots:
         // step_time.overlap_ep (Megatron-Core --overlap-moe-expert-parallel-comm): the all-to-all of one
         // micro-batch behind another's compute inside 1F1B; the pipeline sends stay exposed, and the
         // hidden all-to-all holds one SM per NCCL channel (24 of 132).
-        auto plan = [](bool overlap) {
-            return core::estimate(
-                       napkin::test::scenario({"model.preset=qwen3-30b-a3b", "cluster.gpu=h100-sxm", "cluster.gpus=16",
-                                               "parallel.pp=2", "parallel.ep=8", "training.micro_batch=1",
-                                               "training.global_batch=32", "step_time.mode=\"predicted\"",
-                                               std::string("step_time.overlap_ep=") + (overlap ? "true" : "false")}))
-                .stepTime;
+        auto plan = [](bool overlap, std::vector<std::string> extra = {}) {
+            std::vector<std::string> sets{"model.preset=qwen3-30b-a3b",
+                                          "cluster.gpu=h100-sxm",
+                                          "cluster.gpus=16",
+                                          "parallel.pp=2",
+                                          "parallel.ep=8",
+                                          "training.micro_batch=1",
+                                          "training.global_batch=32",
+                                          "step_time.mode=\"predicted\"",
+                                          std::string("step_time.overlap_ep=") + (overlap ? "true" : "false")};
+            sets.insert(sets.end(), extra.begin(), extra.end());
+            return core::estimate(napkin::test::scenario(sets)).stepTime;
         };
         const auto off = plan(false), on = plan(true);
         QVERIFY(off.epComm > 0);
@@ -325,6 +332,21 @@ private slots:
         QCOMPARE(on.pipeCommSms, 24.0);
         NAPKIN_COMPARE_REL(on.commSmShare, (on.dpCommHidden + on.pipeCommHidden) * 24 / 132, 1e-12);
         QVERIFY(on.step < off.step);
+        // DeepEP's kernels hold 20 SMs (Megatron-Core moe_deepep_num_sms), step_time.ep_comm_sms what it
+        // says (HybridEP: 16 by default, 32 in Megatron-Bridge's recipes), at most half the GPU's.
+        const auto deepep = plan(true, {"step_time.moe_dispatcher=\"deepep\""});
+        QCOMPARE(deepep.pipeCommSms, 20.0);
+        NAPKIN_COMPARE_REL(deepep.commSmShare, deepep.dpCommHidden * 24 / 132 + deepep.pipeCommHidden * 20 / 132,
+                           1e-12);
+        const auto hybrid = plan(true, {"step_time.moe_dispatcher=\"deepep\"", "step_time.ep_comm_sms=32"});
+        QCOMPARE(hybrid.pipeCommSms, 32.0);
+        NAPKIN_COMPARE_REL(hybrid.commSmShare, hybrid.dpCommHidden * 24 / 132 + hybrid.pipeCommHidden * 32 / 132,
+                           1e-12);
+        QCOMPARE(plan(true, {"step_time.ep_comm_sms=16"}).pipeCommSms, 16.0); // replaces NCCL's channels too
+        const auto errors = napkin::test::scenarioErrors({"cluster.gpu=h100-sxm", "step_time.ep_comm_sms=67"});
+        QCOMPARE(errors.size(), std::size_t(1));
+        QCOMPARE(errors.front().field, std::string("step_time.ep_comm_sms"));
+        QVERIFY2(errors.front().allowed.find("66") != std::string::npos, errors.front().allowed.c_str());
         // "auto" is off in every framework.
         QVERIFY(!scenario({"model.preset=qwen3-30b-a3b", "cluster.gpus=16", "parallel.ep=8"}).stepTime.overlapEp);
     }
