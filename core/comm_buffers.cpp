@@ -72,8 +72,9 @@ CommBuffers commBuffers(const Scenario& sc, std::int64_t dataParallel)
         // Context parallelism passes K and V around a ring of point-to-point sends (Megatron-Core / TE).
         if (cp > 1)
             add(p2pGroup("cp", 2, cp * tp > gpn));
-        if (dp > 1)
-            add(collectiveGroup("dp", dp, tp * cp, gpn, nvls));
+        // The gradient group spans the context-parallel ranks too (they hold the same parameters).
+        if (dp * cp > 1)
+            add(collectiveGroup("dp", dp * cp, tp, gpn, nvls));
         // A middle stage sends to the next and receives from the previous one; both directions in the
         // backward. The neighbour is tp · cp · dp ranks away.
         if (pp > 1)
@@ -82,8 +83,8 @@ CommBuffers commBuffers(const Scenario& sc, std::int64_t dataParallel)
     // PyTorch DDP (gradient_as_bucket_view=False, its default) copies every gradient into an
     // all-reduce bucket: a second copy of the gradients (torch.nn.parallel.DistributedDataParallel
     // docs). Megatron's DDP writes gradients straight into its contiguous grad buffer (none extra).
-    c.ddpCopiesGradients = sc.stepTime.framework == Framework::Torchtitan && effectiveZeroStage(sc) == 0 && dp > 1;
-    if (sc.stepTime.framework == Framework::Deepspeed && effectiveZeroStage(sc) >= 1 && dp > 1)
+    c.ddpCopiesGradients = sc.stepTime.framework == Framework::Torchtitan && effectiveZeroStage(sc) == 0 && dp * cp > 1;
+    if (sc.stepTime.framework == Framework::Deepspeed && effectiveZeroStage(sc) >= 1 && dp * cp > 1)
         c.reduceBucket = kDeepSpeedReduceBucketElements * bytesPerValue(sc.precision.gradients);
     return c;
 }

@@ -164,17 +164,21 @@ LedgerInputs ledgerInputs(const Scenario& sc, Plan& p)
     // gradients and states are in the ledger although params.total leaves them out.
     in.P = p.params.total + p.params.mtp;
     const int zero = effectiveZeroStage(sc);
-    const double N = double(shardGroupSize(sc, c.dataParallel));
+    // States shard over the ranks that reduce the gradients: data × context parallel, as context-
+    // parallel ranks hold the same parameters (Megatron-Core DistributedDataParallel and the
+    // distributed optimizer: get_data_parallel_group(with_context_parallel=True); torchtitan: FSDP over
+    // the flattened dp_shard_cp mesh; DeepSpeed: ZeRO over the sequence-data-parallel group).
+    const double N = double(shardGroupSize(sc, c.dataParallel * std::max<std::int64_t>(1, lay.cp)));
     in.shardW = zero >= 3 ? N : 1;
     in.shardG = zero >= 2 ? N : 1;
     in.shardO = zero >= 1 ? N : 1;
     // Routed experts shard their states over the expert data-parallel group, EDP = tp·cp·dp / (etp·ep)
     // ranks (Megatron-Core's distributed optimizer builds one buffer per group; torchtitan's
     // MOE_SHARDING.md: experts FSDP-sharded over dp_shard·cp·tp / ep): the dense group's N in
-    // proportion (N = dp: EDP itself; HYBRID_SHARD: its in-node share).
+    // proportion (N = dp·cp: EDP itself; HYBRID_SHARD: its in-node share).
     const auto& par = sc.parallel;
     in.expertSplit = double(par.ep) * double(par.etp);
-    const double NE = std::max(1.0, N * double(lay.tp) * double(lay.cp) / in.expertSplit);
+    const double NE = std::max(1.0, N * double(lay.tp) / in.expertSplit);
     in.shardWE = zero >= 3 ? NE : 1;
     in.shardGE = zero >= 2 ? NE : 1;
     in.shardOE = zero >= 1 ? NE : 1;

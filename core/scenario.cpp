@@ -80,11 +80,13 @@ int effectiveZeroStage(const Scenario& sc)
 
 std::int64_t shardGroupSize(const Scenario& sc, std::int64_t dp)
 {
+    // dp: the group the gradients are reduced over, data × context parallel (gradientGroup in
+    // core/steptime.cpp): context-parallel ranks hold the same parameters.
     if (sc.parallel.fsdp != Fsdp::Hybrid)
         return std::max<std::int64_t>(1, dp);
-    // HYBRID_SHARD shards inside a node: the data-parallel ranks that share one node (Megatron rank
-    // order puts TP, then CP, innermost).
-    const std::int64_t inner = std::int64_t(std::max(1, sc.parallel.tp)) * std::max(1, sc.parallel.cp);
+    // HYBRID_SHARD shards inside a node: the ranks of that group that share one node (Megatron rank
+    // order puts TP innermost, then CP and DP).
+    const std::int64_t inner = std::int64_t(std::max(1, sc.parallel.tp));
     const std::int64_t perNode = std::max<std::int64_t>(1, sc.parallel.gpusPerNode / inner);
     return std::max<std::int64_t>(1, std::min(dp, perNode));
 }

@@ -133,6 +133,26 @@ private slots:
         QCOMPARE(d->value, four.memory.tensorRoom);
     }
 
+    // Context-parallel ranks hold the same parameters, so the gradients are reduced and the ZeRO states
+    // sharded over data × context parallel ranks (Megatron-Core get_data_parallel_group(
+    // with_context_parallel=True); torchtitan's dp_shard_cp mesh). Llama 3 8B (8,030,261,248
+    // parameters) on 16 GPUs with ZeRO-1 and bf16-mixed (two fp32 Adam moments, 8 B per parameter):
+    // 8 B · P / 16 per GPU whether the 16 are DP 16 or DP 8 × CP 2, and the same gradient traffic.
+    void contextParallelRanksShareTheStates()
+    {
+        auto plan = [](int cp) {
+            return core::estimate(
+                test::scenario({"model.preset=llama-3-8b", "cluster.gpus=16", "parallel.cp=" + std::to_string(cp),
+                                "parallel.zero=1", "training.global_batch=64", "step_time.mode=predicted"}));
+        };
+        const auto one = plan(1), two = plan(2);
+        QCOMPARE(two.compute.dataParallel, std::int64_t(8));
+        QCOMPARE(one.params.total, 8030261248.0);
+        QCOMPARE(two.memory.optimizerStates, 8 * 8030261248.0 / 16);
+        QCOMPARE(one.memory.optimizerStates, two.memory.optimizerStates);
+        QCOMPARE(two.stepTime.dpCommTotal, one.stepTime.dpCommTotal);
+    }
+
     // parallel.cp_comm by hand: Llama 3 8B (32 heads, 8 KV heads of 128) at 8,192 tokens, CP 4 inside
     // an H100 node (NVLink 4: 450 GB/s each way), 8 micro-batches of one sequence per step, 32 layers.
     // A rank's K and V: kv = 2 · 2048 · 8 · 128 · 2 B = 8,388,608 B. At the nominal rate the ring sends
