@@ -673,7 +673,16 @@ StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p, bool atPeak
     if (tp > 1 && !isMlp) {
         const double msg = (s / cp) * b * h * e;
         const double perLayer = 4 + (tr.recompute == Recompute::Full ? 2 : 0);
-        const double one = par.sequenceParallel ? collectiveSeconds(Collective::AllGather, msg, tpLink, atPeak) +
+        // torchtitan with Float8 tensorwise scaling gathers in FP8 (torchao float8_tensor_parallel.py:
+        // Float8ColwiseParallel casts the input before the all-gather, Float8RowwiseParallel the output
+        // gradient before the backward's): every all-gather carries 1-byte values when the QKV, output
+        // and MLP GEMMs all run in FP8; the reduce-scatters stay in the activation dtype.
+        const auto& pr = sc.precision;
+        const bool fp8Gather = par.sequenceParallel && sc.stepTime.framework == Framework::Torchtitan &&
+                               pr.recipe == LowPrecisionRecipe::Current &&
+                               (pr.lowPrecisionGemms & kLowDefault) == kLowDefault;
+        const double gathered = fp8Gather ? (s / cp) * b * h * recipeInfo(pr.recipe).elementBytes : msg;
+        const double one = par.sequenceParallel ? collectiveSeconds(Collective::AllGather, gathered, tpLink, atPeak) +
                                                       collectiveSeconds(Collective::ReduceScatter, msg, tpLink, atPeak)
                                                 : collectiveSeconds(Collective::AllReduce, msg, tpLink, atPeak);
         mbTpTotal = stageLayers * perLayer * one;

@@ -5,13 +5,16 @@
 
 #include "testsupport.h"
 
+#include "collectives.h"
 #include "estimate.h"
 #include "lowprecision.h"
 
 #include <QtTest>
 
 #include <algorithm>
+#include <string>
 #include <string_view>
+#include <vector>
 
 using namespace napkin;
 using test::scenario;
@@ -126,6 +129,45 @@ private slots:
                                      "parallel.zero=0", "training.global_batch=8"}));
         QCOMPARE(titan.memory.layerTensors.kept, titanBf16.memory.layerTensors.kept);
         QCOMPARE(titan.memory.activations, titanBf16.memory.activations);
+    }
+
+    // torchtitan's Float8 tensor parallelism gathers in FP8 (torchao Float8ColwiseParallel casts the
+    // input before the all-gather, Float8RowwiseParallel the output gradient before the backward's);
+    // the reduce-scatters stay BF16. Llama 3 8B on one H100 node, TP 8 with SP, one micro-batch of 8192
+    // tokens: each all-gather moves s·b·h = 33,554,432 values, 1 B each instead of 2.
+    void torchtitanGathersInFp8()
+    {
+        auto plan = [](bool fp8) {
+            std::vector<std::string> sets{
+                "model.preset=llama-3-8b",         "cluster.gpus=8",         "parallel.tp=8",
+                "parallel.sequence_parallel=true", "parallel.zero=1",        "step_time.framework=torchtitan",
+                "step_time.mode=predicted",        "training.micro_batch=1", "training.global_batch=1",
+                "training.recompute=none",         "training.seq_len=8192"};
+            if (fp8) {
+                sets.push_back("precision.compute=fp8_e4m3");
+                sets.push_back("precision.recipe=current");
+            }
+            return core::estimate(scenario(sets)).stepTime;
+        };
+        const auto bf16 = plan(false), fp8 = plan(true);
+        core::Link link;
+        link.busbw = bf16.tpBandwidth;
+        link.nominal = bf16.tpBandwidth / bf16.collectiveEfficiency;
+        link.ranks = 8;
+        const double values = 8192.0 * 4096;
+        auto ag = [&](double bytes) { return core::collectiveSeconds(core::Collective::AllGather, bytes, link); };
+        auto rs = [&](double bytes) { return core::collectiveSeconds(core::Collective::ReduceScatter, bytes, link); };
+        QCOMPARE(bf16.tpCommTotal, 32 * 4 * (ag(2 * values) + rs(2 * values)));
+        QCOMPARE(fp8.tpCommTotal, 32 * 4 * (ag(values) + rs(2 * values)));
+        // Megatron (Transformer Engine) gathers BF16 under the same recipe.
+        const auto te = core::estimate(scenario({"model.preset=llama-3-8b", "cluster.gpus=8", "parallel.tp=8",
+                                                 "parallel.sequence_parallel=true", "parallel.zero=1",
+                                                 "step_time.framework=megatron", "step_time.mode=predicted",
+                                                 "training.micro_batch=1", "training.global_batch=1",
+                                                 "training.recompute=none", "training.seq_len=8192",
+                                                 "precision.compute=fp8_e4m3", "precision.recipe=current"}))
+                            .stepTime;
+        QCOMPARE(te.tpCommTotal, bf16.tpCommTotal);
     }
 
     // DeepSeek-V3 §3.3.3: the dispatch and the gradient sent to the experts in FP8 (1 x 128 scales),
