@@ -105,13 +105,17 @@ std::vector<Candidate> candidates(const Scenario& sc, const Plan& p, const std::
             out.push_back({"full recomputation (only each layer's input kept)", {{"training.recompute", "full"}}});
     }
     const int zero = effectiveZeroStage(sc);
-    if (p.compute.dataParallel > 1 && sc.parallel.fsdp == Fsdp::None)
+    // ZeRO shards over the ranks that reduce the gradients: data × context parallel (the ledger's rule,
+    // core/estimate_memory.cpp).
+    const int cp = std::max(1, sc.parallel.cp);
+    const std::int64_t group = p.compute.dataParallel * cp;
+    if (group > 1 && sc.parallel.fsdp == Fsdp::None)
         for (int z = std::max(1, zero + 1); z <= 3; ++z)
-            out.push_back({fmt::format("ZeRO-{} (shard {} over the {} data-parallel ranks)", z,
+            out.push_back({fmt::format("ZeRO-{} (shard {} over the {} {} ranks)", z,
                                        z == 1   ? "optimizer states"
                                        : z == 2 ? "optimizer states and gradients"
                                                 : "all model states",
-                                       p.compute.dataParallel),
+                                       group, cp > 1 ? "data- and context-parallel" : "data-parallel"),
                            {{"parallel.zero", z}}});
     expertCandidates(sc, p, out);
     if (!sc.precision.optimizerInt8Blockwise && p.memory.optimizerStates > 0)
@@ -131,7 +135,7 @@ std::vector<Candidate> candidates(const Scenario& sc, const Plan& p, const std::
     }
     if (!sc.finetune.peft() && sc.offload.optimizer == OffloadTarget::None) {
         json set{{"offload.optimizer", "cpu"}};
-        if (p.compute.dataParallel > 1 && zero == 0)
+        if (group > 1 && zero == 0)
             set["parallel.zero"] = 1;
         out.push_back({"ZeRO-Offload: optimizer states and master weights on the CPU", set});
     }

@@ -80,6 +80,25 @@ private slots:
         QVERIFY(replanned(doc, first.set).memory.fits);
     }
 
+    // Context-parallel ranks hold the same parameters, so ZeRO shards over them too: Llama 3 70B on 8
+    // H100s as CP 8 (one data-parallel rank) without ZeRO is offered ZeRO-1 to 3 over the 8 ranks, and
+    // the ZeRO-1 re-plan holds 7/8 of the Adam states less.
+    void zeroShardsOverContextParallelRanks()
+    {
+        const auto doc = test::documentWith({"model.preset=llama-3-70b", "cluster.gpus=8", "parallel.cp=8",
+                                             "parallel.zero=0", "training.seq_len=65536", "training.global_batch=1"});
+        const auto r = core::suggestFits(doc, {}, 100);
+        QVERIFY(r.valid);
+        const auto z1 = std::find_if(r.changes.begin(), r.changes.end(), [](const core::FitChange& c) {
+            return c.set.size() == 1 && c.set.contains("parallel.zero") && c.set["parallel.zero"] == 1;
+        });
+        QVERIFY(z1 != r.changes.end());
+        QVERIFY2(z1->description.find("over the 8 data- and context-parallel ranks") != std::string::npos,
+                 z1->description.c_str());
+        const auto before = replanned(doc, nlohmann::json::object()), after = replanned(doc, z1->set);
+        QCOMPARE(after.memory.optimizerStates, before.memory.optimizerStates / 8);
+    }
+
     // Mixtral 8x7B on 16 H100s at EP 2 is short; spreading the experts is a change that keeps the
     // training and the GPUs: EP 4 and EP 8 are offered (EP must divide the 8 experts and EP · ETP the
     // 16 ranks), and EP 8 holds 32 layers × 8 experts × 3 · 4096 · 14336 × (1/2 − 1/8) = 16.91e9
