@@ -57,6 +57,7 @@ CommBuffers commBuffers(const Scenario& sc, std::int64_t dataParallel)
     const auto& par = sc.parallel;
     const double tp = std::max(1, par.tp), cp = std::max(1, par.cp), pp = std::max(1, par.pp);
     const double dp = double(std::max<std::int64_t>(1, dataParallel));
+    const double grads = double(gradientGroupSize(sc, dataParallel));
     const double gpn = double(std::max(1, par.gpusPerNode));
     // TPUs run XLA collectives over ICI, not NCCL: no buffers counted.
     const bool nccl = sc.gpu->vendor == "NVIDIA" || sc.gpu->vendor == "AMD"; // RCCL keeps NCCL's buffer design
@@ -72,9 +73,9 @@ CommBuffers commBuffers(const Scenario& sc, std::int64_t dataParallel)
         // Context parallelism passes K and V around a ring of point-to-point sends (Megatron-Core / TE).
         if (cp > 1)
             add(p2pGroup("cp", 2, cp * tp > gpn));
-        // The gradient group spans the context-parallel ranks too (they hold the same parameters).
-        if (dp * cp > 1)
-            add(collectiveGroup("dp", dp * cp, tp, gpn, nvls));
+        // The gradient group spans the context-parallel ranks too (gradientGroupSize).
+        if (grads > 1)
+            add(collectiveGroup("dp", grads, tp, gpn, nvls));
         // A middle stage sends to the next and receives from the previous one; both directions in the
         // backward. The neighbour is tp · cp · dp ranks away.
         if (pp > 1)
@@ -83,8 +84,8 @@ CommBuffers commBuffers(const Scenario& sc, std::int64_t dataParallel)
     // PyTorch DDP (gradient_as_bucket_view=False, its default) copies every gradient into an
     // all-reduce bucket: a second copy of the gradients (torch.nn.parallel.DistributedDataParallel
     // docs). Megatron's DDP writes gradients straight into its contiguous grad buffer (none extra).
-    c.ddpCopiesGradients = sc.stepTime.framework == Framework::Torchtitan && effectiveZeroStage(sc) == 0 && dp * cp > 1;
-    if (sc.stepTime.framework == Framework::Deepspeed && effectiveZeroStage(sc) >= 1 && dp * cp > 1)
+    c.ddpCopiesGradients = sc.stepTime.framework == Framework::Torchtitan && effectiveZeroStage(sc) == 0 && grads > 1;
+    if (sc.stepTime.framework == Framework::Deepspeed && effectiveZeroStage(sc) >= 1 && grads > 1)
         c.reduceBucket = kDeepSpeedReduceBucketElements * bytesPerValue(sc.precision.gradients);
     return c;
 }

@@ -164,11 +164,8 @@ LedgerInputs ledgerInputs(const Scenario& sc, Plan& p)
     // gradients and states are in the ledger although params.total leaves them out.
     in.P = p.params.total + p.params.mtp;
     const int zero = effectiveZeroStage(sc);
-    // States shard over the ranks that reduce the gradients: data × context parallel, as context-
-    // parallel ranks hold the same parameters (Megatron-Core DistributedDataParallel and the
-    // distributed optimizer: get_data_parallel_group(with_context_parallel=True); torchtitan: FSDP over
-    // the flattened dp_shard_cp mesh; DeepSpeed: ZeRO over the sequence-data-parallel group).
-    const double N = double(shardGroupSize(sc, c.dataParallel * std::max<std::int64_t>(1, lay.cp)));
+    // States shard over the ranks that reduce the gradients, data × context parallel (shardGroupSize).
+    const double N = double(shardGroupSize(sc, c.dataParallel));
     in.shardW = zero >= 3 ? N : 1;
     in.shardG = zero >= 2 ? N : 1;
     in.shardO = zero >= 1 ? N : 1;

@@ -105,10 +105,9 @@ std::vector<Candidate> candidates(const Scenario& sc, const Plan& p, const std::
             out.push_back({"full recomputation (only each layer's input kept)", {{"training.recompute", "full"}}});
     }
     const int zero = effectiveZeroStage(sc);
-    // ZeRO shards over the ranks that reduce the gradients: data × context parallel (the ledger's rule,
-    // core/estimate_memory.cpp).
+    // ZeRO shards over the ranks that reduce the gradients: data × context parallel.
     const int cp = std::max(1, sc.parallel.cp);
-    const std::int64_t group = p.compute.dataParallel * cp;
+    const std::int64_t group = gradientGroupSize(sc, p.compute.dataParallel);
     if (group > 1 && sc.parallel.fsdp == Fsdp::None)
         for (int z = std::max(1, zero + 1); z <= 3; ++z)
             out.push_back({fmt::format("ZeRO-{} (shard {} over the {} {} ranks)", z,

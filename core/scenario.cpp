@@ -78,17 +78,25 @@ int effectiveZeroStage(const Scenario& sc)
     return sc.parallel.zeroStage;
 }
 
+std::int64_t gradientGroupSize(const Scenario& sc, std::int64_t dp)
+{
+    // Context-parallel ranks hold the same parameters: the gradients are reduced, and ZeRO / FSDP
+    // states sharded, over data × context parallel ranks (Megatron-Core
+    // get_data_parallel_group(with_context_parallel=True); torchtitan's dp_shard_cp mesh; DeepSpeed's
+    // sequence-data-parallel group).
+    return std::max<std::int64_t>(1, dp) * std::max(1, sc.parallel.cp);
+}
+
 std::int64_t shardGroupSize(const Scenario& sc, std::int64_t dp)
 {
-    // dp: the group the gradients are reduced over, data × context parallel (gradientGroup in
-    // core/steptime.cpp): context-parallel ranks hold the same parameters.
+    const std::int64_t group = gradientGroupSize(sc, dp);
     if (sc.parallel.fsdp != Fsdp::Hybrid)
-        return std::max<std::int64_t>(1, dp);
+        return group;
     // HYBRID_SHARD shards inside a node: the ranks of that group that share one node (Megatron rank
     // order puts TP innermost, then CP and DP).
     const std::int64_t inner = std::int64_t(std::max(1, sc.parallel.tp));
     const std::int64_t perNode = std::max<std::int64_t>(1, sc.parallel.gpusPerNode / inner);
-    return std::max<std::int64_t>(1, std::min(dp, perNode));
+    return std::max<std::int64_t>(1, std::min(group, perNode));
 }
 
 bool dualPipeMicroBatchesOk(std::int64_t m, std::int64_t pp) { return m % 2 == 0 && m >= 2 * pp; }

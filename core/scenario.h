@@ -174,7 +174,7 @@ struct StepTimeConfig {
     bool fp8DispatchAuto = true;
     MoeDispatcher moeDispatcher = MoeDispatcher::AllToAll;
     // SMs the expert-parallel dispatch and combine kernels hold while their traffic hides behind compute
-    // (step_time.ep_comm_sms; 0: "auto", the dispatcher's default, core/steptime.cpp epCommSms).
+    // (step_time.ep_comm_sms; 0: "auto", the dispatcher's default, core/steptime.cpp chargeHiddenTrafficSms).
     int epCommSms = 0;
     GroupedGemm groupedGemm = GroupedGemm::Streams;
     CrossEntropyChoice crossEntropy = CrossEntropyChoice::Auto; // Auto: the framework's default (unfused)
@@ -231,9 +231,12 @@ struct Scenario {
     OffloadConfig offload;
 };
 
-// The sharding stage that applies (FSDP strategies map to ZeRO stages) and the number of ranks the
-// states are sharded over (HYBRID_SHARD: the data-parallel ranks inside one node).
+// The sharding stage that applies (FSDP strategies map to ZeRO stages); the ranks the gradients are
+// reduced over, data × context parallel (context-parallel ranks hold the same parameters); and the
+// ranks the states are sharded over: that group, or under HYBRID_SHARD its ranks inside one node.
+// dp: the data-parallel degree.
 int effectiveZeroStage(const Scenario& scenario);
+std::int64_t gradientGroupSize(const Scenario& scenario, std::int64_t dp);
 std::int64_t shardGroupSize(const Scenario& scenario, std::int64_t dp);
 
 // Host DRAM bandwidth of a node when cluster.host_memory_bandwidth is "auto": two sockets of eight

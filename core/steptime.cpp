@@ -648,10 +648,8 @@ StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p, bool atPeak
     r.collectiveEfficiency = eff;
     const Link tpLink = groupLink(tp, 1, gpn, intra, inter, eff);
     const Link cpLink = groupLink(cp, tp, gpn, intra, inter, eff);
-    // The gradients are reduced (and ZeRO / FSDP states sharded) over data × context parallel ranks,
-    // TP innermost: context-parallel ranks hold the same parameters (Megatron-Core
-    // get_data_parallel_group(with_context_parallel=True); torchtitan's dp_shard_cp mesh).
-    const double gradientGroup = dp * cp;
+    // The gradients are reduced over data × context parallel ranks, TP innermost (gradientGroupSize).
+    const double gradientGroup = double(gradientGroupSize(sc, std::int64_t(dp)));
     const Link dpLink = groupLink(gradientGroup, tp, gpn, intra, inter, eff);
     Link ppLink = groupLink(2, tp * cp * dp, gpn, intra, inter, eff);
     ppLink.crossesNodes = tp * cp * dp * pp > gpn;
@@ -750,7 +748,7 @@ StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p, bool atPeak
     r.bubble = pipelineBubble(r, w, stageLayers, mbRecompute, chunk, pp, v, dual);
 
     // ---- Data parallelism. HYBRID_SHARD shards inside a node and replicates across nodes.
-    const double group = double(shardGroupSize(sc, std::int64_t(gradientGroup)));
+    const double group = double(shardGroupSize(sc, std::int64_t(dp)));
     const Link innerLink = groupLink(group, tp, gpn, intra, inter, eff);
     const Link replicaLink = groupLink(gradientGroup / group, tp * group, gpn, intra, inter, eff);
     // Expert data parallelism: EDP ranks etp · ep apart (Megatron-Core expert order ETP, EP, EDP, PP).
