@@ -489,9 +489,14 @@ void readStepTime(const nlohmann::json& node, Scenario& sc, Errors& errors)
                            .value_or(MoeDispatcher::AllToAll);
     // SMs the dispatch and combine kernels take: up to half the GPU's SMs, or "auto".
     if (const auto* c = r.child("ep_comm_sms");
-        c && !c->is_null() && !(c->is_string() && c->get<std::string>() == "auto"))
-        st.epCommSms =
-            int(r.integer("ep_comm_sms", 1, sc.gpu && sc.gpu->smCount > 1 ? sc.gpu->smCount / 2 : 1024).value_or(0));
+        c && !c->is_null() && !(c->is_string() && c->get<std::string>() == "auto")) {
+        const int most = sc.gpu && sc.gpu->smCount > 1 ? sc.gpu->smCount / 2 : 1024;
+        if (c->is_string())
+            r.error("ep_comm_sms", shortDump(*c), "must be an integer or \"auto\"",
+                    "an integer from 1 to " + std::to_string(most) + ", or \"auto\"");
+        else
+            st.epCommSms = int(r.integer("ep_comm_sms", 1, most).value_or(0));
+    }
     st.groupedGemm =
         r.choice<GroupedGemm>("grouped_gemm", {{"streams", GroupedGemm::Streams}, {"single", GroupedGemm::Single}})
             .value_or(GroupedGemm::Streams);

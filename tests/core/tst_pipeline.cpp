@@ -347,6 +347,10 @@ private slots:
         QCOMPARE(errors.size(), std::size_t(1));
         QCOMPARE(errors.front().field, std::string("step_time.ep_comm_sms"));
         QVERIFY2(errors.front().allowed.find("66") != std::string::npos, errors.front().allowed.c_str());
+        const auto word = napkin::test::scenarioErrors({"cluster.gpu=h100-sxm", "step_time.ep_comm_sms=\"lots\""});
+        QCOMPARE(word.size(), std::size_t(1));
+        QCOMPARE(word.front().field, std::string("step_time.ep_comm_sms"));
+        QVERIFY2(word.front().allowed.find("\"auto\"") != std::string::npos, word.front().allowed.c_str());
         // "auto" is off in every framework.
         QVERIFY(!scenario({"model.preset=qwen3-30b-a3b", "cluster.gpus=16", "parallel.ep=8"}).stepTime.overlapEp);
     }
