@@ -274,6 +274,9 @@ void applyAchievable(RooflineOp& op, const RateModel& r)
             const double round = rateAt(g[0], g[1], g[2], at), last = rest > 0 ? rateAt(g[0], g[1], g[2], rest) : 0;
             compute += (round > 0 ? full * at * perGroup / round : 0) + (last > 0 ? rest * perGroup / last : 0);
             op.efficiencySource = r.groupedStreams > 0 ? kSrcGroupedGemmStreams : kSrcGroupedGemm;
+            // Launches: one cuBLAS GEMM per local expert on the streams (nvte_multi_tensor_gemm, as
+            // above), one grid otherwise, plus the shared experts' own GEMM where this op holds them.
+            op.kernels = (op.groupedShare < 1 ? 1.0 : 0.0) + (r.groupedStreams > 0 ? groups : 1.0);
         }
         break;
     }

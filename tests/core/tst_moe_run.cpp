@@ -525,6 +525,7 @@ private slots:
         QCOMPARE(op->grouped[1], 1536.0);
         QCOMPARE(op->grouped[2], 2048.0);
         QCOMPARE(op->grouped[3], 128.0);
+        QCOMPARE(op->kernels, 128.0); // one cuBLAS GEMM launched per local expert
         // 2 · 8192 · 2048 · 12288 FLOPs, compute-bound (all 128 experts' weights, 0.81 GB, read in 0.27 ms).
         QCOMPARE(op->flops, 2.0 * 8192 * 2048 * 12288);
         QCOMPARE(op->achievableSeconds, op->flops / (794.5e12 * 0.876 * eff / atFigure)); // MAMF x sustained share
@@ -696,6 +697,14 @@ private slots:
         const auto grid = core::rateModel(single, hw);
         QCOMPARE(grid.groupedStreams, 0);
         NAPKIN_COMPARE_REL(timed(grid, 16).achievableSeconds, 16 * one / rate(16), 1e-12);
+        // Launches: one cuBLAS GEMM per local expert on the streams, one grid otherwise; a shared expert
+        // in the same op adds its own GEMM.
+        QCOMPARE(timed(rates, 16).kernels, 16.0);
+        QCOMPARE(timed(grid, 16).kernels, 1.0);
+        core::RooflineOp shared = timed(rates, 6);
+        shared.groupedShare = 0.5;
+        core::applyAchievable(shared, rates);
+        QCOMPARE(shared.kernels, 7.0);
         const auto e = scenarioErrors({"step_time.grouped_gemm=cutlass"});
         QVERIFY(!e.empty());
         QCOMPARE(e.front().field, std::string("step_time.grouped_gemm"));
