@@ -123,6 +123,7 @@ nlohmann::json breakdownJsonImpl(const StepTimeBreakdown& b)
               {"grad_clip", b.gradClip},
               {"checkpoint_save", b.checkpointSave},
               {"comm_sm_share", b.commSmShare},
+              {"fsdp_copies", b.fsdpCopies},
               {"data_loading", 0.0},
               {"note", "data loading is assumed hidden behind compute (prefetching loaders)"}}},
             {"step", b.step},

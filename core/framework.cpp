@@ -2,6 +2,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "framework.h"
 
+#include "dtype.h"
+
 namespace napkin::core {
 
 FrameworkRules frameworkRules(Framework f)
@@ -27,6 +29,7 @@ FrameworkRules frameworkRules(Framework f)
         r.overlapTp = false;
         r.regatherForRecompute = false;
         r.reduceScatterEveryMicroBatch = true;
+        r.fsdpCopies = true;
         r.hopperAttention = AttentionKernel::Flash2;
         r.fusion = KernelFusion::Eager; // training.compile defaults to false (train_configs/*.toml)
         r.source = "Liang et al. 2024 (TorchTitan, arXiv 2410.06511) §2: FSDP2 all-gathers per forward and "
@@ -46,6 +49,23 @@ FrameworkRules frameworkRules(Framework f)
     return r;
 }
 
+double fsdpCopyBytes(const Scenario& sc, double params, double shardRanks, double trained)
+{
+    const int zero = effectiveZeroStage(sc);
+    const bool gradOp = sc.parallel.fsdp == Fsdp::GradOp;
+    const auto rules = frameworkRules(sc.stepTime.framework);
+    if (!sc.stepTime.fsdpCopies || shardRanks <= 1 || params <= 0 || zero == 0 || (zero <= 2 && !gradOp))
+        return 0;
+    // The same gathers as the traffic (steptime.cpp dataParallelParts): forward and backward, once with
+    // SHARD_GRAD_OP; each copy-out reads and writes the unsharded parameters in their compute dtype.
+    double gathers = gradOp ? 1.0 : 2.0;
+    if (!gradOp && rules.regatherForRecompute && sc.training.recompute == Recompute::Full)
+        gathers += 1.0;
+    const double ew = bytesPerValue(sc.precision.weights), eg = bytesPerValue(sc.precision.gradients);
+    // The copy-in reads gradients in the compute dtype and writes them in the reduce dtype.
+    return gathers * 2 * ew * params + (ew + eg) * params * trained;
+}
+
 bool userbuffersTpOverlap(const Scenario& sc)
 {
     return sc.stepTime.overlapTp && sc.stepTime.framework == Framework::Megatron && sc.parallel.sequenceParallel &&
@@ -62,6 +82,8 @@ void resolveFramework(Scenario& sc)
         st.overlapDp = st.framework == Framework::Deepspeed ? effectiveZeroStage(sc) >= 3 : rules.overlapDp;
     if (st.overlapTpAuto)
         st.overlapTp = rules.overlapTp;
+    if (st.fsdpCopiesAuto)
+        st.fsdpCopies = rules.fsdpCopies;
     if (st.overlapEpAuto)
         st.overlapEp = false; // opt-in everywhere (Megatron-Core: overlap_moe_expert_parallel_comm = False)
     if (st.kernelFusionAuto || st.kernelFusion == KernelFusion::Auto)

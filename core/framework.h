@@ -14,7 +14,8 @@
 //              the loss is its vocab-parallel cross-entropy on fp32 logits (core/kernels.h).
 //   torchtitan torchtitan 0.1 / PyTorch FSDP2 (Liang et al. 2024, arXiv 2410.06511): parameters are
 //              all-gathered for the forward and again for the backward (reshard_after_forward), and
-//              gradients reduce-scattered, every micro-batch; implicit prefetching overlaps each
+//              gradients reduce-scattered, every micro-batch, each gather copied out of and each
+//              reduction copied into its buffer on the compute stream; implicit prefetching overlaps each
 //              gather with the previous block's compute; activation checkpointing recomputes inside
 //              the backward's gathered window (no extra gather); async TP is opt-in; attention
 //              through PyTorch SDPA (FlashAttention-2 kernels). Selective activation checkpointing
@@ -42,6 +43,7 @@ struct FrameworkRules {
     bool overlapTp = false;
     bool regatherForRecompute = false;         // ZeRO-3 / FSDP gathers again for a recomputed forward
     bool reduceScatterEveryMicroBatch = false; // sharded gradients reduced per micro-batch (ZeRO-3, FSDP)
+    bool fsdpCopies = false;                   // FSDP2 copies gathered parameters and gradients on the compute stream
     AttentionKernel hopperAttention = AttentionKernel::Flash2;
     KernelFusion fusion = KernelFusion::Fused; // how the framework runs elementwise ops by default
     const char* source = "";
@@ -62,6 +64,16 @@ bool requiresSequenceParallel(Framework framework, int tp, int ep);
 // needs sequence parallelism): chunked GEMMs (core/roofline.h LayerOpOptions) and 16 SMs for the
 // reduce-scatters. Other frameworks' overlap (torchtitan's async TP) hides the traffic without them.
 bool userbuffersTpOverlap(const Scenario& scenario);
+
+// FSDP2's copies on the compute stream, bytes per micro-batch (torch/distributed/fsdp/_fully_shard/
+// _fsdp_collectives.py, PyTorch 2.5-2.6): after each all-gather, foreach_all_gather_copy_out reads the
+// gathered buffer and writes the unsharded parameters (FSDPParamGroup.wait_for_unshard, on the current
+// stream: "overlap the current copy-out with the next all-gather"); before each reduce-scatter,
+// foreach_reduce_scatter_copy_in reads the unsharded gradients and writes the reduce-scatter input in
+// the reduce dtype (torch._chunk_cat on the current stream; the reduce-scatter stream then waits on it).
+// paramsPerRank: the parameters this rank gathers; trained: the share that has gradients. 0 without
+// step_time.fsdp_copies (resolved from the framework) and where nothing is sharded per micro-batch.
+double fsdpCopyBytes(const Scenario& scenario, double paramsPerRank, double shardRanks, double trained = 1);
 
 // The attention kernel a scenario runs on a GPU of this compute capability.
 AttentionKernel attentionKernelFor(const Scenario& scenario);

@@ -253,7 +253,9 @@ struct StepTimeBreakdown {
     double gradClip = 0;       // gradient-norm clipping: a read of every local gradient + an all-reduce
     double checkpointSave = 0; // checkpoint saves amortised per step (step_time.save_every_steps)
     double commSmShare = 0;    // compute slowed by the SMs communication kernels hold while traffic is hidden
-    double overheads = 0;      // launch + gradClip + checkpointSave + commSmShare
+    double fsdpCopies = 0;     // FSDP2's parameter copy-out and gradient copy-in on the compute stream
+    double fsdpCopyBytes = 0;  //   their bytes per micro-batch (framework.h fsdpCopyBytes)
+    double overheads = 0;      // launch + gradClip + checkpointSave + commSmShare + fsdpCopies
     double dpCommHidden = 0;   // data-parallel traffic hidden behind compute (dpCommTotal - dpComm)
     double pipeCommHidden = 0; // DualPipe: expert all-to-all and pipeline sends hidden behind the paired chunk
     double pipeCommSms = 0;    //   and the SMs its communication kernels hold meanwhile

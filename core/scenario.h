@@ -163,6 +163,11 @@ struct StepTimeConfig {
     bool overlapDpAuto = true;        // overlap_dp was "auto": the framework's rule
     bool overlapTp = false;           // resolved: tensor-parallel collectives overlap the GEMMs
     bool overlapTpAuto = true;
+    // Resolved: sharded parameters are copied out of the all-gather buffer and gradients into the
+    // reduce-scatter buffer on the compute stream (PyTorch FSDP2; "auto": torchtitan's rule,
+    // core/framework.h fsdpCopyBytes). FSDP1 gathers into its flat parameter and casts on a side stream.
+    bool fsdpCopies = false;
+    bool fsdpCopiesAuto = true;
     // Megatron-Core's EP all-to-all overlap (--overlap-moe-expert-parallel-comm with
     // --delay-wgrad-compute): a micro-batch's forward runs beside another's backward, each one's
     // dispatch and combine behind the other's compute. Opt-in in every framework ("auto": false).

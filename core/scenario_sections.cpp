@@ -473,6 +473,7 @@ void readStepTime(const nlohmann::json& node, Scenario& sc, Errors& errors)
     };
     autoBool("overlap_dp", st.overlapDp, st.overlapDpAuto);
     autoBool("overlap_tp", st.overlapTp, st.overlapTpAuto);
+    autoBool("fsdp_copies", st.fsdpCopies, st.fsdpCopiesAuto);
     autoBool("overlap_ep", st.overlapEp, st.overlapEpAuto);
     autoBool("fp8_dispatch", st.fp8Dispatch, st.fp8DispatchAuto);
     // "auto": on with DeepSeek-V3's block-wise recipe, which quantises before the dispatch (§3.3.3);

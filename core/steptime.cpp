@@ -761,11 +761,16 @@ StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p, bool atPeak
         dataParallelTraffic(sc, p, w, stageLayers, m, mbRecompute, dpLink, innerLink, replicaLink, edpLink, atPeak);
     r.dpCommTotal = dpt.total;
     r.dpComm = dpt.exposed;
+    // FSDP2's copies on the compute stream (framework.h fsdpCopyBytes), at the memory-bound rate.
+    const double copyBw = atPeak || !(hw.achievableBandwidth > 0) ? hw.bandwidth : hw.achievableBandwidth;
+    r.fsdpCopyBytes = fsdpCopyBytes(sc, p.memory.paramsPerRank > 0 ? p.memory.paramsPerRank : p.params.total, group,
+                                    sc.finetune.peft() ? p.memory.gradientsRate.valuesPerParam : 1.0);
+    r.fsdpCopies = copyBw > 0 ? m * r.fsdpCopyBytes / copyBw : 0.0;
 
     optimizerAndSaves(r, sc, p, atPeak, groupLink(G, 1, gpn, intra, inter, eff));
     if (!atPeak)
         chargeHiddenTrafficSms(r, sc, gpu, dual, overlapEp);
-    r.overheads = r.launch + r.gradClip + r.checkpointSave + r.commSmShare;
+    r.overheads = r.launch + r.gradClip + r.checkpointSave + r.commSmShare + r.fsdpCopies;
     r.step = r.compute + r.recompute + r.tpComm + r.cpComm + r.epComm + r.ppComm + r.bubble + r.dpComm + r.optimizer +
              r.offload + r.overheads;
     if (!(r.step > 0))

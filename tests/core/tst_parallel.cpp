@@ -180,6 +180,50 @@ private slots:
         QCOMPARE(ag.memory.total, p2p.memory.total);
     }
 
+    // PyTorch FSDP2 copies on the compute stream (framework.h fsdpCopyBytes): Llama 3 8B fully sharded
+    // over 8 H100 under torchtitan, bf16 parameters, fp32 gradient reduction (the megatron plan), one
+    // micro-batch a step. Each of the two gathers' copy-out reads the gathered buffer and writes the
+    // parameters, 2 + 2 bytes a parameter; the reduce-scatter's copy-in reads the bf16 gradient and
+    // writes it in fp32, 2 + 4: 2 * 4 + 6 = 14 bytes a parameter at the achievable bandwidth.
+    void fsdpCopiesOnTheComputeStream()
+    {
+        const std::vector<std::string> base = {"model.preset=llama-3-8b", "cluster.gpu=h100-sxm",
+                                               "cluster.gpus=8",          "training.seq_len=8192",
+                                               "training.micro_batch=1",  "training.global_batch=8",
+                                               "precision.plan=megatron", "step_time.mode=predicted"};
+        auto with = [&base](std::vector<std::string> more) {
+            more.insert(more.begin(), base.begin(), base.end());
+            return core::estimate(scenario(more));
+        };
+        const auto p = with({"parallel.zero=0", "parallel.fsdp=full", "step_time.framework=torchtitan"});
+        QCOMPARE(p.compute.accumulationSteps, std::int64_t(1));
+        const double P = p.memory.paramsPerRank;
+        QCOMPARE(P, p.params.total); // no tensor or pipeline split: the rank gathers every parameter
+        QCOMPARE(p.stepTime.fsdpCopyBytes, 14 * P);
+        QCOMPARE(p.stepTime.fsdpCopies, 14 * P / p.hardware.achievableBandwidth);
+        QVERIFY(test::derivation(p, "time.fsdp_copies") != nullptr);
+        QVERIFY(p.stepTime.overheads >= p.stepTime.fsdpCopies);
+        // SHARD_GRAD_OP gathers once: 4 + 6 bytes a parameter.
+        const auto gradOp = with({"parallel.zero=0", "parallel.fsdp=grad_op", "step_time.framework=torchtitan"});
+        QCOMPARE(gradOp.stepTime.fsdpCopyBytes, 10 * P);
+        // Megatron's distributed optimizer and DeepSpeed's ZeRO-3 gather into their own buffers: none.
+        QCOMPARE(with({"parallel.zero=1", "step_time.framework=megatron"}).stepTime.fsdpCopies, 0.0);
+        QCOMPARE(with({"parallel.zero=3", "step_time.framework=deepspeed"}).stepTime.fsdpCopies, 0.0);
+        // The key overrides the framework's rule: FSDP1's in-place gathers, or copies under another framework.
+        QCOMPARE(with({"parallel.zero=0", "parallel.fsdp=full", "step_time.framework=torchtitan",
+                       "step_time.fsdp_copies=false"})
+                     .stepTime.fsdpCopies,
+                 0.0);
+        QCOMPARE(with({"parallel.zero=3", "step_time.framework=deepspeed", "step_time.fsdp_copies=true"})
+                     .stepTime.fsdpCopyBytes,
+                 14 * P);
+        // One rank shards nothing.
+        QCOMPARE(with({"parallel.zero=0", "parallel.fsdp=full", "step_time.framework=torchtitan", "cluster.gpus=1",
+                       "training.global_batch=1"})
+                     .stepTime.fsdpCopies,
+                 0.0);
+    }
+
     void constraints_data()
     {
         QTest::addColumn<QString>("sets");

@@ -191,9 +191,10 @@ private slots:
             if (p.stepTime.valid) {
                 const auto& b = p.stepTime;
                 const double parts = b.compute + b.recompute + b.tpComm + b.cpComm + b.epComm + b.ppComm + b.bubble +
-                                     b.dpComm + b.optimizer + b.launch + b.gradClip + b.checkpointSave + b.commSmShare;
-                QVERIFY(std::abs(b.overheads - (b.launch + b.gradClip + b.checkpointSave + b.commSmShare)) <=
-                        1e-12 * b.step);
+                                     b.dpComm + b.optimizer + b.launch + b.gradClip + b.checkpointSave + b.commSmShare +
+                                     b.fsdpCopies;
+                QVERIFY(std::abs(b.overheads - (b.launch + b.gradClip + b.checkpointSave + b.commSmShare +
+                                                b.fsdpCopies)) <= 1e-12 * b.step);
                 // No predicted MFU above the bound the achievable GEMM rate sets (time.mfu_ceiling).
                 if (std::string_view(p.time.mode) == "predicted")
                     QVERIFY2(p.time.mfu <= p.time.mfuCeiling * (1 + 1e-9), doc.dump().c_str());

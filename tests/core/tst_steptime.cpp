@@ -294,7 +294,8 @@ private slots:
         QCOMPARE(b.dpCommHidden, b.dpCommTotal - b.dpComm);
         QCOMPARE(b.ncclCtas, 24.0);
         QVERIFY(std::fabs(b.commSmShare / ((b.dpCommTotal - b.dpComm) * 24.0 / 132.0) - 1) < 1e-12);
-        QVERIFY(std::fabs(b.overheads - (b.launch + b.gradClip + b.checkpointSave + b.commSmShare)) <= 1e-12 * b.step);
+        QVERIFY(std::fabs(b.overheads - (b.launch + b.gradClip + b.checkpointSave + b.commSmShare + b.fsdpCopies)) <=
+                1e-12 * b.step);
         QVERIFY(std::any_of(plan.derivations.begin(), plan.derivations.end(), [](const core::Derivation& d) {
             return std::string_view(d.quantity) == "time.comm_sm_share";
         }));
