@@ -118,9 +118,7 @@ void estimateTimeAndCost(const Scenario& sc, double recomputePerToken, Plan& p, 
                    "PyTorch FSDP2 (_fsdp_collectives.py foreach_all_gather_copy_out, foreach_reduce_scatter_copy_in): "
                    "per micro-batch each gather's buffer read and the unsharded parameters written, the gradients "
                    "read and written in the reduce dtype, on the compute stream at the memory-bound rate",
-                   {{"m", double(std::max<std::int64_t>(1, c.accumulationSteps))},
-                    {"bytes", st.fsdpCopyBytes},
-                    {"bw", hw.achievableBandwidth > 0 ? hw.achievableBandwidth : hw.bandwidth}});
+                   {{"m", st.microBatches}, {"bytes", st.fsdpCopyBytes}, {"bw", st.fsdpCopyBandwidth}});
         if (st.epCommTotal > 0 && st.epNvlinkShare >= 0)
             deriveDeduplicatedDispatch(sc, p, st);
         if (st.chunkForward > 0)

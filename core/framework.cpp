@@ -49,18 +49,24 @@ FrameworkRules frameworkRules(Framework f)
     return r;
 }
 
-double fsdpCopyBytes(const Scenario& sc, double params, double shardRanks, double trained)
+double shardedGathersPerMicroBatch(const Scenario& sc)
 {
     const int zero = effectiveZeroStage(sc);
     const bool gradOp = sc.parallel.fsdp == Fsdp::GradOp;
-    const auto rules = frameworkRules(sc.stepTime.framework);
-    if (!sc.stepTime.fsdpCopies || shardRanks <= 1 || params <= 0 || zero == 0 || (zero <= 2 && !gradOp))
+    if (zero == 0 || (zero <= 2 && !gradOp))
         return 0;
-    // The same gathers as the traffic (steptime.cpp dataParallelParts): forward and backward, once with
-    // SHARD_GRAD_OP; each copy-out reads and writes the unsharded parameters in their compute dtype.
-    double gathers = gradOp ? 1.0 : 2.0;
-    if (!gradOp && rules.regatherForRecompute && sc.training.recompute == Recompute::Full)
-        gathers += 1.0;
+    if (gradOp)
+        return 1;
+    const bool regather = frameworkRules(sc.stepTime.framework).regatherForRecompute;
+    return regather && sc.training.recompute == Recompute::Full ? 3 : 2;
+}
+
+double fsdpCopyBytes(const Scenario& sc, double params, double shardRanks, double trained)
+{
+    const double gathers = shardedGathersPerMicroBatch(sc);
+    if (!sc.stepTime.fsdpCopies || shardRanks <= 1 || params <= 0 || gathers == 0)
+        return 0;
+    // Each copy-out reads the gathered buffer and writes the unsharded parameters in their compute dtype.
     const double ew = bytesPerValue(sc.precision.weights), eg = bytesPerValue(sc.precision.gradients);
     // The copy-in reads gradients in the compute dtype and writes them in the reduce dtype.
     return gathers * 2 * ew * params + (ew + eg) * params * trained;

@@ -65,6 +65,12 @@ bool requiresSequenceParallel(Framework framework, int tp, int ep);
 // reduce-scatters. Other frameworks' overlap (torchtitan's async TP) hides the traffic without them.
 bool userbuffersTpOverlap(const Scenario& scenario);
 
+// Parameter all-gathers per micro-batch where parameters are sharded per micro-batch (ZeRO-3 / FSDP):
+// forward and backward (Liang et al. 2024 §2, FSDP2), once under SHARD_GRAD_OP (it keeps the gathered
+// parameters until the backward), one more where the framework re-fetches for a recomputed forward
+// (FrameworkRules::regatherForRecompute, full recompute). 0 under ZeRO-0-2.
+double shardedGathersPerMicroBatch(const Scenario& scenario);
+
 // FSDP2's copies on the compute stream, bytes per micro-batch (torch/distributed/fsdp/_fully_shard/
 // _fsdp_collectives.py, PyTorch 2.5-2.6): after each all-gather, foreach_all_gather_copy_out reads the
 // gathered buffer and writes the unsharded parameters (FSDPParamGroup.wait_for_unshard, on the current
