@@ -244,10 +244,12 @@ struct StepTimeBreakdown {
     bool epNodeLimited = false;                // parallel.ep_node_limit binds (deepep)
     bool edpCrossesNodes = false;              // the experts' data-parallel group (gradients of the routed experts)
     double edpBandwidth = 0;
-    double bubble = 0;    // (p - 1) / v micro-batch slots of idle pipeline; DualPipe (p/2 - 1)(F&B + B - 3W)
-    double dpComm = 0;    // data-parallel gradient / parameter traffic not overlapped
-    double optimizer = 0; // optimizer step: states read and written once at achievable bandwidth
-    double offload = 0;   // offload.*: host-link / NVMe traffic not hidden, the CPU update (core/offload.h)
+    double bubble = 0;             // (p - 1) / v micro-batch slots of idle pipeline; DualPipe (p/2 - 1)(F&B + B - 3W)
+    double dpComm = 0;             // data-parallel gradient / parameter traffic not overlapped
+    double optimizer = 0;          // optimizer step: its bytes (optimizer.implementation) at achievable bandwidth
+    double optimizerBytes = 0;     //   the update's memory traffic on this rank in one step
+    double optimizerBandwidth = 0; //   the rate it runs at
+    double offload = 0;            // offload.*: host-link / NVMe traffic not hidden, the CPU update (core/offload.h)
     // Overheads of a real step
     double launch = 0;            // per-kernel launch and framework time not hidden behind the GPU
     double gradClip = 0;          // gradient-norm clipping: a read of every local gradient + an all-reduce

@@ -23,6 +23,11 @@
 namespace napkin::core {
 
 enum class OptimizerKind { Sgd, Momentum, AdaGrad, RmsProp, Adam, AdamW, Lion, Adafactor, Muon };
+// How the optimizer update runs (optimizer.implementation). Fused: one kernel pass over each tensor
+// (Apex / Transformer Engine FusedAdam in Megatron-LM and DeepSpeed, PyTorch fused=True); foreach:
+// PyTorch's multi-tensor path, one pass per _foreach_* call (torch/optim/adam.py _multi_tensor_adam).
+// Auto is fused: the default of Megatron-LM, DeepSpeed and today's torchtitan.
+enum class OptimizerImpl { Auto, Fused, Foreach };
 enum class FlopsConvention { Auto, SixPT, Palm, Megatron, MegatronCore };
 // PyTorch FSDP sharding strategies (Zhao et al. 2023, PyTorch FSDP): FULL_SHARD is ZeRO-3,
 // SHARD_GRAD_OP is ZeRO-2, HYBRID_SHARD is ZeRO-3 inside a node and replication across nodes.
@@ -222,8 +227,9 @@ struct Scenario {
     TrainingConfig training;
     PrecisionConfig precision;
     OptimizerKind optimizer = OptimizerKind::AdamW;
-    PagedOptimizer pagedOptimizer; // optimizer.paged
-    FinetuneConfig finetune;       // the finetune section (core/finetune.h)
+    PagedOptimizer pagedOptimizer;                     // optimizer.paged
+    OptimizerImpl optimizerImpl = OptimizerImpl::Auto; // optimizer.implementation
+    FinetuneConfig finetune;                           // the finetune section (core/finetune.h)
     ClusterConfig cluster;
     // Resolved cluster.gpu, shared with every Plan made from this scenario (no string copies).
     std::shared_ptr<const GpuSpec> gpu = std::make_shared<const GpuSpec>();

@@ -154,6 +154,12 @@ void checkFinetune(Scenario& sc, Errors& errors)
     auto& f = sc.finetune;
     if (sc.pagedOptimizer.automatic)
         sc.pagedOptimizer.on = f.method == FinetuneMethod::Qlora;
+    // foreach is PyTorch's own Adam(W); bitsandbytes' 8-bit and paged optimizers run their own kernels.
+    if (sc.optimizerImpl == OptimizerImpl::Foreach && (sc.precision.optimizerInt8Blockwise || sc.pagedOptimizer.on))
+        errors.push_back(
+            {"optimizer.implementation", "\"foreach\"",
+             "bitsandbytes' 8-bit and paged optimizers run their own kernels, not PyTorch's foreach update",
+             "\"auto\" or \"fused\" with precision.optimizer int8_blockwise or optimizer.paged"});
     if (!f.peft())
         return;
     const std::string method = toString(f.method);

@@ -294,6 +294,25 @@ double pipelineBubble(StepTimeBreakdown& r, const StageWork& w, double stageLaye
 }
 
 // The optimizer step, gradient clipping and checkpoint saves of one step (world: the link of all GPUs).
+// PyTorch's foreach Adam(W) (torch/optim/adam.py _multi_tensor_adam, PyTorch 2.4-2.6, not capturable):
+// one pass per _foreach_* call over the updated copy p (the fp32 master where there is one), the
+// gradient g and the moments m, v, plus a temporary d of the states' dtype. Bytes per parameter:
+//   AdamW: decoupled decay  mul_(p)               2 e_p
+//   Adam: L2 decay          g' = add(g, p)        e_p + 2 e_g (a non-zero weight decay assumed)
+//   m = lerp(m, g)          lerp_                 2 e_s + e_g
+//   v = beta2 v + g^2       mul_, addcmul_        4 e_s + e_g
+//   d = sqrt(v) / bc2 + eps sqrt, div_, add_      6 e_s
+//   p -= lr m / d           addcdiv_(p, m, d)     2 e_p + 2 e_s
+// AdamW: 4 e_p + 14 e_s + 2 e_g (80 bytes in fp32, against 28 for one fused pass); with a master copy
+// the framework then writes the model's weights from it (e_p + e_w).
+double foreachAdamBytes(bool decoupled, double updated, double statesBytes, double masterBytes, double ew, double eg)
+{
+    const double es = statesBytes / (2 * updated), em = masterBytes / updated;
+    const double ep = em > 0 ? em : ew;
+    const double decay = decoupled ? 2 * ep : ep + 2 * eg;
+    return updated * (decay + 2 * ep + 14 * es + 2 * eg + (em > 0 ? em + ew : 0.0));
+}
+
 void optimizerAndSaves(StepTimeBreakdown& r, const Scenario& sc, const Plan& p, bool atPeak, const Link& world)
 {
     const auto& hw = p.hardware;
@@ -307,7 +326,12 @@ void optimizerAndSaves(StepTimeBreakdown& r, const Scenario& sc, const Plan& p, 
         sc.finetune.peft() ? mem.gradientsRate.valuesPerParam : 1.0; // a frozen base is not updated
     const double updated = Pr * trainedShare / std::max(1.0, mem.optimizerRate.shard);
     const double statesBytes = updated > 0 ? (mem.optimizerStates + mem.masterWeights) * 2 : 0;
-    r.optimizer = (statesBytes + updated * (eg + ew)) / bw;
+    r.optimizerBytes = statesBytes + updated * (eg + ew);
+    if (sc.optimizerImpl == OptimizerImpl::Foreach && updated > 0)
+        r.optimizerBytes = foreachAdamBytes(sc.optimizer == OptimizerKind::AdamW, updated, mem.optimizerStates,
+                                            mem.masterWeights, ew, eg);
+    r.optimizerBandwidth = bw;
+    r.optimizer = r.optimizerBytes / bw;
     // ZeRO-Offload: the CPU runs the update (core/offload.h); the GPU's share is the traffic.
     if (sc.offload.optimizer != OffloadTarget::None)
         r.optimizer = 0;

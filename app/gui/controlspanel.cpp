@@ -309,6 +309,11 @@ ControlsPanel::ControlsPanel(PlanController* controller, QWidget* parent) : QWid
              {tr("AdamW (2 states)"), tr("Adam (2 states)"), tr("SGD (none)"), tr("Momentum (1)"), tr("AdaGrad (1)"),
               tr("RMSProp (1)"), tr("Lion (1)"), tr("Adafactor (factored)"), tr("Muon (1)")},
              tr("Optimizer states per parameter: the optimizer lattice of CS336 lecture 2"));
+    addCombo(precision, QStringLiteral("optimizer.implementation"), tr("Optimizer update"),
+             {QStringLiteral("auto"), QStringLiteral("fused"), QStringLiteral("foreach")},
+             {tr("auto (fused)"), tr("fused (one pass)"), tr("foreach (PyTorch, a pass per op)")},
+             tr("Fused Adam reads and writes each tensor once (Megatron-LM, DeepSpeed, torchtitan today); PyTorch's "
+                "foreach Adam(W) makes a pass per operation, about 80 bytes a parameter against 28"));
 
     // ---- Fine-tuning (core/finetune.h): LoRA / QLoRA freeze the base and train low-rank adapters.
     auto* finetune = group(root, tr("Fine-tuning"));

@@ -224,6 +224,40 @@ private slots:
                  0.0);
     }
 
+    // The optimizer update on one rank of Llama 3 8B fully sharded over 8 H100 (megatron plan: bf16
+    // weights, fp32 gradients, fp32 master and moments), so each rank updates P / 8 parameters. One
+    // fused pass reads and writes the master and both moments (2 · 12), reads the gradient (4) and
+    // writes the weight (2): 30 bytes a parameter. PyTorch's foreach AdamW (torch/optim/adam.py
+    // _multi_tensor_adam) passes over memory once per call: mul_ 8, lerp_ 12, mul_ 8, addcmul_ 12,
+    // sqrt 8, div_ 8, add_ 8, addcdiv_ 16 = 80 bytes on the fp32 master, then the bf16 weights are
+    // written from it (4 + 2): 86.
+    void optimizerImplementation()
+    {
+        const std::vector<std::string> base = {
+            "model.preset=llama-3-8b", "cluster.gpu=h100-sxm",          "cluster.gpus=8",
+            "training.seq_len=8192",   "training.micro_batch=1",        "training.global_batch=8",
+            "precision.plan=megatron", "step_time.mode=predicted",      "parallel.zero=0",
+            "parallel.fsdp=full",      "step_time.framework=torchtitan"};
+        auto with = [&base](std::vector<std::string> more) {
+            more.insert(more.begin(), base.begin(), base.end());
+            return core::estimate(scenario(more));
+        };
+        const auto fused = with({});
+        const double updated = fused.params.total / 8;
+        QCOMPARE(fused.stepTime.optimizerBytes, 30 * updated);
+        QCOMPARE(with({"optimizer.implementation=\"fused\""}).stepTime.optimizerBytes, 30 * updated);
+        const auto foreach = with({"optimizer.implementation=\"foreach\""});
+        QCOMPARE(foreach.stepTime.optimizerBytes, 86 * updated);
+        QCOMPARE(foreach.stepTime.optimizer, 86 * updated / foreach.hardware.achievableBandwidth);
+        const auto* d = test::derivation(foreach, "time.optimizer");
+        QVERIFY(d != nullptr);
+        QVERIFY(std::string_view(d->source).find("foreach") != std::string_view::npos);
+        // Plain Adam folds its L2 decay into the gradient (_foreach_add(grads, params)): reads g and p,
+        // writes g', 12 bytes where AdamW's mul_ moves 8: 90.
+        QCOMPARE(with({"optimizer.name=\"adam\"", "optimizer.implementation=\"foreach\""}).stepTime.optimizerBytes,
+                 90 * updated);
+    }
+
     void constraints_data()
     {
         QTest::addColumn<QString>("sets");
@@ -238,6 +272,8 @@ private slots:
         QTest::newRow("tp 0") << QStringLiteral("parallel.tp=0") << QStringLiteral("parallel.tp");
         QTest::newRow("ulysses cp does not divide heads per tp") << QStringLiteral("parallel.tp=8\nparallel.cp=8\ncluster.gpus=64\nparallel.cp_comm=\"a2a\"") << QStringLiteral("parallel.cp_comm");
         QTest::newRow("cp_comm unknown") << QStringLiteral("parallel.cp_comm=\"ring\"") << QStringLiteral("parallel.cp_comm");
+        QTest::newRow("foreach for sgd") << QStringLiteral("optimizer.name=\"sgd\"\noptimizer.implementation=\"foreach\"") << QStringLiteral("optimizer.implementation");
+        QTest::newRow("implementation unknown") << QStringLiteral("optimizer.implementation=\"forloop\"") << QStringLiteral("optimizer.implementation");
         // clang-format on
         QTest::newRow("toy model with tp")
             << QStringLiteral("model={\"kind\": \"mlp\", \"width\": 4, \"layers\": 2}\nparallel.tp=2\ncluster.gpus=2")
