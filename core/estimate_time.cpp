@@ -120,14 +120,20 @@ void estimateTimeAndCost(const Scenario& sc, double recomputePerToken, Plan& p, 
                    "read and written in the reduce dtype, on the compute stream at the memory-bound rate",
                    {{"m", st.microBatches}, {"bytes", st.fsdpCopyBytes}, {"bw", st.fsdpCopyBandwidth}});
         if (st.optimizer > 0) {
-            const bool foreach = sc.optimizerImpl == OptimizerImpl::Foreach;
-            derive(p, "time.optimizer", "{bytes} / {bw}", st.optimizer, "s",
-                   foreach ? "PyTorch foreach Adam(W) (torch/optim/adam.py _multi_tensor_adam): one pass per "
-                             "_foreach_* call, 4 e_p + 14 e_s + 2 e_g bytes per parameter of this rank's shard "
-                             "(steptime.cpp foreachAdamBytes), at the memory-bound rate"
-                           : "fused multi-tensor Adam (Apex / Transformer Engine FusedAdam, PyTorch fused=True): "
-                             "one pass reading and writing the master copy and each state, reading the gradient "
-                             "and writing the weight, for this rank's shard, at the memory-bound rate",
+            const char* src =
+                sc.optimizerImpl == OptimizerImpl::Foreach
+                    ? "PyTorch foreach Adam(W) (torch/optim/adam.py _multi_tensor_adam): one pass per _foreach_* call, "
+                      "4 e_p + 14 e_s + 2 e_g bytes per parameter of this rank's shard for AdamW (steptime.cpp "
+                      "unfusedAdamBytes), at the memory-bound rate"
+                : sc.optimizerImpl == OptimizerImpl::ForLoop
+                    ? "a loop over the tensors, one kernel per operation, the first moment as mul_ then add_ (Composer "
+                      "DecoupledAdamW, PyTorch _single_tensor_adam before 2.0): 4 e_p + 16 e_s + 2 e_g bytes per "
+                      "parameter of this rank's shard for AdamW (steptime.cpp unfusedAdamBytes), at the memory-bound "
+                      "rate"
+                    : "fused multi-tensor Adam (Apex / Transformer Engine FusedAdam, PyTorch fused=True): one pass "
+                      "reading and writing the master copy and each state, reading the gradient and writing the "
+                      "weight, for this rank's shard, at the memory-bound rate";
+            derive(p, "time.optimizer", "{bytes} / {bw}", st.optimizer, "s", src,
                    {{"bytes", st.optimizerBytes}, {"bw", st.optimizerBandwidth}});
         }
         if (st.epCommTotal > 0 && st.epNvlinkShare >= 0)

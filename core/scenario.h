@@ -25,9 +25,11 @@ namespace napkin::core {
 enum class OptimizerKind { Sgd, Momentum, AdaGrad, RmsProp, Adam, AdamW, Lion, Adafactor, Muon };
 // How the optimizer update runs (optimizer.implementation). Fused: one kernel pass over each tensor
 // (Apex / Transformer Engine FusedAdam in Megatron-LM and DeepSpeed, PyTorch fused=True); foreach:
-// PyTorch's multi-tensor path, one pass per _foreach_* call (torch/optim/adam.py _multi_tensor_adam).
-// Auto is fused: the default of Megatron-LM, DeepSpeed and today's torchtitan.
-enum class OptimizerImpl { Auto, Fused, Foreach };
+// PyTorch's multi-tensor path, one pass per _foreach_* call (torch/optim/adam.py _multi_tensor_adam);
+// forloop: a loop over the tensors with the first moment as mul_ then add_ (Composer's DecoupledAdamW,
+// PyTorch's _single_tensor_adam before 2.0). Auto is fused: the default of Megatron-LM, DeepSpeed and
+// today's torchtitan.
+enum class OptimizerImpl { Auto, Fused, Foreach, ForLoop };
 enum class FlopsConvention { Auto, SixPT, Palm, Megatron, MegatronCore };
 // PyTorch FSDP sharding strategies (Zhao et al. 2023, PyTorch FSDP): FULL_SHARD is ZeRO-3,
 // SHARD_GRAD_OP is ZeRO-2, HYBRID_SHARD is ZeRO-3 inside a node and replication across nodes.

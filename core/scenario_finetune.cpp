@@ -155,10 +155,12 @@ void checkFinetune(Scenario& sc, Errors& errors)
     if (sc.pagedOptimizer.automatic)
         sc.pagedOptimizer.on = f.method == FinetuneMethod::Qlora;
     // foreach is PyTorch's own Adam(W); bitsandbytes' 8-bit and paged optimizers run their own kernels.
-    if (sc.optimizerImpl == OptimizerImpl::Foreach && (sc.precision.optimizerInt8Blockwise || sc.pagedOptimizer.on))
+    const bool foreach = sc.optimizerImpl == OptimizerImpl::Foreach;
+    if ((foreach || sc.optimizerImpl == OptimizerImpl::ForLoop) &&
+        (sc.precision.optimizerInt8Blockwise || sc.pagedOptimizer.on))
         errors.push_back(
-            {"optimizer.implementation", "\"foreach\"",
-             "bitsandbytes' 8-bit and paged optimizers run their own kernels, not PyTorch's foreach update",
+            {"optimizer.implementation", foreach ? "\"foreach\"" : "\"forloop\"",
+             "bitsandbytes' 8-bit and paged optimizers run their own kernels, not PyTorch's foreach or loop update",
              "\"auto\" or \"fused\" with precision.optimizer int8_blockwise or optimizer.paged"});
     if (!f.peft())
         return;

@@ -391,16 +391,18 @@ void readOptimizer(const nlohmann::json& node, Scenario& sc, Errors& errors)
                                             {"muon", OptimizerKind::Muon}},
                                            true)
                        .value_or(OptimizerKind::AdamW);
-    sc.optimizerImpl =
-        r.choice<OptimizerImpl>(
-             "implementation",
-             {{"auto", OptimizerImpl::Auto}, {"fused", OptimizerImpl::Fused}, {"foreach", OptimizerImpl::Foreach}},
-             true)
-            .value_or(OptimizerImpl::Auto);
+    sc.optimizerImpl = r.choice<OptimizerImpl>("implementation",
+                                               {{"auto", OptimizerImpl::Auto},
+                                                {"fused", OptimizerImpl::Fused},
+                                                {"foreach", OptimizerImpl::Foreach},
+                                                {"forloop", OptimizerImpl::ForLoop}},
+                                               true)
+                           .value_or(OptimizerImpl::Auto);
     const bool adam = sc.optimizer == OptimizerKind::Adam || sc.optimizer == OptimizerKind::AdamW;
-    if (sc.optimizerImpl == OptimizerImpl::Foreach && !adam)
-        r.error("implementation", "\"foreach\"",
-                "the foreach update is priced for adam and adamw only (optimizer.name is " +
+    const bool foreach = sc.optimizerImpl == OptimizerImpl::Foreach;
+    if ((foreach || sc.optimizerImpl == OptimizerImpl::ForLoop) && !adam)
+        r.error("implementation", foreach ? "\"foreach\"" : "\"forloop\"",
+                "the foreach and forloop updates are priced for adam and adamw only (optimizer.name is " +
                     std::string(toString(sc.optimizer)) + ")",
                 "\"auto\" or \"fused\" with this optimizer");
     readPaged(r, sc.pagedOptimizer);

@@ -304,13 +304,16 @@ double pipelineBubble(StepTimeBreakdown& r, const StageWork& w, double stageLaye
 //   d = sqrt(v) / bc2 + eps sqrt, div_, add_      6 e_s
 //   p -= lr m / d           addcdiv_(p, m, d)     2 e_p + 2 e_s
 // AdamW: 4 e_p + 14 e_s + 2 e_g (80 bytes in fp32, against 28 for one fused pass); with a master copy
-// the framework then writes the model's weights from it (e_p + e_w).
-double foreachAdamBytes(bool decoupled, double updated, double statesBytes, double masterBytes, double ew, double eg)
+// the framework then writes the model's weights from it (e_p + e_w). The forloop update (Composer's
+// DecoupledAdamW, composer/optim/decoupled_weight_decay.py; PyTorch's _single_tensor_adam before 2.0)
+// runs the same kernels one tensor at a time, but the first moment as mul_ then add_: 2 e_s more.
+double unfusedAdamBytes(bool decoupled, bool mulAdd, double updated, double statesBytes, double masterBytes, double ew,
+                        double eg)
 {
     const double es = statesBytes / (2 * updated), em = masterBytes / updated;
     const double ep = em > 0 ? em : ew;
     const double decay = decoupled ? 2 * ep : ep + 2 * eg;
-    return updated * (decay + 2 * ep + 14 * es + 2 * eg + (em > 0 ? em + ew : 0.0));
+    return updated * (decay + 2 * ep + (mulAdd ? 16 : 14) * es + 2 * eg + (em > 0 ? em + ew : 0.0));
 }
 
 void optimizerAndSaves(StepTimeBreakdown& r, const Scenario& sc, const Plan& p, bool atPeak, const Link& world)
@@ -327,8 +330,9 @@ void optimizerAndSaves(StepTimeBreakdown& r, const Scenario& sc, const Plan& p, 
     const double updated = Pr * trainedShare / std::max(1.0, mem.optimizerRate.shard);
     const double statesBytes = updated > 0 ? (mem.optimizerStates + mem.masterWeights) * 2 : 0;
     r.optimizerBytes = statesBytes + updated * (eg + ew);
-    if (sc.optimizerImpl == OptimizerImpl::Foreach && updated > 0)
-        r.optimizerBytes = foreachAdamBytes(sc.optimizer == OptimizerKind::AdamW, updated, mem.optimizerStates,
+    const bool loop = sc.optimizerImpl == OptimizerImpl::ForLoop;
+    if ((sc.optimizerImpl == OptimizerImpl::Foreach || loop) && updated > 0)
+        r.optimizerBytes = unfusedAdamBytes(sc.optimizer == OptimizerKind::AdamW, loop, updated, mem.optimizerStates,
                                             mem.masterWeights, ew, eg);
     r.optimizerBandwidth = bw;
     r.optimizer = r.optimizerBytes / bw;

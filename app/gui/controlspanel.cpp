@@ -310,8 +310,9 @@ ControlsPanel::ControlsPanel(PlanController* controller, QWidget* parent) : QWid
               tr("RMSProp (1)"), tr("Lion (1)"), tr("Adafactor (factored)"), tr("Muon (1)")},
              tr("Optimizer states per parameter: the optimizer lattice of CS336 lecture 2"));
     addCombo(precision, QStringLiteral("optimizer.implementation"), tr("Optimizer update"),
-             {QStringLiteral("auto"), QStringLiteral("fused"), QStringLiteral("foreach")},
-             {tr("auto (fused)"), tr("fused (one pass)"), tr("foreach (PyTorch, a pass per op)")},
+             {QStringLiteral("auto"), QStringLiteral("fused"), QStringLiteral("foreach"), QStringLiteral("forloop")},
+             {tr("auto (fused)"), tr("fused (one pass)"), tr("foreach (PyTorch, a pass per op)"),
+              tr("forloop (Composer, PyTorch < 2.0)")},
              tr("Fused Adam reads and writes each tensor once (Megatron-LM, DeepSpeed, torchtitan today); PyTorch's "
                 "foreach Adam(W) makes a pass per operation, about 80 bytes a parameter against 28"));
 

@@ -256,6 +256,11 @@ private slots:
         // writes g', 12 bytes where AdamW's mul_ moves 8: 90.
         QCOMPARE(with({"optimizer.name=\"adam\"", "optimizer.implementation=\"foreach\""}).stepTime.optimizerBytes,
                  90 * updated);
+        // Composer's DecoupledAdamW loop (the first moment as mul_ then add_): 8 bytes more, 94.
+        const auto loop = with({"optimizer.implementation=\"forloop\""});
+        QCOMPARE(loop.stepTime.optimizerBytes, 94 * updated);
+        QVERIFY(std::string_view(test::derivation(loop, "time.optimizer")->source).find("Composer") !=
+                std::string_view::npos);
     }
 
     void constraints_data()
@@ -273,7 +278,8 @@ private slots:
         QTest::newRow("ulysses cp does not divide heads per tp") << QStringLiteral("parallel.tp=8\nparallel.cp=8\ncluster.gpus=64\nparallel.cp_comm=\"a2a\"") << QStringLiteral("parallel.cp_comm");
         QTest::newRow("cp_comm unknown") << QStringLiteral("parallel.cp_comm=\"ring\"") << QStringLiteral("parallel.cp_comm");
         QTest::newRow("foreach for sgd") << QStringLiteral("optimizer.name=\"sgd\"\noptimizer.implementation=\"foreach\"") << QStringLiteral("optimizer.implementation");
-        QTest::newRow("implementation unknown") << QStringLiteral("optimizer.implementation=\"forloop\"") << QStringLiteral("optimizer.implementation");
+        QTest::newRow("forloop for lion") << QStringLiteral("optimizer.name=\"lion\"\noptimizer.implementation=\"forloop\"") << QStringLiteral("optimizer.implementation");
+        QTest::newRow("implementation unknown") << QStringLiteral("optimizer.implementation=\"single_tensor\"") << QStringLiteral("optimizer.implementation");
         // clang-format on
         QTest::newRow("toy model with tp")
             << QStringLiteral("model={\"kind\": \"mlp\", \"width\": 4, \"layers\": 2}\nparallel.tp=2\ncluster.gpus=2")
