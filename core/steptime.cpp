@@ -320,7 +320,8 @@ void optimizerAndSaves(StepTimeBreakdown& r, const Scenario& sc, const Plan& p, 
 {
     const auto& hw = p.hardware;
     // Optimizer update: memory-bound; read the gradient and write the weight, read and write the
-    // master copy and each optimizer state, for this rank's shard (fused multi-tensor Adam).
+    // master copy and each optimizer state, for this rank's shard (fused multi-tensor Adam). Without a
+    // master copy the update reads the weight it writes (Apex FusedAdam reads p, g, m, v, writes p, m, v).
     const auto& mem = p.memory;
     const double Pr = mem.paramsPerRank > 0 ? mem.paramsPerRank : p.params.total;
     const double ew = bytesPerValue(sc.precision.weights), eg = bytesPerValue(sc.precision.gradients);
@@ -329,7 +330,7 @@ void optimizerAndSaves(StepTimeBreakdown& r, const Scenario& sc, const Plan& p, 
         sc.finetune.peft() ? mem.gradientsRate.valuesPerParam : 1.0; // a frozen base is not updated
     const double updated = Pr * trainedShare / std::max(1.0, mem.optimizerRate.shard);
     const double statesBytes = updated > 0 ? (mem.optimizerStates + mem.masterWeights) * 2 : 0;
-    r.optimizerBytes = statesBytes + updated * (eg + ew);
+    r.optimizerBytes = statesBytes + updated * (eg + (mem.masterWeights > 0 ? ew : 2 * ew));
     const bool loop = sc.optimizerImpl == OptimizerImpl::ForLoop;
     if ((sc.optimizerImpl == OptimizerImpl::Foreach || loop) && updated > 0)
         r.optimizerBytes = unfusedAdamBytes(sc.optimizer == OptimizerKind::AdamW, loop, updated, mem.optimizerStates,

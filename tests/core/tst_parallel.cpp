@@ -256,6 +256,9 @@ private slots:
         // writes g', 12 bytes where AdamW's mul_ moves 8: 90.
         QCOMPARE(with({"optimizer.name=\"adam\"", "optimizer.implementation=\"foreach\""}).stepTime.optimizerBytes,
                  90 * updated);
+        // Without a master copy (bf16-mixed: bf16 weights and gradients, fp32 moments) one fused pass reads
+        // and writes the weight (2 + 2), reads the gradient (2) and the moments (8) and writes them (8): 22.
+        QCOMPARE(with({"precision.plan=bf16-mixed"}).stepTime.optimizerBytes, 22 * updated);
         // Composer's DecoupledAdamW loop (the first moment as mul_ then add_): 8 bytes more, 94.
         const auto loop = with({"optimizer.implementation=\"forloop\""});
         QCOMPARE(loop.stepTime.optimizerBytes, 94 * updated);
