@@ -54,6 +54,8 @@ void estimateRoofline(const Scenario& sc, Plan& p)
     options.moeTokenSplit = share.split;
     options.expertGather = share.gather;
     options.expertWidthScale = share.widthScale;
+    options.routerFused = sc.stepTime.moeRouterFusion;
+    options.routerAuxLoss = effectiveMoeAuxLoss(sc) != MoeAuxLoss::None;
     // Megatron's --tp-comm-overlap is Transformer Engine's userbuffers (sequence parallelism required):
     // the GEMMs beside the collectives run in chunks (LayerOpOptions; TE module/base.py initialize_ub).
     if (userbuffersTpOverlap(sc)) {

@@ -119,4 +119,14 @@ AttentionKernel attentionKernelFor(const Scenario& sc)
     return frameworkRules(sc.stepTime.framework).hopperAttention;
 }
 
+MoeAuxLoss effectiveMoeAuxLoss(const Scenario& sc)
+{
+    const auto& m = sc.model.shape.moe;
+    if (sc.model.kind != ModelKind::Transformer || m.experts <= 0)
+        return MoeAuxLoss::None;
+    if (sc.training.moeAuxLoss != MoeAuxLoss::Auto)
+        return sc.training.moeAuxLoss;
+    return m.scoreCorrectionBias ? MoeAuxLoss::SeqAuxLoss : MoeAuxLoss::AuxLoss;
+}
+
 } // namespace napkin::core

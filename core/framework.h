@@ -84,4 +84,9 @@ double fsdpCopyBytes(const Scenario& scenario, double paramsPerRank, double shar
 // The attention kernel a scenario runs on a GPU of this compute capability.
 AttentionKernel attentionKernelFor(const Scenario& scenario);
 
+// training.moe_aux_loss resolved: "auto" is seq_aux_loss for a model with a score-correction bias
+// (DeepSeek-V3, Megatron-Bridge deepseek_v3_bridge.py), else aux_loss (Megatron-Core's default
+// --moe-router-load-balancing-type); a dense model has none.
+MoeAuxLoss effectiveMoeAuxLoss(const Scenario& scenario);
+
 } // namespace napkin::core

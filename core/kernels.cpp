@@ -106,4 +106,40 @@ LossKernel lossKernelFor(Framework framework, CrossEntropyChoice choice)
     return framework == Framework::Torchtitan ? LossKernel::PyTorchCrossEntropy : LossKernel::MegatronVocabParallel;
 }
 
+KernelCost routerCost(bool fused, bool auxLoss, Pass pass)
+{
+    const bool fwd = pass == Pass::Forward;
+    // Per element of the T x E logits, fp32 (Megatron-Core keeps the router's scores in fp32).
+    if (fused) {
+        // Transformer Engine's fused router (TE >= 2.7, transformer_engine/pytorch/router.py):
+        // fused_topk_with_score_function reads the logits and writes the probabilities and the
+        // routing map (4 + 4 + 1) | reads their gradient and the saved probabilities, writes the
+        // logits' gradient (4 + 4 + 4). With the aux loss: fused_compute_score_for_moe_aux_loss (the
+        // same bytes again), routing_map.sum for the tokens per expert (1), fused_moe_aux_loss (4),
+        // the tracker's two scalar updates | the scores' backward and the loss's (4 + 4 + 4 and 4),
+        // MoEAuxLossAutoScaler's ones_like * scale on a scalar. Kernels counted from Megatron-Core
+        // (router.py, moe_utils.py at d98e8a64d); each TE function taken as one kernel.
+        if (!auxLoss)
+            return fwd ? KernelCost{6, 9, 1, "Transformer Engine fused top-k router (softmax, top-k, probs, map)"}
+                       : KernelCost{4, 12, 1, "Transformer Engine fused top-k router backward"};
+        return fwd ? KernelCost{12, 9 + 9 + 1 + 4, 6,
+                                "Transformer Engine fused router and aux loss (scores, tokens per expert, loss)"}
+                   : KernelCost{8, 12 + 12 + 4, 4, "Transformer Engine fused router and aux-loss backward"};
+    }
+    // PyTorch ops: logits.float (e + 4; 4 + 4 here: the router computes in fp32), softmax (8), topk
+    // (4 read, k values written), zeros + scatter of the probabilities (4 + 4) and of the routing map
+    // (4 + 1 and a bool cast), the probabilities' scaling and cast (8), small index kernels | gather
+    // of the probabilities' gradient (4 + 4), softmax backward (12), the cast's backward (8). The aux
+    // loss adds the scores' softmax (8), topk and its map (4 + 5), routing_map.sum (1), probs.sum (4),
+    // f · P and the sum over E, coefficient, tracker updates (scalars) | the sum's expanded gradient
+    // (4), softmax backward (12), scalar kernels (moe_utils.py switch_load_balancing_loss_func and
+    // compute_routing_scores_for_aux_loss, router.py attach_and_log_load_balancing_loss).
+    if (!auxLoss)
+        return fwd ? KernelCost{6, 8 + 8 + 4 + 8 + 5 + 8, 13, "PyTorch top-k routing: cast, softmax, topk, scatters"}
+                   : KernelCost{4, 8 + 12 + 8, 8, "PyTorch top-k routing backward (autograd)"};
+    return fwd ? KernelCost{12, 41 + 8 + 9 + 1 + 4, 28,
+                            "PyTorch top-k routing and aux loss: cast, softmax, topk, scatters, token counts, loss"}
+               : KernelCost{8, 28 + 4 + 12, 16, "PyTorch top-k routing and aux-loss backward (autograd)"};
+}
+
 } // namespace napkin::core

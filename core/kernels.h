@@ -27,6 +27,12 @@
 //            sum, div_ | mul_, cast back: 36 + e | 12 + e per logit) or PyTorch F.cross_entropy on
 //            .float() logits (cast, log_softmax, nll_loss | zeros + scatter, log_softmax_backward,
 //            cast back: 20 + e | 24 + e per logit).
+//   router   softmax top-k over the T x E router logits, and the load-balancing loss, per MoE layer
+//            (Megatron-Core moe/moe_utils.py topk_routing_with_score_function,
+//            compute_routing_scores_for_aux_loss, switch_load_balancing_loss_func and router.py at
+//            d98e8a64d): unfused 13 | 8 kernels, 28 | 16 with the aux loss; fused (Transformer
+//            Engine's fused router, --moe-router-fusion) 1 | 1, 6 | 4 with the aux loss. Most work on
+//            a T x E fp32 tensor or on E values: launch-bound at training sizes.
 
 #include "plan.h"
 #include "scenario.h"
@@ -48,6 +54,7 @@ KernelCost swigluCost(KernelFusion fusion, Pass pass, double e);         // per 
 KernelCost hiddenDropoutExtra(KernelFusion fusion, Pass pass, double e); // added to the residual add
 KernelCost attentionDropoutCost(Pass pass, double e);                    // per score (unfused attention)
 KernelCost lossCost(LossKernel loss, Pass pass, double e);               // per logit
+KernelCost routerCost(bool fused, bool auxLoss, Pass pass);              // per router logit (T x E)
 
 // The loss implementation: step_time.cross_entropy, or with "auto" the framework's (unfused) one.
 LossKernel lossKernelFor(Framework framework, CrossEntropyChoice choice);

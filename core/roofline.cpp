@@ -231,6 +231,16 @@ struct LayerOpBuilder {
             dispatch ? "token permute into expert order (+ sort by local expert after the all-to-all)"
                      : "unsort + unpermute: k expert rows summed per token, weighted by the router");
     }
+    // The router's softmax, top-k and load-balancing loss on the routedN x E logits of the MoE layers
+    // (core/kernels.h routerCost), averaged over the layers as the permutes are.
+    void routing(Pass pass)
+    {
+        if (moeLayers <= 0 || experts <= 0 || m.moe.topK <= 0)
+            return;
+        const bool fwd = pass == Pass::Forward;
+        kernel(fwd ? "router_topk" : "router_topk.bwd", pass, routerCost(opt.routerFused, opt.routerAuxLoss, pass),
+               routedN * experts * moeLayers / L);
+    }
     void loss(const char* name, Pass pass)
     {
         const KernelCost k = lossCost(opt.loss, pass, e);
@@ -410,6 +420,7 @@ void forwardOps(LayerOpBuilder& x)
     x.norm("norm_mlp", Pass::Forward);
     if (x.moeLayers > 0)
         x.gemmFwd(x.router());
+    x.routing(Pass::Forward);
     x.moeTokens(true, Pass::Forward);
     x.gemmFwd(x.up());
     if (x.swiglu)
@@ -442,6 +453,7 @@ void backwardOps(LayerOpBuilder& x)
         x.add("gelu.bwd", Pass::Backward, OpUnit::Vector, {20 * n * x.f, 3 * e * n * x.f}, L);
     x.gemmBwd(x.up());
     x.moeTokens(true, Pass::Backward);
+    x.routing(Pass::Backward);
     if (x.moeLayers > 0)
         x.gemmBwd(x.router());
     x.norm("norm_mlp.bwd", Pass::Backward);

@@ -46,6 +46,9 @@ struct LayerOpOptions {
     // columns are the TP-sharded shape's times expertWidthScale (tp / etp). 1, 1, 1: every rank routes
     // all n tokens, the experts split as TP.
     double moeTokenSplit = 1, expertGather = 1, expertWidthScale = 1;
+    // The router's softmax / top-k and load-balancing loss kernels (core/kernels.h routerCost):
+    // Transformer Engine's fused router or PyTorch ops; with or without the aux loss.
+    bool routerFused = false, routerAuxLoss = false;
     // Tensor-parallel communication overlapped as Transformer Engine's userbuffers do it (Megatron
     // --tp-comm-overlap): the GEMMs beside an all-gather run as ringChunks GEMMs of M / ringChunks rows
     // one after another (ring exchange, one chunk per TP rank), those beside a reduce-scatter as

@@ -59,6 +59,12 @@ enum class AttentionKernelChoice { Auto, Flash1, Flash2, Flash3 };
 // the model's Python code as its own kernel, with fp32 intermediates where the code upcasts.
 enum class KernelFusion { Auto, Fused, Eager };
 
+// The router's load-balancing loss (training.moe_aux_loss; Megatron-Core
+// --moe-router-load-balancing-type): its kernels run in every MoE layer (core/kernels.h routerCost).
+// Auto: seq_aux_loss for a model with a score-correction bias (DeepSeek-V3's aux-loss-free balancing
+// keeps a small sequence-wise loss, arXiv 2412.19437 §2.1.2), else aux_loss (Megatron-Core's default).
+enum class MoeAuxLoss { Auto, None, AuxLoss, SeqAuxLoss, GlobalAuxLoss };
+
 struct TrainingConfig {
     double tokens = 0;
     std::int64_t seqLen = 0;
@@ -74,6 +80,7 @@ struct TrainingConfig {
     double routingImbalance = 1;
     bool routingImbalanceWorst = false;
     std::optional<double> capacityFactor;
+    MoeAuxLoss moeAuxLoss = MoeAuxLoss::Auto;
 };
 
 struct PrecisionConfig {
@@ -184,6 +191,10 @@ struct StepTimeConfig {
     // BF16 (DeepSeek-V3 §3.3.3). Resolved: "auto" is on with the blockwise recipe.
     bool fp8Dispatch = false;
     bool fp8DispatchAuto = true;
+    // The router's softmax, top-k and load-balancing loss as Transformer Engine's fused kernels
+    // (Megatron-Core --moe-router-fusion) rather than PyTorch ops. "auto": off (Megatron-Core's default).
+    bool moeRouterFusion = false;
+    bool moeRouterFusionAuto = true;
     MoeDispatcher moeDispatcher = MoeDispatcher::AllToAll;
     // SMs the expert-parallel dispatch and combine kernels hold while their traffic hides behind compute
     // (step_time.ep_comm_sms; 0: "auto", the dispatcher's default, core/steptime.cpp chargeHiddenTrafficSms).

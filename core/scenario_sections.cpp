@@ -188,6 +188,12 @@ void readMoeRun(ObjectReader& r, TrainingConfig& t)
         t.routingImbalance = r.number("routing_imbalance", 1, 1024).value_or(1);
     if (const auto* v = r.child("moe_capacity_factor"); v && !v->is_null())
         t.capacityFactor = r.number("moe_capacity_factor", 0, 1024, false, true);
+    t.moeAuxLoss = r.choice<MoeAuxLoss>("moe_aux_loss", {{"auto", MoeAuxLoss::Auto},
+                                                         {"none", MoeAuxLoss::None},
+                                                         {"aux_loss", MoeAuxLoss::AuxLoss},
+                                                         {"seq_aux_loss", MoeAuxLoss::SeqAuxLoss},
+                                                         {"global_aux_loss", MoeAuxLoss::GlobalAuxLoss}})
+                       .value_or(MoeAuxLoss::Auto);
 }
 
 void readTraining(const nlohmann::json& node, Scenario& sc, Errors& errors)
@@ -490,6 +496,7 @@ void readStepTime(const nlohmann::json& node, Scenario& sc, Errors& errors)
     autoBool("fsdp_copies", st.fsdpCopies, st.fsdpCopiesAuto);
     autoBool("overlap_ep", st.overlapEp, st.overlapEpAuto);
     autoBool("fp8_dispatch", st.fp8Dispatch, st.fp8DispatchAuto);
+    autoBool("moe_router_fusion", st.moeRouterFusion, st.moeRouterFusionAuto);
     // "auto": on with DeepSeek-V3's block-wise recipe, which quantises before the dispatch (§3.3.3);
     // Megatron-Core's default dispatches BF16 tokens and quantises after the permutation.
     if (st.fp8DispatchAuto)

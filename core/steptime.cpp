@@ -117,7 +117,7 @@ StageWork sumOps(const Plan& p, const TrainingConfig& tr, const TransformerShape
                 w.mlp.add(t, op.kernels, exec);
             if (name == "silu_mul" || name == "gelu")
                 w.act.add(t, op.kernels, exec);
-            if (name == "router")
+            if (name == "router" || name == "router_topk") // recompute of the MoE layer routes again
                 w.router.add(t, op.kernels, exec);
             if (name == "qkv_proj")
                 w.qkv.add(t, op.kernels, exec);

@@ -7,6 +7,7 @@
 
 #include "achievable.h"
 #include "catalog.h"
+#include "framework.h"
 
 #include <cmath>
 #include <string_view>
@@ -155,6 +156,57 @@ private slots:
                             op(sel, "attn_dropout").achievableSeconds + op(sel, "scores_v").achievableSeconds;
         const double m = double(sel.compute.accumulationSteps), L = 96;
         QVERIFY(std::fabs(sel.stepTime.recompute / (m * L * core) - 1) < 1e-12);
+    }
+
+    void routerKernelsFollowFusionAndAuxLoss()
+    {
+        // Qwen3-30B-A3B (48 MoE layers of 128 experts, top 8), seq 4096, micro-batch 1, one GPU: the
+        // router works on T x E = 4096 x 128 fp32 logits (core/kernels.h routerCost). Megatron-Core's
+        // default runs it as PyTorch ops, 13 kernels forward and 8 backward, 28 and 16 with the
+        // auxiliary load-balancing loss (router.py, moe_utils.py at d98e8a64d); Transformer Engine's
+        // fused router 1 and 1, 6 and 4 with the loss. Bytes per logit: unfused 41 | 28 (63 | 44 with
+        // the loss), fused 9 | 12 (23 | 28).
+        const double te = 4096.0 * 128;
+        const auto run = [](const std::vector<std::string>& extra) {
+            std::vector<std::string> s{"model.preset=qwen3-30b-a3b", "cluster.gpus=1",
+                                       "training.seq_len=4096",      "training.micro_batch=1",
+                                       "training.global_batch=1",    "step_time.mode=predicted"};
+            s.insert(s.end(), extra.begin(), extra.end());
+            return core::estimate(test::scenario(s));
+        };
+        struct Case {
+            std::vector<std::string> sets;
+            double fwdKernels, bwdKernels, fwdBytes, bwdBytes;
+        };
+        const Case cases[] = {
+            {{}, 28, 16, 63, 44}, // auto: unfused, and Qwen3 trains with the aux loss (aux_loss)
+            {{"training.moe_aux_loss=none"}, 13, 8, 41, 28},
+            {{"step_time.moe_router_fusion=true"}, 6, 4, 23, 28},
+            {{"step_time.moe_router_fusion=true", "training.moe_aux_loss=none"}, 1, 1, 9, 12},
+            {{"training.moe_aux_loss=seq_aux_loss"}, 28, 16, 63, 44},
+        };
+        for (const auto& c : cases) {
+            const auto p = run(c.sets);
+            QCOMPARE(op(p, "router_topk").kernels, c.fwdKernels);
+            QCOMPARE(op(p, "router_topk.bwd").kernels, c.bwdKernels);
+            QCOMPARE(op(p, "router_topk").bytes, c.fwdBytes * te);
+            QCOMPARE(op(p, "router_topk.bwd").bytes, c.bwdBytes * te);
+        }
+        // Each kernel is counted in the micro-batch's launches: 48 layers x (28 + 16 - 1 - 1) more.
+        const auto unfused = run({}), fused = run({"step_time.moe_router_fusion=true", "training.moe_aux_loss=none"});
+        QCOMPARE(unfused.stepTime.kernelsPerMicroBatch - fused.stepTime.kernelsPerMicroBatch, 48.0 * (28 + 16 - 2));
+        // A dense model has no router; DeepSeek-V3's score-correction bias resolves "auto" to its
+        // sequence-wise loss (Megatron-Bridge deepseek_v3_bridge.py: seq_aux_loss).
+        QVERIFY(!has(core::estimate(test::scenario({"step_time.mode=predicted"})), "router_topk"));
+        auto ds = test::scenario({"model.preset=deepseek-v3"});
+        QVERIFY(core::effectiveMoeAuxLoss(ds) == core::MoeAuxLoss::SeqAuxLoss);
+        QVERIFY(core::effectiveMoeAuxLoss(test::scenario({})) == core::MoeAuxLoss::None);
+        // Bad values name the field.
+        for (const char* bad : {"training.moe_aux_loss=z_loss", "step_time.moe_router_fusion=\"yes\""}) {
+            const auto e = test::scenarioErrors({bad});
+            QVERIFY2(!e.empty(), bad);
+            QCOMPARE(e.front().field, std::string(bad).substr(0, std::string(bad).find('=')));
+        }
     }
 
     void powerLimitLowersTheSustainedClock()
