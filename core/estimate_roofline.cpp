@@ -56,6 +56,11 @@ void estimateRoofline(const Scenario& sc, Plan& p)
     options.expertWidthScale = share.widthScale;
     options.routerFused = sc.stepTime.moeRouterFusion;
     options.routerAuxLoss = effectiveMoeAuxLoss(sc) != MoeAuxLoss::None;
+    // Megatron-LM's --gradient-accumulation-fusion defaults on (training/arguments.py
+    // --no-gradient-accumulation-fusion; Megatron-Bridge's GPT provider enables it where the fused
+    // kernels exist) and Megatron-Core passes it to Transformer Engine as fuse_wgrad_accumulation
+    // (extensions/transformer_engine.py, d98e8a64d), for the experts' grouped GEMMs too.
+    options.accumulateWgrad = sc.stepTime.framework == Framework::Megatron;
     // Megatron's --tp-comm-overlap is Transformer Engine's userbuffers (sequence parallelism required):
     // the GEMMs beside the collectives run in chunks (LayerOpOptions; TE module/base.py initialize_ub).
     if (userbuffersTpOverlap(sc)) {

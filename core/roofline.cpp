@@ -298,8 +298,9 @@ struct LayerOpBuilder {
         tpOverlapChunks(x, Pass::Backward);
         if (opt.frozenBase) // LoRA / QLoRA: frozen weights get no gradient
             return;
+        const double gradIo = opt.accumulateWgrad ? 2 : 1; // written, and read first when accumulated
         add(x.wgrad, Pass::Backward, OpUnit::Tensor,
-            {2 * x.M * x.K * x.N, e * x.M * x.K + e * x.M * x.N + g * x.K * x.N * x.weights}, x.count);
+            {2 * x.M * x.K * x.N, e * x.M * x.K + e * x.M * x.N + gradIo * g * x.K * x.N * x.weights}, x.count);
         shape(OpKind::Gemm, x.K, x.N, x.M);
         groupedShape(x, x.expertK, x.expertN, grouped.rows);
     }

@@ -49,6 +49,10 @@ struct LayerOpOptions {
     // The router's softmax / top-k and load-balancing loss kernels (core/kernels.h routerCost):
     // Transformer Engine's fused router or PyTorch ops; with or without the aux loss.
     bool routerFused = false, routerAuxLoss = false;
+    // Weight gradients accumulated in the GEMM (Megatron --gradient-accumulation-fusion, on by default:
+    // Transformer Engine's fuse_wgrad_accumulation, beta = 1 into main_grad): each wgrad GEMM reads the
+    // gradient buffer it adds into as well as writing it.
+    bool accumulateWgrad = false;
     // Tensor-parallel communication overlapped as Transformer Engine's userbuffers do it (Megatron
     // --tp-comm-overlap): the GEMMs beside an all-gather run as ringChunks GEMMs of M / ringChunks rows
     // one after another (ring exchange, one chunk per TP rank), those beside a reduce-scatter as
