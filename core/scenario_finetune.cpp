@@ -155,11 +155,10 @@ void checkFinetune(Scenario& sc, Errors& errors)
     if (sc.pagedOptimizer.automatic)
         sc.pagedOptimizer.on = f.method == FinetuneMethod::Qlora;
     // foreach is PyTorch's own Adam(W); bitsandbytes' 8-bit and paged optimizers run their own kernels.
-    const bool foreach = sc.optimizerImpl == OptimizerImpl::Foreach;
-    if ((foreach || sc.optimizerImpl == OptimizerImpl::ForLoop) &&
-        (sc.precision.optimizerInt8Blockwise || sc.pagedOptimizer.on))
+    if (const char* unfused = unfusedOptimizerValue(sc);
+        *unfused && (sc.precision.optimizerInt8Blockwise || sc.pagedOptimizer.on))
         errors.push_back(
-            {"optimizer.implementation", foreach ? "\"foreach\"" : "\"forloop\"",
+            {"optimizer.implementation", unfused,
              "bitsandbytes' 8-bit and paged optimizers run their own kernels, not PyTorch's foreach or loop update",
              "\"auto\" or \"fused\" with precision.optimizer int8_blockwise or optimizer.paged"});
     if (!f.peft())

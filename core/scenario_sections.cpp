@@ -382,6 +382,15 @@ void readCluster(const nlohmann::json& node, const Catalog& catalog, Scenario& s
     r.finish();
 }
 
+const char* unfusedOptimizerValue(const Scenario& sc)
+{
+    switch (sc.optimizerImpl) {
+    case OptimizerImpl::Foreach: return "\"foreach\"";
+    case OptimizerImpl::ForLoop: return "\"forloop\"";
+    default: return "";
+    }
+}
+
 void readOptimizer(const nlohmann::json& node, Scenario& sc, Errors& errors)
 {
     ObjectReader r(node, "optimizer", errors);
@@ -405,9 +414,8 @@ void readOptimizer(const nlohmann::json& node, Scenario& sc, Errors& errors)
                                                true)
                            .value_or(OptimizerImpl::Auto);
     const bool adam = sc.optimizer == OptimizerKind::Adam || sc.optimizer == OptimizerKind::AdamW;
-    const bool foreach = sc.optimizerImpl == OptimizerImpl::Foreach;
-    if ((foreach || sc.optimizerImpl == OptimizerImpl::ForLoop) && !adam)
-        r.error("implementation", foreach ? "\"foreach\"" : "\"forloop\"",
+    if (const char* unfused = unfusedOptimizerValue(sc); *unfused && !adam)
+        r.error("implementation", unfused,
                 "the foreach and forloop updates are priced for adam and adamw only (optimizer.name is " +
                     std::string(toString(sc.optimizer)) + ")",
                 "\"auto\" or \"fused\" with this optimizer");

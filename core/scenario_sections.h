@@ -32,6 +32,9 @@ void readPaged(ObjectReader& r, PagedOptimizer& paged);
 // precision.recipe and precision.low_precision_gemms, once precision.compute is known.
 void readRecipe(ObjectReader& r, PrecisionConfig& p);
 void checkFinetune(Scenario& sc, Errors& errors);
+// optimizer.implementation as it appears in an error's value: "\"foreach\"" or "\"forloop\"" for
+// PyTorch's unfused updates (priced for Adam(W) and PyTorch's own states only), "" otherwise.
+const char* unfusedOptimizerValue(const Scenario& sc);
 // core/scenario_checks.cpp: cross-section checks, once each field is valid on its own: the layout against the GPU
 // count, heads, layers and sequence; ZeRO against FSDP; the compute dtype against the GPU.
 void checkScenario(Scenario& sc, Errors& errors);
