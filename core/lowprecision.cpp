@@ -17,21 +17,27 @@ namespace {
 // columnwise one (the transposed operand of wgrad): Hopper's FP8 tensor cores take only the TN layout,
 // and MX / NVFP4 scales run along the reduction dimension, so both directions need their own copy
 // (TE Float8Tensor / MXFP8Tensor usage rowwise + columnwise).
+// Launches per quantised tensor, read from Transformer Engine d0067d0da (pytorch/csrc/quantizer.cpp,
+// extensions/cast.cpp split_quantize, common/recipe/current_scaling.cu): current scaling zeroes the
+// amax, reduces it over the tensor, computes the scale and casts (4 kernels); delayed scaling, block
+// scaling and MX cast in one kernel each. A grouped GEMM's input is split per expert and each split
+// quantised on its own (multi_tensor_quantize_impl), except delayed scaling (one
+// nvte_multi_cast_transpose over all splits) and NVFP4 (one fused grouped kernel).
 constexpr std::array<RecipeInfo, 6> kRecipes{{
-    {LowPrecisionRecipe::None, "none", 2, 0, 0, 0, false, "every GEMM in the 16-bit compute dtype"},
-    {LowPrecisionRecipe::Delayed, "delayed", 1, 0, 0, 2, false,
+    {LowPrecisionRecipe::None, "none", 2, 0, 0, 0, false, 0, false, "every GEMM in the 16-bit compute dtype"},
+    {LowPrecisionRecipe::Delayed, "delayed", 1, 0, 0, 2, false, 1, true,
      "Transformer Engine DelayedScaling (its default): per-tensor scales from an amax history, amax reduced inside the "
      "cast kernel; FP8 E4M3 forward, E5M2 gradients in the HYBRID format (Micikevicius et al. 2022)"},
-    {LowPrecisionRecipe::Current, "current", 1, 0, 0, 2, true,
+    {LowPrecisionRecipe::Current, "current", 1, 0, 0, 2, true, 4, false,
      "Transformer Engine Float8CurrentScaling (Megatron-Bridge fp8_cs): the scale from the tensor's own amax, a "
      "reduction over the input before the cast"},
-    {LowPrecisionRecipe::Blockwise, "blockwise", 1, 4.0 / 128, 4.0 / (128 * 128), 2, false,
+    {LowPrecisionRecipe::Blockwise, "blockwise", 1, 4.0 / 128, 4.0 / (128 * 128), 2, false, 1, false,
      "DeepSeek-V3 §3.3.2 fine-grained quantisation: 1 x 128 activation tiles and 128 x 128 weight blocks, one fp32 "
      "scale each (TE Float8BlockScaling)"},
-    {LowPrecisionRecipe::Mxfp8, "mxfp8", 1, 1.0 / 32, 1.0 / 32, 2, false,
+    {LowPrecisionRecipe::Mxfp8, "mxfp8", 1, 1.0 / 32, 1.0 / 32, 2, false, 1, false,
      "OCP Microscaling v1.0 MXFP8: E4M3 values with one E8M0 scale per 32 along the reduction dimension (Blackwell "
      "tensor cores; TE MXFP8BlockScaling)"},
-    {LowPrecisionRecipe::Nvfp4, "nvfp4", 0.5, 1.0 / 16, 1.0 / 16, 2, true,
+    {LowPrecisionRecipe::Nvfp4, "nvfp4", 0.5, 1.0 / 16, 1.0 / 16, 2, true, 1, true,
      "NVIDIA NVFP4 training (arXiv 2509.25149): E2M1 values, an E4M3 scale per 16 and an fp32 per tensor from its amax "
      "(TE NVFP4BlockScaling)"},
 }};
@@ -87,7 +93,8 @@ void applyLowPrecisionRecipe(const Scenario& sc, Plan& p)
     const double e = bytesPerValue(pr.activations), ew = bytesPerValue(pr.weights);
     const bool fused = sc.stepTime.kernelFusion != KernelFusion::Eager;
     // Megatron-Core passes is_first_microbatch: TE casts the weights on the first micro-batch only
-    // and keeps the copies for the step; torchtitan's Float8Linear casts them on every forward.
+    // and keeps the copies for the step (core/steptime.cpp charges count / L per layer and micro-batch);
+    // torchtitan's Float8Linear casts them on every forward.
     const bool cached = sc.stepTime.framework == Framework::Megatron;
     const double m = double(std::max<std::int64_t>(1, p.compute.accumulationSteps));
     std::vector<RooflineOp> casts;
@@ -111,18 +118,28 @@ void applyLowPrecisionRecipe(const Scenario& sc, Plan& p)
         // Norm outputs are quantised inside the fused norm (TE LayerNormLinear / LayerNormMLP): no read.
         const bool normFused = fused && (cls == kLowQkv || (cls == kLowMlp && std::string_view(op.name) != "mlp_down"));
         const double read = (normFused ? 0 : e) + (ri.amaxPass ? e : 0);
+        // Tensors quantised per GEMM: one, or one per local expert of a grouped GEMM (+ the shared experts').
+        double tensors = 1;
+        if (op.groupedShare > 0)
+            tensors = (ri.groupedInOne ? 1.0 : std::max(1.0, op.grouped[3])) + (op.groupedShare < 1 ? 1.0 : 0.0);
+        // Transformer Engine's launches under Megatron; torchao's Float8Linear (torchtitan) is fused by
+        // torch.compile or runs as ATen ops, not counted here: one launch per tensor as before.
+        const double launches = cached ? ri.launches * tensors : 1.0;
         RooflineOp in =
             makeOp("quantize_input", Pass::Forward, OpUnit::Vector, {3 * input, input * (read + write)}, hw, op.count);
         in.implementation = ri.source;
+        in.kernels = launches;
         casts.push_back(in);
         RooflineOp g = makeOp("quantize_grad", Pass::Backward, OpUnit::Vector,
                               {3 * grad, grad * (e + (ri.amaxPass ? e : 0) + write)}, hw, op.count);
         g.implementation = ri.source;
+        g.kernels = launches;
         casts.push_back(g);
         RooflineOp w = makeOp("quantize_weight", Pass::Forward, OpUnit::Vector,
                               {3 * weight, weight * (ew + ri.copies * (ri.elementBytes + ri.weightScales))}, hw,
                               cached ? op.count / m : op.count);
         w.implementation = ri.source;
+        w.kernels = launches;
         casts.push_back(w);
     }
     // One op per kind, summed over the GEMM classes (the roofline lists a layer's kinds of work).
@@ -137,7 +154,7 @@ void applyLowPrecisionRecipe(const Scenario& sc, Plan& p)
                 // Per-layer totals at the first op's count (counts are equal per layer, or per step for weights).
                 sum.flops += c.flops * c.count;
                 sum.bytes += c.bytes * c.count;
-                sum.kernels += 1;
+                sum.kernels += c.kernels;
             }
         if (!any)
             return;

@@ -40,6 +40,8 @@ struct RecipeInfo {
     double weightScales;     // scale bytes per weight value
     double copies;           // quantised copies per tensor: rowwise and columnwise (the transpose) for the backward
     bool amaxPass;           // an extra read of the input for its amax before the cast
+    double launches;         // kernels per quantised tensor (Transformer Engine's quantize path)
+    bool groupedInOne;       // a grouped GEMM's per-expert splits quantised in one launch
     const char* source;
 };
 const RecipeInfo& recipeInfo(LowPrecisionRecipe r);

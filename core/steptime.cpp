@@ -87,10 +87,15 @@ StageWork sumOps(const Plan& p, const TrainingConfig& tr, const TransformerShape
     // Per-op groups only for the policies that recompute part of a layer (string tests per op).
     const bool byOp = !isMlp && (tr.recompute == Recompute::Op || tr.recompute == Recompute::Modules);
     StageWork w;
+    const double L = double(shape.layers);
     for (const auto& op : p.ops) {
         const std::string_view name = op.name;
-        const double t = (atPeak ? op.timeSeconds : op.achievableSeconds) * (!isMlp && isMlpOp(name) ? mlpScale : 1.0);
-        const double exec = op.executedFlops > 0 ? op.executedFlops : op.flops;
+        // A layer op runs op.count times in the L layers of one micro-batch: the router on the MoE layers
+        // only, weight casts a recipe caches once per step (count L / m). Per average layer: count / L.
+        const double perLayer = !isMlp && !isHead(name) && L > 0 ? op.count / L : 1.0;
+        const double t =
+            (atPeak ? op.timeSeconds : op.achievableSeconds) * perLayer * (!isMlp && isMlpOp(name) ? mlpScale : 1.0);
+        const double exec = (op.executedFlops > 0 ? op.executedFlops : op.flops) * perLayer;
         if (!isMlp && isHead(name)) {
             if (op.pass != Pass::Forward)
                 w.headBwd += t;
@@ -104,33 +109,33 @@ StageWork sumOps(const Plan& p, const TrainingConfig& tr, const TransformerShape
         const double layers = isMlp ? op.count : 1.0; // the toy model's ops stand for all L layers
         const bool fwd = op.pass == Pass::Forward;
         (fwd ? w.layerFwd : w.layerBwd) += t * layers;
-        (fwd ? w.kernelsFwd : w.kernelsBwd) += op.kernels * layers;
+        (fwd ? w.kernelsFwd : w.kernelsBwd) += op.kernels * perLayer * layers;
         (fwd ? w.execFwd : w.execBwd) += exec * layers;
         if (isWgrad(name))
             w.wgrad += t * layers;
         if (fwd && byOp) {
             if (op.kind == OpKind::Gemm) {
                 const double share = opPolicyRecomputedShare(name, shape);
-                w.opGemm.add(share * t, share * op.kernels, share * exec);
+                w.opGemm.add(share * t, share * op.kernels * perLayer, share * exec);
             }
             if (isMlpOp(name))
-                w.mlp.add(t, op.kernels, exec);
+                w.mlp.add(t, op.kernels * perLayer, exec);
             if (name == "silu_mul" || name == "gelu")
-                w.act.add(t, op.kernels, exec);
+                w.act.add(t, op.kernels * perLayer, exec);
             if (name == "router" || name == "router_topk") // recompute of the MoE layer routes again
-                w.router.add(t, op.kernels, exec);
+                w.router.add(t, op.kernels * perLayer, exec);
             if (name == "qkv_proj")
-                w.qkv.add(t, op.kernels, exec);
+                w.qkv.add(t, op.kernels * perLayer, exec);
             if (name == "rope")
-                w.rope.add(t, op.kernels, exec);
+                w.rope.add(t, op.kernels * perLayer, exec);
             if (isNormOp(name))
-                w.norm.add(t, op.kernels, exec);
+                w.norm.add(t, op.kernels * perLayer, exec);
         }
         if (op.kind == OpKind::Gemm) {
             (fwd ? w.gemmFwd : w.gemmBwd) += t * layers;
             if (fwd) {
                 w.execGemmFwd += exec * layers;
-                w.kernelsGemmFwd += op.kernels * layers;
+                w.kernelsGemmFwd += op.kernels * perLayer * layers;
             }
         }
         if (fwd && op.kind == OpKind::Attention)
@@ -139,7 +144,7 @@ StageWork sumOps(const Plan& p, const TrainingConfig& tr, const TransformerShape
             (fwd ? w.attnFwd : w.attnBwd) += t;
             if (fwd) {
                 w.execAttnFwd += exec;
-                w.kernelsAttnFwd += op.kernels;
+                w.kernelsAttnFwd += op.kernels * perLayer;
             }
         }
     }

@@ -12,6 +12,7 @@
 #include <QtTest>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -82,7 +83,7 @@ private slots:
         QVERIFY(findOp(p, "mlp_down")->achievableSeconds < 0.6 * findOp(bf16, "mlp_down")->achievableSeconds);
         QVERIFY(p.stepTime.step < bf16.stepTime.step);
         // Everything in FP8 (attention too) is faster still: the old behaviour, now opt-in.
-        sets.push_back("precision.low_precision_gemms=[\"qkv\",\"out\",\"mlp\",\"head\",\"attention\"]");
+        sets.emplace_back("precision.low_precision_gemms=[\"qkv\",\"out\",\"mlp\",\"head\",\"attention\"]");
         QVERIFY(core::estimate(scenario(sets)).stepTime.step < p.stepTime.step);
     }
 
@@ -93,7 +94,7 @@ private slots:
     void quantiseKernelsByHand()
     {
         std::vector<std::string> sets(std::begin(kFp8), std::end(kFp8));
-        sets.push_back("precision.recipe=current");
+        sets.emplace_back("precision.recipe=current");
         const auto p = core::estimate(scenario(sets));
         const double n = 4096, h = 4096, f = 11008;
         QCOMPARE(findOp(p, "quantize_grad")->bytes, n * (3 * h + h + 2 * f + h) * 6);
@@ -102,6 +103,38 @@ private slots:
         const double weights = h * 3 * h + h * h + h * 2 * f + f * h;
         QCOMPARE(findOp(p, "quantize_weight")->bytes, weights * 4);
         QCOMPARE(findOp(p, "quantize_weight")->count, 32.0 / 8);
+    }
+
+    // Transformer Engine's launches per quantised tensor (quantizer.cpp, current_scaling.cu at d0067d0da):
+    // current scaling zeroes the amax, reduces it, computes the scale and casts: 4 per tensor, over the
+    // 4 GEMMs of a Llama layer 16; delayed scaling casts with the amax inside: 4. Megatron casts the
+    // weights on the first of the m = 8 micro-batches only, so the step time charges 1/8 of a
+    // layer's weight cast (and of its launches) per micro-batch.
+    void quantiseLaunchesAndCachedWeights()
+    {
+        const auto run = [](const char* recipe, const char* global) {
+            std::vector<std::string> sets(std::begin(kFp8), std::end(kFp8));
+            sets.emplace_back(recipe);
+            sets.emplace_back(global);
+            return core::estimate(scenario(sets));
+        };
+        const auto current = run("precision.recipe=current", "training.global_batch=8");
+        const auto delayed = run("precision.recipe=delayed", "training.global_batch=8");
+        QCOMPARE(findOp(current, "quantize_input")->kernels, 16.0);
+        QCOMPARE(findOp(current, "quantize_grad")->kernels, 16.0);
+        QCOMPARE(findOp(current, "quantize_weight")->kernels, 16.0);
+        QCOMPARE(findOp(delayed, "quantize_input")->kernels, 4.0);
+        // Per micro-batch: 32 layers x (16 input + 16 grad + 16 / 8 weight) launches against delayed's
+        // 32 x (4 + 4 + 4 / 8).
+        QCOMPARE(current.stepTime.kernelsPerMicroBatch - delayed.stepTime.kernelsPerMicroBatch,
+                 32.0 * (12 + 12 + 12.0 / 8));
+        // Twice the micro-batches, the same work per micro-batch but half the weight casts per micro-batch.
+        const auto longer = run("precision.recipe=current", "training.global_batch=16");
+        const double w = findOp(current, "quantize_weight")->achievableSeconds * 32;
+        QCOMPARE(current.stepTime.microBatches * 2, longer.stepTime.microBatches);
+        QVERIFY(std::abs((current.stepTime.compute / current.stepTime.microBatches -
+                          longer.stepTime.compute / longer.stepTime.microBatches) -
+                         (w / 8 - w / 16)) < 1e-9);
     }
 
     // Memory: the FP8 inputs saved instead of the BF16 ones, the out projection's FP8 copy beside
@@ -121,7 +154,7 @@ private slots:
         // torchtitan's Float8Linear casts the weights on every forward: no cache. It saves its inputs in
         // high precision (torchao matmul_with_hp_or_float8_args) and casts them again in the backward:
         // the saved tensors are the BF16 run's.
-        sets.push_back("step_time.framework=torchtitan");
+        sets.emplace_back("step_time.framework=torchtitan");
         const auto titan = core::estimate(scenario(sets));
         QCOMPARE(titan.memory.weights, bf16.memory.weights);
         const auto titanBf16 =
@@ -144,8 +177,8 @@ private slots:
                 "step_time.mode=predicted",        "training.micro_batch=1", "training.global_batch=1",
                 "training.recompute=none",         "training.seq_len=8192"};
             if (fp8) {
-                sets.push_back("precision.compute=fp8_e4m3");
-                sets.push_back("precision.recipe=current");
+                sets.emplace_back("precision.compute=fp8_e4m3");
+                sets.emplace_back("precision.recipe=current");
             }
             return core::estimate(scenario(sets)).stepTime;
         };
