@@ -95,7 +95,7 @@ void applyLowPrecisionRecipe(const Scenario& sc, Plan& p)
     // Megatron-Core passes is_first_microbatch: TE casts the weights on the first micro-batch only
     // and keeps the copies for the step (core/steptime.cpp charges count / L per layer and micro-batch);
     // torchtitan's Float8Linear casts them on every forward.
-    const bool cached = sc.stepTime.framework == Framework::Megatron;
+    const bool transformerEngine = sc.stepTime.framework == Framework::Megatron, cached = transformerEngine;
     const double m = double(std::max<std::int64_t>(1, p.compute.accumulationSteps));
     std::vector<RooflineOp> casts;
     for (auto& op : p.ops) {
@@ -124,7 +124,7 @@ void applyLowPrecisionRecipe(const Scenario& sc, Plan& p)
             tensors = (ri.groupedInOne ? 1.0 : std::max(1.0, op.grouped[3])) + (op.groupedShare < 1 ? 1.0 : 0.0);
         // Transformer Engine's launches under Megatron; torchao's Float8Linear (torchtitan) is fused by
         // torch.compile or runs as ATen ops, not counted here: one launch per tensor as before.
-        const double launches = cached ? ri.launches * tensors : 1.0;
+        const double launches = transformerEngine ? ri.launches * tensors : 1.0;
         RooflineOp in =
             makeOp("quantize_input", Pass::Forward, OpUnit::Vector, {3 * input, input * (read + write)}, hw, op.count);
         in.implementation = ri.source;

@@ -231,15 +231,17 @@ struct LayerOpBuilder {
             dispatch ? "token permute into expert order (+ sort by local expert after the all-to-all)"
                      : "unsort + unpermute: k expert rows summed per token, weighted by the router");
     }
-    // The router's softmax, top-k and load-balancing loss on the routedN x E logits of the MoE layers
-    // (core/kernels.h routerCost), averaged over the layers as the permutes are.
+    // The router's softmax, top-k and load-balancing loss on the routedN x E logits (core/kernels.h
+    // routerCost), on the MoE layers only (count L_moe, as the router GEMM).
     void routing(Pass pass)
     {
         if (moeLayers <= 0 || experts <= 0 || m.moe.topK <= 0)
             return;
         const bool fwd = pass == Pass::Forward;
-        kernel(fwd ? "router_topk" : "router_topk.bwd", pass, routerCost(opt.routerFused, opt.routerAuxLoss, pass),
-               routedN * experts * moeLayers / L);
+        const KernelCost k = routerCost(opt.routerFused, opt.routerAuxLoss, pass);
+        const double logits = routedN * experts;
+        add(fwd ? "router_topk" : "router_topk.bwd", pass, OpUnit::Vector, {k.flops * logits, k.bytes * logits},
+            moeLayers, k.kernels, k.impl);
     }
     void loss(const char* name, Pass pass)
     {

@@ -200,6 +200,10 @@ private slots:
         QVERIFY(!has(core::estimate(test::scenario({"step_time.mode=predicted"})), "router_topk"));
         auto ds = test::scenario({"model.preset=deepseek-v3"});
         QVERIFY(core::effectiveMoeAuxLoss(ds) == core::MoeAuxLoss::SeqAuxLoss);
+        // Its router runs on the 58 MoE layers of 61 (the first three are dense), as the router GEMM does.
+        const auto dsPlan = core::estimate(ds);
+        QCOMPARE(op(dsPlan, "router_topk").count, 58.0);
+        QCOMPARE(op(dsPlan, "router").count, 58.0);
         QVERIFY(core::effectiveMoeAuxLoss(test::scenario({})) == core::MoeAuxLoss::None);
         // Bad values name the field.
         for (const char* bad : {"training.moe_aux_loss=z_loss", "step_time.moe_router_fusion=\"yes\""}) {
