@@ -31,6 +31,10 @@ void warnUnused(const Scenario& sc, Plan& p)
     if (sc.parallel.epNodeLimit > 0)
         p.warnings.push_back(
             {"moe_keys_unused", "parallel.ep_node_limit has no effect: " + sc.model.name + " has no routed experts"});
+    if (t.moeAuxLoss != MoeAuxLoss::Auto || !sc.stepTime.moeRouterFusionAuto)
+        p.warnings.push_back({"moe_keys_unused", "training.moe_aux_loss and step_time.moe_router_fusion have no "
+                                                 "effect: " +
+                                                     sc.model.name + " has no router"});
 }
 
 } // namespace

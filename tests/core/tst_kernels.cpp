@@ -9,6 +9,7 @@
 #include "catalog.h"
 #include "framework.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string_view>
 
@@ -198,6 +199,14 @@ private slots:
         // A dense model has no router; DeepSeek-V3's score-correction bias resolves "auto" to its
         // sequence-wise loss (Megatron-Bridge deepseek_v3_bridge.py: seq_aux_loss).
         QVERIFY(!has(core::estimate(test::scenario({"step_time.mode=predicted"})), "router_topk"));
+        // Set on a dense model, the two keys warn that they do nothing (moe_keys_unused), as the other MoE keys do.
+        const auto warned = [](const core::Plan& p) {
+            return std::any_of(p.warnings.begin(), p.warnings.end(),
+                               [](const core::Warning& w) { return w.code == "moe_keys_unused"; });
+        };
+        QVERIFY(warned(core::estimate(test::scenario({"training.moe_aux_loss=none"}))));
+        QVERIFY(warned(core::estimate(test::scenario({"step_time.moe_router_fusion=true"}))));
+        QVERIFY(!warned(core::estimate(test::scenario({}))));
         auto ds = test::scenario({"model.preset=deepseek-v3"});
         QVERIFY(core::effectiveMoeAuxLoss(ds) == core::MoeAuxLoss::SeqAuxLoss);
         // Its router runs on the 58 MoE layers of 61 (the first three are dense), as the router GEMM does.
