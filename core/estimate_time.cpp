@@ -113,6 +113,16 @@ void estimateTimeAndCost(const Scenario& sc, double recomputePerToken, Plan& p, 
                 {"overheads", st.overheads}});
         if (st.commSmShare > 0)
             deriveCommSmShare(p, st, double(hw.gpu->smCount));
+        if (st.tpAmaxReductions > 0)
+            derive(p, "time.tp_amax_reduce", "{m} · {n} · {t}",
+                   st.microBatches * st.tpAmaxReductions * st.tpAmaxSeconds, "s",
+                   "Transformer Engine d0067d0da (linear.py, layernorm_linear.py: set_quantizer_amax_reduction_group; "
+                   "quantizer.cpp: amax_reduction_group->allreduce(MAX)->wait()): under sequence parallelism a "
+                   "current-scaling or NVFP4 quantizer reduces the amax of each column-parallel GEMM's input and "
+                   "each row-parallel GEMM's output gradient over the TP group before the cast; n per micro-batch "
+                   "on the slowest stage (again for the forward under full recompute), each a 4-byte NCCL "
+                   "all-reduce priced at its latency (NCCL tuning model), on the critical path; included in tp_comm",
+                   {{"m", st.microBatches}, {"n", st.tpAmaxReductions}, {"t", st.tpAmaxSeconds}});
         if (st.fsdpCopies > 0)
             derive(p, "time.fsdp_copies", "{m} · {bytes} / {bw}", st.fsdpCopies, "s",
                    "PyTorch FSDP2 (_fsdp_collectives.py foreach_all_gather_copy_out, foreach_reduce_scatter_copy_in): "

@@ -131,6 +131,8 @@ nlohmann::json breakdownJsonImpl(const StepTimeBreakdown& b)
             {"dp_comm_before_overlap", b.dpCommTotal},
             {"cp_comm_before_overlap", b.cpCommTotal},
             {"tp_comm_before_overlap", b.tpCommTotal},
+            {"tp_amax_reductions", b.tpAmaxReductions},
+            {"tp_amax_seconds", b.tpAmaxSeconds},
             {"ep_comm_before_overlap", b.epCommTotal},
             {"pp_comm_before_overlap", b.ppCommTotal},
             {"pipeline_schedule", b.pipelineSchedule},

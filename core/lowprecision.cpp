@@ -3,6 +3,7 @@
 #include "lowprecision.h"
 
 #include "kernels.h"
+#include "model.h"
 #include "roofline.h"
 #include "scenario.h"
 
@@ -177,6 +178,34 @@ double lowPrecisionWeightCacheBytes(const Scenario& sc, double gemmParamsOnRank)
         return 0;
     const RecipeInfo& ri = recipeInfo(pr.recipe);
     return gemmParamsOnRank * ri.copies * (ri.elementBytes + ri.weightScales);
+}
+
+AmaxReductions tensorParallelAmaxReductions(const Scenario& sc)
+{
+    // Transformer Engine d0067d0da: linear.py, layernorm_linear.py and layernorm_mlp.py give the input
+    // quantizer the TP group when sequence_parallel and parallel_mode == "column", and the output
+    // gradient's when sequence_parallel and parallel_mode == "row" (set_quantizer_amax_reduction_group);
+    // quantizer.cpp Float8CurrentScalingQuantizer::quantize then runs amax_reduction_group->allreduce(MAX)
+    // ->wait() between the amax and the scale (NVFP4Quantizer likewise). Delayed scaling reduces its
+    // amax history once per autocast region instead; block and MX scales are local (no reduction).
+    const auto& pr = sc.precision;
+    const auto& par = sc.parallel;
+    AmaxReductions r;
+    if (pr.recipe == LowPrecisionRecipe::None || !recipeInfo(pr.recipe).amaxPass || !par.sequenceParallel ||
+        par.tp <= 1 || sc.stepTime.framework != Framework::Megatron || sc.model.kind != ModelKind::Transformer)
+        return r;
+    const auto& shape = sc.model.shape;
+    const double L = double(std::max<std::int64_t>(1, shape.layers));
+    // Tensor-parallel MLPs per layer: every dense layer's, and an MoE layer's shared experts (Megatron-Core
+    // SharedExpertMLP: TE column- and row-parallel linears). Routed experts get their tokens from the
+    // dispatcher, outside sequence parallelism (TEGroupedLinear): no reduction.
+    const double moe = double(moeLayerCount(shape)) / L;
+    const double mlps = (1 - moe) + (shape.moe.sharedExperts > 0 ? moe : 0);
+    const double qkv = (pr.lowPrecisionGemms & kLowQkv) ? 1 : 0, out = (pr.lowPrecisionGemms & kLowOut) ? 1 : 0;
+    const double mlp = (pr.lowPrecisionGemms & kLowMlp) ? mlps : 0;
+    r.forward = qkv + mlp;
+    r.backward = out + mlp;
+    return r;
 }
 
 } // namespace napkin::core

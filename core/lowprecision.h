@@ -58,4 +58,16 @@ void applyLowPrecisionRecipe(const Scenario& sc, Plan& p);
 // outside Megatron.
 double lowPrecisionWeightCacheBytes(const Scenario& sc, double gemmParamsOnRank);
 
+// Transformer Engine's amax all-reduces over the tensor-parallel group, per layer and micro-batch
+// (averaged over a stack of dense and MoE layers): under sequence parallelism a per-tensor scaling
+// recipe (current scaling, NVFP4) reduces the amax of each column-parallel GEMM's input before the
+// all-gather (forward) and of each row-parallel GEMM's output gradient (backward). Each is a 4-byte
+// NCCL all-reduce the compute stream waits for. 0 outside Megatron, without SP or TP, or for recipes
+// that scale per block or from a history. Sources in core/lowprecision.cpp.
+struct AmaxReductions {
+    double forward = 0;  // per layer: QKV input, MLP FC1 input (dense MLP or shared experts)
+    double backward = 0; // per layer: attention output and MLP FC2 output gradients
+};
+AmaxReductions tensorParallelAmaxReductions(const Scenario& sc);
+
 } // namespace napkin::core

@@ -281,6 +281,8 @@ struct StepTimeBreakdown {
     double dpCommTotal = 0;          // before overlap
     double cpCommTotal = 0;          // before overlap
     double tpCommTotal = 0;          // before overlap
+    double tpAmaxReductions = 0;     // amax all-reduces over TP per micro-batch (per-tensor FP8 scales under SP)
+    double tpAmaxSeconds = 0;        //   one of them (α of a 4-byte all-reduce), part of tpComm
     double collectiveEfficiency = 0; // achieved / nominal link bandwidth used
     double executedFlops = 0;        // FLOPs the kernels execute per step, all GPUs (causal skipping, recompute)
     double kernelsPerMicroBatch = 0;

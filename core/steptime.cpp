@@ -9,6 +9,7 @@
 #include "offload.h"
 
 #include "framework.h"
+#include "lowprecision.h"
 #include "roofline.h"
 
 #include <algorithm>
@@ -489,6 +490,18 @@ StepTimeBreakdown predictStepTime(const Scenario& sc, const Plan& p, bool atPeak
         mbTpTotal = stageLayers * perLayer * one;
         // Overlapped (--tp-comm-overlap, async TP): hidden behind the layer's GEMMs.
         mbTp = sc.stepTime.overlapTp ? std::max(0.0, mbTpTotal - stageLayers * (w.gemmFwd + w.gemmBwd)) : mbTpTotal;
+        // Per-tensor FP8 / NVFP4 scales under SP: a 4-byte amax all-reduce before each gathered tensor's
+        // cast (core/lowprecision.h), latency-bound and on the compute stream's path: never hidden.
+        const AmaxReductions amax = tensorParallelAmaxReductions(sc);
+        const double reductions =
+            stageLayers * (amax.forward * (1 + (tr.recompute == Recompute::Full ? 1 : 0)) + amax.backward);
+        if (reductions > 0) {
+            const double each = collectiveSeconds(Collective::AllReduce, 4, tpLink, atPeak);
+            r.tpAmaxReductions = reductions;
+            r.tpAmaxSeconds = each;
+            mbTpTotal += reductions * each;
+            mbTp += reductions * each;
+        }
     }
 
     // ---- Context parallelism (parallel.cp_comm, Megatron-Core / Transformer Engine --cp-comm-type).

@@ -200,7 +200,57 @@ private slots:
                                                  "training.recompute=none", "training.seq_len=8192",
                                                  "precision.compute=fp8_e4m3", "precision.recipe=current"}))
                             .stepTime;
-        QCOMPARE(te.tpCommTotal, bf16.tpCommTotal);
+        // ...plus a 4-byte amax all-reduce per gathered FP8 tensor (amaxReducedOverTensorParallel below):
+        // 32 layers x 4, each NCCL's LL ring latency 3.6 + 14 x 0.47 µs on 8 NVLink ranks (its 7 bytes
+        // add 0.1 ns).
+        QCOMPARE(te.tpAmaxReductions, 32.0 * 4);
+        QVERIFY(std::abs(te.tpAmaxSeconds - 10.18e-6) < 1e-9);
+        QVERIFY(std::abs(te.tpCommTotal - (bf16.tpCommTotal + 32 * 4 * te.tpAmaxSeconds)) < 1e-12);
+    }
+
+    // Transformer Engine reduces a per-tensor scale's amax over TP under sequence parallelism: the
+    // column-parallel inputs (QKV, FC1) forward, the row-parallel output gradients (out, FC2) backward;
+    // not for block scales, without SP, or for the routed experts (their tokens come from the dispatcher).
+    void amaxReducedOverTensorParallel()
+    {
+        auto run = [](std::vector<std::string> extra) {
+            std::vector<std::string> sets{"model.preset=llama-3-8b",
+                                          "cluster.gpus=4",
+                                          "parallel.tp=4",
+                                          "parallel.zero=1",
+                                          "parallel.sequence_parallel=true",
+                                          "step_time.framework=megatron",
+                                          "step_time.mode=predicted",
+                                          "training.micro_batch=1",
+                                          "training.global_batch=1",
+                                          "training.recompute=none",
+                                          "precision.plan=fp8-mixed",
+                                          "precision.recipe=current"};
+            sets.insert(sets.end(), extra.begin(), extra.end());
+            return core::estimate(scenario(sets)).stepTime;
+        };
+        const auto cs = run({});
+        QCOMPARE(cs.tpAmaxReductions, 32.0 * 4);
+        // 4 ranks: 3.6 + 2 x 3 x 0.47 µs (NCCL 2.7 tuning.cc LL base and NVLink hop).
+        QVERIFY(std::abs(cs.tpAmaxSeconds - 6.42e-6) < 1e-9);
+        QCOMPARE(run({"training.recompute=full"}).tpAmaxReductions, 32.0 * 6);
+        QCOMPARE(run({"precision.recipe=blockwise"}).tpAmaxReductions, 0.0);
+        QCOMPARE(run({"precision.recipe=delayed"}).tpAmaxReductions, 0.0);
+        QCOMPARE(run({"parallel.sequence_parallel=false"}).tpAmaxReductions, 0.0);
+        QCOMPARE(run({"precision.low_precision_gemms=[\"qkv\"]"}).tpAmaxReductions, 32.0);
+        // The step carries them: m x n x t more tensor-parallel time than the same plan without them.
+        const auto none = run({"precision.recipe=delayed"});
+        QVERIFY(cs.tpComm - none.tpComm > 0);
+        // Mixtral: every layer MoE, no shared experts: only the attention's two per layer.
+        const auto moe =
+            run({"model.preset=mixtral-8x7b", "cluster.gpus=32", "parallel.tp=8", "parallel.ep=1", "parallel.pp=4"});
+        QCOMPARE(moe.tpAmaxReductions, 8.0 * 2);
+        // DeepSeek-V3 (3 dense layers of 61, one shared expert): the MLP's pair in every layer.
+        QCOMPARE(core::tensorParallelAmaxReductions(
+                     scenario({"model.preset=deepseek-v3", "parallel.tp=8", "parallel.sequence_parallel=true",
+                               "step_time.framework=megatron", "precision.plan=fp8-mixed", "precision.recipe=current"}))
+                     .forward,
+                 2.0);
     }
 
     // DeepSeek-V3 §3.3.3: the dispatch and the gradient sent to the experts in FP8 (1 x 128 scales),
