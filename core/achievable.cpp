@@ -231,8 +231,10 @@ void applyAchievable(RooflineOp& op, const RateModel& r)
     // A tensor op a low-precision recipe keeps in 16 bits runs at the 16-bit rates (chosen here, not
     // by copying the rate model: one call per op on the layout search's hot path).
     const bool hp = op.highPrecision;
-    const double peak = hp ? r.peak16 : r.peak, gemm = hp ? r.gemm16 : r.gemm;
-    const MeasuredGemms& measured = hp ? r.measured16 : r.measured;
+    const double peak = op.tf32 ? r.peak32 : (hp ? r.peak16 : r.peak);
+    const double gemm = op.tf32 ? r.gemm32 : (hp ? r.gemm16 : r.gemm);
+    static const MeasuredGemms kNoMeasurements;
+    const MeasuredGemms& measured = op.tf32 ? kNoMeasurements : (hp ? r.measured16 : r.measured);
     const double bw = r.bandwidth > 0 ? r.bandwidth : 0;
     const double memory = bw > 0 ? op.bytes / bw : 0;
     double compute = 0;
@@ -431,6 +433,10 @@ RateModel rateModel(const Scenario& sc, const HardwareSummary& hw)
     r.gemm = hw.achievableFlops > 0 ? hw.achievableFlops : hw.peakFlops;
     r.peak16 = hw.peakFlops16 > 0 ? hw.peakFlops16 : r.peak;
     r.gemm16 = hw.achievableFlops16 > 0 ? hw.achievableFlops16 : r.gemm;
+    // TF32 (the catalogue's achievable bf16 share applies to the tf32 column, catalog.h).
+    const double tf32 = gpu.denseFlopsPerSecond[std::size_t(PeakColumn::Tf32)];
+    r.peak32 = tf32 > 0 ? tf32 : r.peak16;
+    r.gemm32 = r.peak16 > 0 ? r.gemm16 * r.peak32 / r.peak16 : r.gemm16;
     r.vector = hw.vectorFlops > 0 ? hw.vectorFlops : hw.peakFlops;
     r.bandwidth = hw.achievableBandwidth > 0 ? hw.achievableBandwidth : hw.bandwidth;
     r.specBandwidth = hw.bandwidth;

@@ -58,6 +58,8 @@ struct RateModel {
     double peak = 0;               // spec dense FLOP/s of the compute dtype
     double gemm = 0;               // achievable dense GEMM FLOP/s of the compute dtype
     double peak16 = 0, gemm16 = 0; // the same in 16 bits, for the ops a low-precision recipe keeps there
+    double peak32 = 0, gemm32 = 0; // TF32, for GEMMs on fp32 operands: the spec's tf32 column, and the
+                                   // 16-bit achievable figure at the same share of its peak
     double vector = 0;             // non-tensor FLOP/s
     double bandwidth = 0;          // achievable HBM bytes/s
     double specBandwidth = 0;

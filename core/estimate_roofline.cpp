@@ -56,6 +56,7 @@ void estimateRoofline(const Scenario& sc, Plan& p)
     options.expertWidthScale = share.widthScale;
     options.routerFused = sc.stepTime.moeRouterFusion;
     options.routerAuxLoss = effectiveMoeAuxLoss(sc) != MoeAuxLoss::None;
+    options.routerFp32 = sc.training.moeRouterFp32;
     // Megatron-LM's --gradient-accumulation-fusion defaults on (training/arguments.py
     // --no-gradient-accumulation-fusion; Megatron-Bridge's GPT provider enables it where the fused
     // kernels exist) and Megatron-Core passes it to Transformer Engine as fuse_wgrad_accumulation

@@ -100,7 +100,7 @@ void applyLowPrecisionRecipe(const Scenario& sc, Plan& p)
     const double m = double(std::max<std::int64_t>(1, p.compute.accumulationSteps));
     std::vector<RooflineOp> casts;
     for (auto& op : p.ops) {
-        if (op.unit != OpUnit::Tensor)
+        if (op.unit != OpUnit::Tensor || op.tf32) // fp32-operand GEMMs keep their TF32 rate
             continue;
         const std::uint8_t cls = gemmClass(op.name);
         if (!(cls & pr.lowPrecisionGemms)) {

@@ -31,9 +31,9 @@ void warnUnused(const Scenario& sc, Plan& p)
     if (sc.parallel.epNodeLimit > 0)
         p.warnings.push_back(
             {"moe_keys_unused", "parallel.ep_node_limit has no effect: " + sc.model.name + " has no routed experts"});
-    if (t.moeAuxLoss != MoeAuxLoss::Auto || !sc.stepTime.moeRouterFusionAuto)
-        p.warnings.push_back({"moe_keys_unused", "training.moe_aux_loss and step_time.moe_router_fusion have no "
-                                                 "effect: " +
+    if (t.moeAuxLoss != MoeAuxLoss::Auto || !sc.stepTime.moeRouterFusionAuto || t.moeRouterFp32)
+        p.warnings.push_back({"moe_keys_unused", "training.moe_aux_loss, training.moe_router_dtype and "
+                                                 "step_time.moe_router_fusion have no effect: " +
                                                      sc.model.name + " has no router"});
 }
 

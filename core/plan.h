@@ -354,6 +354,7 @@ struct RooflineOp {
     Bound bound = Bound::Memory;
     double count = 1;                // times per step on this GPU's micro-batch (layers)
     bool highPrecision = false;      // a low-precision recipe keeps this tensor op in 16 bits (core/lowprecision.h)
+    bool tf32 = false;               // fp32 operands: TF32 rates (the fp32 router's backward GEMMs)
     double kernels = 1;              // kernel launches it takes (eager frameworks split an op into several)
     const char* implementation = ""; // the kernels it runs (core/kernels.h); "" for one plain kernel
     // Shape: a GEMM's M, N, K over `batch` independent products; attention: queries (m) and keys

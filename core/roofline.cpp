@@ -1,6 +1,7 @@
 // SPDX-FileCopyrightText: 2025-2026 The Napkin developers
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "roofline.h"
+#include "catalog.h"
 #include "finetune.h"
 
 #include <algorithm>
@@ -24,6 +25,8 @@ void placeOnRoofline(RooflineOp& op, const HardwareSummary& hw)
 {
     op.intensity = op.bytes > 0 ? op.flops / op.bytes : 0;
     op.ceiling = op.unit == OpUnit::Tensor ? hw.peakFlops : hw.vectorFlops;
+    if (op.tf32 && hw.gpu && hw.gpu->peak(PeakColumn::Tf32) > 0) // fp32 operands: the TF32 column
+        op.ceiling = hw.gpu->peak(PeakColumn::Tf32);
     if (op.ceiling <= 0)
         op.ceiling = hw.peakFlops;
     op.attainable = std::min(op.ceiling, hw.bandwidth * op.intensity);
@@ -306,6 +309,42 @@ struct LayerOpBuilder {
         shape(OpKind::Gemm, x.K, x.N, x.M);
         groupedShape(x, x.expertK, x.expertN, grouped.rows);
     }
+    // The router's d x E GEMM on the MoE layers. With --moe-router-dtype fp32, Megatron-Core d98e8a64d
+    // moe_utils.py RouterGatingLinearFunction: forward te_general_gemm of the BF16 operands into fp32
+    // logits; backward weight.to(fp32) and inp.to(fp32), both gradient GEMMs on fp32 operands (Transformer
+    // Engine runs a GEMM that is fp32 throughout as TF32: cublaslt_gemm.cu "Use TF32 only for pure FP32
+    // GEMM"), fp32 gradients cast back to the input's and the weight's dtype: four casts.
+    void routerGemm(Pass pass)
+    {
+        const Gemm x = router();
+        if (!opt.routerFp32) {
+            pass == Pass::Forward ? gemmFwd(x) : gemmBwd(x);
+            return;
+        }
+        constexpr double f = 4; // fp32 bytes
+        const double M = x.M, K = x.K, N = x.N;
+        if (pass == Pass::Forward) {
+            add(x.fwd, pass, OpUnit::Tensor, {2 * M * K * N, e * M * K + w * K * N + f * M * N}, x.count);
+            shape(OpKind::Gemm, M, N, K);
+            return;
+        }
+        // inp (M x K) and weight (K x N) up to fp32, grad_input and grad_weight back: read + write each.
+        add("router_cast.bwd", pass, OpUnit::Vector, {0, M * K * (e + f) * 2 + K * N * (w + f) * 2}, x.count, 4,
+            "--moe-router-dtype fp32: inp and weight to fp32, grad_input and grad_weight back");
+        add(x.dgrad, pass, OpUnit::Tensor, {2 * M * K * N, f * M * N + f * K * N + f * M * K}, x.count);
+        shape(OpKind::Gemm, M, K, N);
+        asTf32();
+        if (opt.frozenBase)
+            return;
+        add(x.wgrad, pass, OpUnit::Tensor, {2 * M * K * N, f * M * K + f * M * N + f * K * N}, x.count);
+        shape(OpKind::Gemm, K, N, M);
+        asTf32();
+    }
+    void asTf32()
+    {
+        ops.back().tf32 = true;
+        placeOnRoofline(ops.back(), hw);
+    }
     // LoRA's adapters of every targeted linear layer as one batched op per product (Hu et al. 2021:
     // h = W x + B A x): A is in x r, B is r x out; forward A then B (and the add into W x), backward
     // B's input and weight gradients, then A's. 6 · r · (in + out) FLOPs per token in all.
@@ -422,7 +461,7 @@ void forwardOps(LayerOpBuilder& x)
     x.residual("residual_attn", Pass::Forward);
     x.norm("norm_mlp", Pass::Forward);
     if (x.moeLayers > 0)
-        x.gemmFwd(x.router());
+        x.routerGemm(Pass::Forward);
     x.routing(Pass::Forward);
     x.moeTokens(true, Pass::Forward);
     x.gemmFwd(x.up());
@@ -458,7 +497,7 @@ void backwardOps(LayerOpBuilder& x)
     x.moeTokens(true, Pass::Backward);
     x.routing(Pass::Backward);
     if (x.moeLayers > 0)
-        x.gemmBwd(x.router());
+        x.routerGemm(Pass::Backward);
     x.norm("norm_mlp.bwd", Pass::Backward);
     x.residual("residual_attn.bwd", Pass::Backward);
     x.gemmBwd(x.out());

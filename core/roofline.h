@@ -49,6 +49,10 @@ struct LayerOpOptions {
     // The router's softmax / top-k and load-balancing loss kernels (core/kernels.h routerCost):
     // Transformer Engine's fused router or PyTorch ops; with or without the aux loss.
     bool routerFused = false, routerAuxLoss = false;
+    // Megatron-Core --moe-router-dtype fp32 (RouterGatingLinearFunction): fp32 logits from BF16
+    // operands, and a backward that casts the input and weight to fp32 and runs both gradient GEMMs on
+    // fp32 operands (TF32 on the tensor cores), casting the gradients back.
+    bool routerFp32 = false;
     // Weight gradients accumulated in the GEMM (Megatron --gradient-accumulation-fusion, on by default:
     // Transformer Engine's fuse_wgrad_accumulation, beta = 1 into main_grad): each wgrad GEMM reads the
     // gradient buffer it adds into as well as writing it.

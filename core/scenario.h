@@ -81,6 +81,10 @@ struct TrainingConfig {
     bool routingImbalanceWorst = false;
     std::optional<double> capacityFactor;
     MoeAuxLoss moeAuxLoss = MoeAuxLoss::Auto;
+    // training.moe_router_dtype "fp32" (Megatron-Core --moe-router-dtype fp32): the router's GEMM writes
+    // fp32 logits and its backward runs on fp32 operands (core/roofline.cpp routerFp32); "auto": the
+    // activation dtype, Megatron-Core's default.
+    bool moeRouterFp32 = false;
 };
 
 struct PrecisionConfig {

@@ -194,6 +194,7 @@ void readMoeRun(ObjectReader& r, TrainingConfig& t)
                                                          {"seq_aux_loss", MoeAuxLoss::SeqAuxLoss},
                                                          {"global_aux_loss", MoeAuxLoss::GlobalAuxLoss}})
                        .value_or(MoeAuxLoss::Auto);
+    t.moeRouterFp32 = r.choice<bool>("moe_router_dtype", {{"auto", false}, {"fp32", true}}).value_or(false);
 }
 
 void readTraining(const nlohmann::json& node, Scenario& sc, Errors& errors)

@@ -27,6 +27,15 @@ const core::RooflineOp& op(const core::Plan& p, std::string_view name)
     return none;
 }
 
+// Qwen3-30B-A3B (48 MoE layers of 128 experts, top 8), seq 4096, micro-batch 1, one GPU, predicted.
+core::Plan qwen3MoePlan(const std::vector<std::string>& extra)
+{
+    std::vector<std::string> s{"model.preset=qwen3-30b-a3b", "cluster.gpus=1",          "training.seq_len=4096",
+                               "training.micro_batch=1",     "training.global_batch=1", "step_time.mode=predicted"};
+    s.insert(s.end(), extra.begin(), extra.end());
+    return core::estimate(test::scenario(s));
+}
+
 bool has(const core::Plan& p, std::string_view name)
 {
     for (const auto& o : p.ops)
@@ -168,13 +177,7 @@ private slots:
         // fused router 1 and 1, 6 and 4 with the loss. Bytes per logit: unfused 41 | 28 (63 | 44 with
         // the loss), fused 9 | 12 (23 | 28).
         const double te = 4096.0 * 128;
-        const auto run = [](const std::vector<std::string>& extra) {
-            std::vector<std::string> s{"model.preset=qwen3-30b-a3b", "cluster.gpus=1",
-                                       "training.seq_len=4096",      "training.micro_batch=1",
-                                       "training.global_batch=1",    "step_time.mode=predicted"};
-            s.insert(s.end(), extra.begin(), extra.end());
-            return core::estimate(test::scenario(s));
-        };
+        const auto run = qwen3MoePlan;
         struct Case {
             std::vector<std::string> sets;
             double fwdKernels, bwdKernels, fwdBytes, bwdBytes;
@@ -220,6 +223,40 @@ private slots:
             QVERIFY2(!e.empty(), bad);
             QCOMPARE(e.front().field, std::string(bad).substr(0, std::string(bad).find('=')));
         }
+    }
+
+    void fp32RouterRunsItsBackwardInFp32()
+    {
+        // Megatron-Core --moe-router-dtype fp32 (RouterGatingLinearFunction, moe_utils.py at d98e8a64d):
+        // Qwen3-30B-A3B, T = 4096 tokens, h = 2048, E = 128, on one H100. Forward: BF16 operands, fp32
+        // logits. Backward: inp and weight cast to fp32, both gradient GEMMs on fp32 operands at the TF32
+        // rate (494.7 TFLOP/s dense on H100), the gradients cast back: four more kernels a MoE layer.
+        const double T = 4096, h = 2048, E = 128;
+        const auto run = qwen3MoePlan;
+        const auto bf16 = run({}), fp32 = run({"training.moe_router_dtype=fp32"});
+        QCOMPARE(op(bf16, "router").bytes, 2 * T * h + 2 * h * E + 2 * T * E);
+        QCOMPARE(op(fp32, "router").bytes, 2 * T * h + 2 * h * E + 4 * T * E);
+        QCOMPARE(op(fp32, "router.dgrad").bytes, 4 * (T * E + h * E + T * h));
+        QCOMPARE(op(fp32, "router.wgrad").bytes, 4 * (T * h + T * E + h * E));
+        QVERIFY(op(fp32, "router.dgrad").tf32 && op(fp32, "router.wgrad").tf32 && !op(bf16, "router.dgrad").tf32);
+        QCOMPARE(op(fp32, "router.dgrad").ceiling, 494.7e12);
+        QCOMPARE(op(fp32, "router_cast.bwd").bytes, 2 * T * h * (2 + 4) + 2 * h * E * (2 + 4));
+        QCOMPARE(op(fp32, "router_cast.bwd").kernels, 4.0);
+        QCOMPARE(op(fp32, "router_cast.bwd").count, 48.0);
+        QVERIFY(!has(bf16, "router_cast.bwd"));
+        QCOMPARE(fp32.stepTime.kernelsPerMicroBatch - bf16.stepTime.kernelsPerMicroBatch, 48.0 * 4);
+        // Memory-bound at fp32 bytes: the dgrad takes at least its bytes at the achievable bandwidth, and
+        // the step grows by at least the casts' bytes at that bandwidth.
+        const double bw = fp32.hardware.achievableBandwidth;
+        QVERIFY(op(fp32, "router.dgrad").achievableSeconds >= op(fp32, "router.dgrad").bytes / bw);
+        QVERIFY(fp32.stepTime.compute - bf16.stepTime.compute >= 48 * op(fp32, "router_cast.bwd").bytes / bw);
+        // A dense model warns that the key does nothing; an unknown dtype names the field.
+        const auto warned = core::estimate(test::scenario({"training.moe_router_dtype=fp32"})).warnings;
+        QVERIFY(std::any_of(warned.begin(), warned.end(),
+                            [](const core::Warning& w) { return w.code == "moe_keys_unused"; }));
+        const auto e = test::scenarioErrors({"training.moe_router_dtype=fp64"});
+        QVERIFY(!e.empty());
+        QCOMPARE(e.front().field, std::string("training.moe_router_dtype"));
     }
 
     void megatronAccumulatesWeightGradientsInTheGemm()
