@@ -335,6 +335,12 @@ StageTensors buildStage(const Scenario& sc, const LedgerInputs& in, std::int64_t
             gemm += in.headParams / double(tp);
         st.fp8Cache = lowPrecisionWeightCacheBytes(sc, gemm);
         mem.weights += st.fp8Cache;
+        // --fp8-param-gather: those weights are stored in FP8 (the cache's rowwise copy), not in 16 bits.
+        if (sc.precision.fp8ParamGather && st.fp8Cache > 0) {
+            const double gemmExperts = st.expertParams, gemmDense = gemm - gemmExperts;
+            st.fp8Primary = gemmDense * in.bw / in.shardW + gemmExperts * in.bwExpert / in.shardWE;
+            mem.weights -= st.fp8Primary;
+        }
     }
     if (sc.offload.any())
         offloadStates(sc.offload,
@@ -457,7 +463,7 @@ StageTensors buildDualPipeRank(const Scenario& sc, const LedgerInputs& in, std::
     a.layers = m.inFlight > 0 ? held / m.inFlight : a.layers + b.layers;
     a.outside += b.outside, a.saved += b.saved, a.loss += b.loss, a.offloaded += b.offloaded;
     a.mtpLayers += b.mtpLayers, a.mtpSaved += b.mtpSaved, a.expertParams += b.expertParams;
-    a.trainable += b.trainable, a.quantised += b.quantised, a.fp8Cache += b.fp8Cache;
+    a.trainable += b.trainable, a.quantised += b.quantised, a.fp8Cache += b.fp8Cache, a.fp8Primary += b.fp8Primary;
     a.working = std::max(a.working, b.working);
     a.gathered += b.gathered;
     a.optimizerTemp += b.optimizerTemp;

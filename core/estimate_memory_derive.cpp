@@ -60,8 +60,10 @@ void deriveModelStates(const Scenario& sc, const LedgerInputs& in, const StageTe
             {{"zero", 0}});
     else if (chosen.expertParams > 0 && (in.bwExpert != in.bw || in.shardWE != in.shardW))
         derive(p, weights.quantity,
-               "(({P} − {P_experts}) · {bytes} + {scales}) / {shard} + {P_experts} · {expert_bytes} / {expert_shard} + "
-               "{fp8_cache}",
+               chosen.fp8Primary > 0 ? "(({P} − {P_experts}) · {bytes} + {scales}) / {shard} + {P_experts} · "
+                                       "{expert_bytes} / {expert_shard} − {fp8_primary} + {fp8_cache}"
+                                     : "(({P} − {P_experts}) · {bytes} + {scales}) / {shard} + {P_experts} · "
+                                       "{expert_bytes} / {expert_shard} + {fp8_cache}",
                m.weights, "bytes",
                "the routed experts in precision.expert_weights (gpt-oss ships MXFP4 experts: 4-bit values with one "
                "8-bit scale per 32, OCP MX v1.0), the rest in precision.weights; ZeRO-3 shards the experts over the "
@@ -73,6 +75,19 @@ void deriveModelStates(const Scenario& sc, const LedgerInputs& in, const StageTe
                 {"scales", in.scales},
                 {"shard", in.shardW},
                 {"expert_shard", in.shardWE},
+                {"fp8_primary", chosen.fp8Primary},
+                {"fp8_cache", chosen.fp8Cache}});
+    else if (chosen.fp8Primary > 0)
+        derive(p, weights.quantity, "({P} · {bytes} + {scales}) / {shard} − {fp8_primary} + {fp8_cache}", m.weights,
+               "bytes",
+               "ZeRO §3 for the parameters; Megatron-Core --fp8-param-gather (Transformer Engine's quantized model "
+               "init): the low-precision GEMMs' weights live in FP8, the 16-bit copy (fp8_primary) is not kept, and "
+               "fp8_cache is the FP8 weight with its transpose and scales (core/lowprecision.h)",
+               {{"P", Pr},
+                {"bytes", in.bw},
+                {"scales", in.scales},
+                {"shard", in.shardW},
+                {"fp8_primary", chosen.fp8Primary},
                 {"fp8_cache", chosen.fp8Cache}});
     else if (chosen.fp8Cache > 0)
         derive(

@@ -81,6 +81,7 @@ struct StageTensors {
     double weightBytesPerParam = 0;          // mean bytes per stored weight (expert_weights differ)
     HostMemory host;                         // what offload keeps off the GPU for this stage
     double fp8Cache = 0;                     // Transformer Engine's FP8 weight copies (in weights)
+    double fp8Primary = 0;                   //   the 16-bit weights fp8_param_gather does not keep (out of weights)
     double trainable = 0;                    // LoRA / QLoRA: adapter parameters on this rank
     double quantised = 0;                    //   and frozen linear weights in the base format
     std::int64_t mirror = -1;                // DualPipe: the second stage this rank holds (pp - 1 - i)

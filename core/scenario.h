@@ -105,6 +105,9 @@ struct PrecisionConfig {
     LowPrecisionRecipe recipe = LowPrecisionRecipe::None;
     bool recipeAuto = true;
     std::uint8_t lowPrecisionGemms = kLowDefault;
+    // precision.fp8_param_gather (Megatron-Core --fp8-param-gather, Transformer Engine's quantized model
+    // init): the low-precision GEMMs' weights are stored in the recipe's format, with no 16-bit copy.
+    bool fp8ParamGather = false;
 };
 
 struct ClusterConfig {

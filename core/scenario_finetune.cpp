@@ -112,6 +112,13 @@ void readRecipe(ObjectReader& r, PrecisionConfig& p)
             "does not run its GEMMs in precision.compute " + std::string(info(p.compute).id),
             "\"auto\"; delayed, current or blockwise with compute fp8_e4m3 / fp8_e5m2; mxfp8 with mxfp8; nvfp4 with "
             "nvfp4; none with a 16- or 32-bit compute dtype");
+    // Megatron-Core --fp8-param-gather: the weights live in the recipe's format, so it needs one.
+    if (const auto v = r.boolean("fp8_param_gather")) {
+        p.fp8ParamGather = *v;
+        if (*v && p.recipe == LowPrecisionRecipe::None)
+            r.error("fp8_param_gather", "true", "needs an FP8 / FP4 recipe (precision.recipe)",
+                    "false; true with a recipe (precision.compute fp8_e4m3, fp8_e5m2, mxfp8 or nvfp4)");
+    }
     const auto* g = r.child("low_precision_gemms");
     if (!g || g->is_null())
         return;

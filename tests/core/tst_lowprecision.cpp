@@ -164,6 +164,28 @@ private slots:
         QCOMPARE(titan.memory.activations, titanBf16.memory.activations);
     }
 
+    // Megatron-Core --fp8-param-gather: the low-precision GEMMs' weights live in FP8 (the rowwise copy),
+    // their BF16 copy is gone: 2 B a GEMM weight out, the FP8 weight and its transpose (1 + 1 B) stay.
+    void fp8ParamGatherKeepsNoBf16Copy()
+    {
+        std::vector<std::string> sets(std::begin(kFp8), std::end(kFp8));
+        const auto cached = core::estimate(scenario(sets));
+        sets.emplace_back("precision.fp8_param_gather=true");
+        const auto primary = core::estimate(scenario(sets));
+        const auto bf16 = core::estimate(scenario({"step_time.mode=predicted", "step_time.framework=megatron",
+                                                   "cluster.gpus=1", "parallel.zero=0", "training.global_batch=8"}));
+        const double layers = 32 * primary.params.perLayer;
+        QCOMPARE(cached.memory.weights - primary.memory.weights, layers * 2);
+        QCOMPARE(primary.memory.weights, bf16.memory.weights);
+        // Block scaling adds its 128 x 128 weight scales (4 B each) to both FP8 copies.
+        sets.emplace_back("precision.recipe=blockwise");
+        const auto block = core::estimate(scenario(sets));
+        QVERIFY(std::abs(block.memory.weights - bf16.memory.weights - layers * 2 * 4.0 / (128 * 128)) < 1);
+        // Without a recipe there is nothing to keep in FP8: an error naming the key.
+        QVERIFY(hasError(test::scenarioErrors({"precision.fp8_param_gather=true"}), "precision.fp8_param_gather"));
+        QVERIFY(test::scenarioErrors({"precision.fp8_param_gather=false"}).empty());
+    }
+
     // torchtitan's Float8 tensor parallelism gathers in FP8 (torchao Float8ColwiseParallel casts the
     // input before the all-gather, Float8RowwiseParallel the output gradient before the backward's);
     // the reduce-scatters stay BF16. Llama 3 8B on one H100 node, TP 8 with SP, one micro-batch of 8192
