@@ -425,6 +425,12 @@ void applyPowerLimit(HardwareSummary& hw, const GpuSpec& gpu, DType compute, dou
         hw.achievableFlops *= hw.clockFactor;
 }
 
+double tf32PeakFlops(const HardwareSummary& hw)
+{
+    const double tf32 = hw.gpu ? hw.gpu->peak(PeakColumn::Tf32) : 0;
+    return tf32 > 0 ? tf32 : (hw.peakFlops16 > 0 ? hw.peakFlops16 : hw.peakFlops);
+}
+
 RateModel rateModel(const Scenario& sc, const HardwareSummary& hw)
 {
     RateModel r;
@@ -434,8 +440,7 @@ RateModel rateModel(const Scenario& sc, const HardwareSummary& hw)
     r.peak16 = hw.peakFlops16 > 0 ? hw.peakFlops16 : r.peak;
     r.gemm16 = hw.achievableFlops16 > 0 ? hw.achievableFlops16 : r.gemm;
     // TF32 (the catalogue's achievable bf16 share applies to the tf32 column, catalog.h).
-    const double tf32 = gpu.denseFlopsPerSecond[std::size_t(PeakColumn::Tf32)];
-    r.peak32 = tf32 > 0 ? tf32 : r.peak16;
+    r.peak32 = tf32PeakFlops(hw);
     r.gemm32 = r.peak16 > 0 ? r.gemm16 * r.peak32 / r.peak16 : r.gemm16;
     r.vector = hw.vectorFlops > 0 ? hw.vectorFlops : hw.peakFlops;
     r.bandwidth = hw.achievableBandwidth > 0 ? hw.achievableBandwidth : hw.bandwidth;

@@ -129,6 +129,10 @@ void applyPowerLimit(HardwareSummary& hw, const GpuSpec& gpu, DType compute, dou
 // The rate model of a scenario's hardware (achievable rates, SMs, the attention kernel it runs).
 RateModel rateModel(const Scenario& scenario, const HardwareSummary& hw);
 
+// Dense TF32 FLOP/s for GEMMs on fp32 operands: the catalogue's tf32 column, else the 16-bit peak
+// (a device without TF32 mode runs them no faster). The roofline ceiling and RateModel::peak32.
+double tf32PeakFlops(const HardwareSummary& hw);
+
 // Fills the achievable fields of every op of the plan (plan.ops).
 void applyAchievableRates(Plan& plan, const Scenario& scenario);
 

@@ -97,6 +97,12 @@ void applyLowPrecisionRecipe(const Scenario& sc, Plan& p)
     // and keeps the copies for the step (core/steptime.cpp charges count / L per layer and micro-batch);
     // torchtitan's Float8Linear casts them on every forward.
     const bool transformerEngine = sc.stepTime.framework == Framework::Megatron, cached = transformerEngine;
+    if (pr.fp8ParamGather && !transformerEngine)
+        p.warnings.push_back({"fp8_param_gather_unused",
+                              "precision.fp8_param_gather has no effect under step_time.framework " +
+                                  std::string(toString(sc.stepTime.framework)) +
+                                  ": it is Megatron-Core's flag (Transformer Engine keeps the FP8 weights); torchao's "
+                                  "Float8Linear keeps the 16-bit weights and casts them every forward"});
     const double m = double(std::max<std::int64_t>(1, p.compute.accumulationSteps));
     std::vector<RooflineOp> casts;
     for (auto& op : p.ops) {

@@ -1,7 +1,7 @@
 // SPDX-FileCopyrightText: 2025-2026 The Napkin developers
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "roofline.h"
-#include "catalog.h"
+#include "achievable.h"
 #include "finetune.h"
 
 #include <algorithm>
@@ -24,9 +24,7 @@ namespace {
 void placeOnRoofline(RooflineOp& op, const HardwareSummary& hw)
 {
     op.intensity = op.bytes > 0 ? op.flops / op.bytes : 0;
-    op.ceiling = op.unit == OpUnit::Tensor ? hw.peakFlops : hw.vectorFlops;
-    if (op.tf32 && hw.gpu && hw.gpu->peak(PeakColumn::Tf32) > 0) // fp32 operands: the TF32 column
-        op.ceiling = hw.gpu->peak(PeakColumn::Tf32);
+    op.ceiling = op.tf32 ? tf32PeakFlops(hw) : (op.unit == OpUnit::Tensor ? hw.peakFlops : hw.vectorFlops);
     if (op.ceiling <= 0)
         op.ceiling = hw.peakFlops;
     op.attainable = std::min(op.ceiling, hw.bandwidth * op.intensity);

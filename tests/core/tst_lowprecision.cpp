@@ -184,6 +184,13 @@ private slots:
         // Without a recipe there is nothing to keep in FP8: an error naming the key.
         QVERIFY(hasError(test::scenarioErrors({"precision.fp8_param_gather=true"}), "precision.fp8_param_gather"));
         QVERIFY(test::scenarioErrors({"precision.fp8_param_gather=false"}).empty());
+        // torchtitan keeps the 16-bit weights: the key changes nothing there, and says so.
+        sets.emplace_back("step_time.framework=torchtitan");
+        const auto titan = core::estimate(scenario(sets));
+        QVERIFY(std::any_of(titan.warnings.begin(), titan.warnings.end(),
+                            [](const core::Warning& w) { return w.code == "fp8_param_gather_unused"; }));
+        QVERIFY(std::none_of(primary.warnings.begin(), primary.warnings.end(),
+                             [](const core::Warning& w) { return w.code == "fp8_param_gather_unused"; }));
     }
 
     // torchtitan's Float8 tensor parallelism gathers in FP8 (torchao Float8ColwiseParallel casts the
